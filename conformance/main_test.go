@@ -1,0 +1,24 @@
+package conformance
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+// testOracle is shared by every test: building upstream's framework and
+// syncing its informers is the expensive part, and Run is safe for
+// concurrent use.
+var testOracle *Oracle
+
+func TestMain(m *testing.M) {
+	o, err := NewOracle()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "building the oracle:", err)
+		os.Exit(1)
+	}
+	testOracle = o
+	code := m.Run()
+	o.Close()
+	os.Exit(code)
+}

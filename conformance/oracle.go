@@ -1,0 +1,379 @@
+// Package conformance checks kubesched against kube-scheduler itself.
+//
+// The [Oracle] runs upstream's scheduling framework in-process, built from
+// the default v1 profile, and reports for one pod what every node's Filter
+// verdict and Score would be. The differential test generates random
+// clusters with [Generate], asks both the oracle and kubesched, and prints a
+// minimal YAML reproduction ([MarshalScenario]) for any disagreement.
+//
+// This module imports k8s.io/kubernetes, which the root module must never do;
+// that is the whole reason it is a separate module.
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
+	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	schedframework "k8s.io/kubernetes/pkg/scheduler/framework"
+	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/metrics"
+)
+
+// excludedPlugins are default-profile plugins the oracle leaves out.
+// DynamicResources needs a DRA manager fed by ResourceSlice informers, and
+// kubesched implements neither it nor NodeDeclaredFeatures. Without a DRA
+// manager NodeResourcesFit treats every extended resource as device-plugin
+// backed, which is what a cluster without DeviceClasses does anyway.
+var excludedPlugins = []string{names.DynamicResources, names.NodeDeclaredFeatures}
+
+// Oracle schedules pods with kube-scheduler's own framework and default
+// plugins. Create it once with [NewOracle]; it is safe for concurrent use,
+// but calls to [Oracle.Run] are serialised because the framework reads the
+// cluster through one shared snapshot.
+type Oracle struct {
+	mu       sync.Mutex
+	fw       schedframework.Framework
+	snapshot *snapshotLister
+	stop     context.CancelFunc
+}
+
+// NodeOutcome is what upstream decided about one node.
+type NodeOutcome struct {
+	// Feasible is true when the node passed PreFilter and every Filter.
+	Feasible bool
+	// Plugin is the rejecting plugin, or the PreFilter plugin that rejected
+	// the pod outright. It is empty for feasible nodes and for nodes removed
+	// by a PreFilterResult, which upstream attributes to no plugin.
+	Plugin string
+	// Code is the rejection's code as text: "Unschedulable" or
+	// "UnschedulableAndUnresolvable"; empty for feasible nodes.
+	Code string
+	// Reasons are the rejection's reason strings, in upstream's order.
+	Reasons []string
+	// Scores maps each plugin that scored the node to its weighted score.
+	// Plugins that PreScore skipped are absent. Nil when scoring was skipped.
+	Scores map[string]int64
+	// Total is the sum of Scores.
+	Total int64
+}
+
+// OracleResult is upstream's verdict on one pod in one cluster.
+type OracleResult struct {
+	// Nodes holds every node's outcome, keyed by node name.
+	Nodes map[string]NodeOutcome
+	// FitErrorMessage is upstream's "0/N nodes are available: ..." text when
+	// no node fits, without any preemption suffix; empty otherwise.
+	FitErrorMessage string
+	// TopNodes are the names, sorted, of the feasible nodes sharing the
+	// highest total score; upstream picks one of them at random. When
+	// scoring was skipped it holds the single feasible node.
+	TopNodes []string
+	// Scored is false when upstream skipped scoring because at most one node
+	// was feasible.
+	Scored bool
+	// UnschedulablePlugins are the sorted names of the plugins that rejected
+	// at least one node, whether or not the pod fits elsewhere.
+	UnschedulablePlugins []string
+}
+
+// NewOracle builds upstream's framework from the default v1 profile, minus
+// [excludedPlugins], over a fake API server whose informers are synced and
+// empty. Call [Oracle.Close] to stop its goroutines.
+func NewOracle() (*Oracle, error) {
+	// Plugins and the framework record into registered metric vectors.
+	metrics.Register()
+
+	profile, err := defaultProfile()
+	if err != nil {
+		return nil, err
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	client := fake.NewClientset()
+	informerFactory := informers.NewSharedInformerFactory(client, 0)
+	snapshot := &snapshotLister{}
+	fw, err := frameworkruntime.NewFramework(ctx, frameworkplugins.NewInTreeRegistry(), profile,
+		frameworkruntime.WithClientSet(client),
+		frameworkruntime.WithInformerFactory(informerFactory),
+		frameworkruntime.WithSnapshotSharedLister(snapshot),
+		frameworkruntime.WithSharedCSIManager(nodevolumelimits.NewCSIManager(informerFactory.Storage().V1().CSINodes().Lister())),
+	)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("building upstream framework: %w", err)
+	}
+	// Plugins ask the factory for their informers while being built, so it
+	// can only be started afterwards.
+	informerFactory.Start(ctx.Done())
+	for informerType, synced := range informerFactory.WaitForCacheSync(ctx.Done()) {
+		if !synced {
+			cancel()
+			return nil, fmt.Errorf("informer for %v did not sync", informerType)
+		}
+	}
+	return &Oracle{fw: fw, snapshot: snapshot, stop: cancel}, nil
+}
+
+// defaultProfile returns kube-scheduler's default profile as the v1 config
+// defaults produce it, with every node scored.
+func defaultProfile() (*config.KubeSchedulerProfile, error) {
+	cfg, err := latest.Default()
+	if err != nil {
+		return nil, fmt.Errorf("defaulting scheduler config: %w", err)
+	}
+	if len(cfg.Profiles) != 1 {
+		return nil, fmt.Errorf("default scheduler config has %d profiles, want 1", len(cfg.Profiles))
+	}
+	profile := cfg.Profiles[0]
+	profile.Plugins.MultiPoint.Enabled = slices.DeleteFunc(profile.Plugins.MultiPoint.Enabled, func(p config.Plugin) bool {
+		return slices.Contains(excludedPlugins, p.Name)
+	})
+	percentage := int32(100)
+	profile.PercentageOfNodesToScore = &percentage
+	return &profile, nil
+}
+
+// Close stops the oracle's informers and metric recorder.
+func (o *Oracle) Close() {
+	o.stop()
+}
+
+// Framework exposes the upstream framework, for benchmarks that drive it
+// directly. Its snapshot is whatever the last [Oracle.Run] or
+// [Oracle.SetCluster] installed.
+func (o *Oracle) Framework() schedframework.Framework {
+	return o.fw
+}
+
+// SetCluster installs a cluster as the framework's snapshot, for callers
+// that drive [Oracle.Framework] themselves. Pods whose spec.nodeName names no
+// node in nodes are ignored, as kube-scheduler's cache would not hold them
+// on a node. It must not be called concurrently with [Oracle.Run].
+func (o *Oracle) SetCluster(nodes []*v1.Node, pods []*v1.Pod) {
+	o.snapshot.current = cache.NewSnapshot(boundPods(nodes, pods), nodes)
+}
+
+// Run schedules pod in the cluster made of nodes and the pods bound to them
+// (by spec.nodeName), as kube-scheduler's scheduling cycle would with
+// percentageOfNodesToScore=100: PreFilter, Filter on every node, then
+// PreScore and Score when more than one node is feasible. Nothing is bound
+// and no preemption is attempted. It returns an error when a plugin fails
+// with an internal error, or when nodes is empty. Inputs are not modified.
+func (o *Oracle) Run(ctx context.Context, nodes []*v1.Node, pods []*v1.Pod, pod *v1.Pod) (*OracleResult, error) {
+	if len(nodes) == 0 {
+		return nil, errors.New("no nodes available to schedule pods")
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.SetCluster(nodes, pods)
+	defer func() { o.snapshot.current = nil }()
+
+	cycle, err := o.Cycle(ctx, pod)
+	if err != nil {
+		return nil, err
+	}
+	return cycle.result(pod), nil
+}
+
+// Cycle is one pass of upstream's scheduling algorithm over the installed
+// snapshot: the filter verdicts and, when scored, the node scores.
+type Cycle struct {
+	// Diagnosis is upstream's record of rejected nodes.
+	Diagnosis schedframework.Diagnosis
+	// Feasible are the nodes that passed filtering, in snapshot order.
+	Feasible []fwk.NodeInfo
+	// Scores holds one entry per feasible node when more than one was
+	// feasible, and is nil otherwise.
+	Scores []fwk.NodePluginScores
+	// all are every node in the snapshot.
+	all []fwk.NodeInfo
+}
+
+// Cycle runs PreFilter, Filter (across nodes, with the framework's
+// parallelizer, as upstream does), PreScore and Score for pod against the
+// snapshot installed by [Oracle.SetCluster]. It returns an error for a
+// plugin's internal error only; rejections are in the Diagnosis. Callers
+// other than [Oracle.Run] must not call it concurrently with Run.
+func (o *Oracle) Cycle(ctx context.Context, pod *v1.Pod) (*Cycle, error) {
+	all, err := o.snapshot.NodeInfos().List()
+	if err != nil {
+		return nil, err
+	}
+	c := &Cycle{all: all, Diagnosis: schedframework.Diagnosis{NodeToStatus: schedframework.NewDefaultNodeToStatus()}}
+	state := schedframework.NewCycleState()
+
+	preResult, status, unschedulablePlugins := o.fw.RunPreFilterPlugins(ctx, state, pod)
+	c.Diagnosis.UnschedulablePlugins = unschedulablePlugins
+	if !status.IsSuccess() {
+		if !status.IsRejected() {
+			return nil, status.AsError()
+		}
+		// A PreFilter rejection applies to every node alike.
+		c.Diagnosis.NodeToStatus.SetAbsentNodesStatus(status)
+		c.Diagnosis.PreFilterMsg = status.Message()
+		c.Diagnosis.AddPluginStatus(status)
+		return c, nil
+	}
+
+	candidates := all
+	if !preResult.AllNodes() {
+		candidates = make([]fwk.NodeInfo, 0, len(preResult.NodeNames))
+		for _, nodeInfo := range all {
+			if preResult.NodeNames.Has(nodeInfo.Node().Name) {
+				candidates = append(candidates, nodeInfo)
+			}
+		}
+		c.Diagnosis.NodeToStatus.SetAbsentNodesStatus(fwk.NewStatus(fwk.UnschedulableAndUnresolvable,
+			fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(unschedulablePlugins))))
+	}
+
+	// Upstream runs filters with RunFilterPluginsWithNominatedPods; without
+	// nominated pods that is exactly RunFilterPlugins, and it needs no
+	// PodNominator.
+	statuses := make([]*fwk.Status, len(candidates))
+	o.fw.Parallelizer().Until(ctx, len(candidates), func(i int) {
+		statuses[i] = o.fw.RunFilterPlugins(ctx, state, pod, candidates[i])
+	}, metrics.Filter)
+	for i, status := range statuses {
+		switch {
+		case status.Code() == fwk.Error:
+			return nil, status.AsError()
+		case status.IsSuccess():
+			c.Feasible = append(c.Feasible, candidates[i])
+		default:
+			c.Diagnosis.NodeToStatus.Set(candidates[i].Node().Name, status)
+			c.Diagnosis.AddPluginStatus(status)
+		}
+	}
+
+	// Upstream places a lone feasible node without scoring it.
+	if len(c.Feasible) < 2 {
+		return c, nil
+	}
+	if status := o.fw.RunPreScorePlugins(ctx, state, pod, c.Feasible); !status.IsSuccess() {
+		return nil, status.AsError()
+	}
+	scores, status := o.fw.RunScorePlugins(ctx, state, pod, c.Feasible)
+	if !status.IsSuccess() {
+		return nil, status.AsError()
+	}
+	c.Scores = scores
+	return c, nil
+}
+
+// TopNodes returns the sorted names of the feasible nodes with the highest
+// total score, or of the lone feasible node when scoring was skipped.
+func (c *Cycle) TopNodes() []string {
+	if c.Scores == nil {
+		top := make([]string, 0, len(c.Feasible))
+		for _, nodeInfo := range c.Feasible {
+			top = append(top, nodeInfo.Node().Name)
+		}
+		return top
+	}
+	best := c.Scores[0].TotalScore
+	for _, s := range c.Scores[1:] {
+		best = max(best, s.TotalScore)
+	}
+	var top []string
+	for _, s := range c.Scores {
+		if s.TotalScore == best {
+			top = append(top, s.Name)
+		}
+	}
+	slices.Sort(top)
+	return top
+}
+
+// result converts the cycle into per-node outcomes.
+func (c *Cycle) result(pod *v1.Pod) *OracleResult {
+	res := &OracleResult{
+		Nodes:    make(map[string]NodeOutcome, len(c.all)),
+		TopNodes: c.TopNodes(),
+		Scored:   c.Scores != nil,
+	}
+	if len(c.Diagnosis.UnschedulablePlugins) > 0 {
+		res.UnschedulablePlugins = sets.List(c.Diagnosis.UnschedulablePlugins)
+	}
+	for _, nodeInfo := range c.all {
+		name := nodeInfo.Node().Name
+		status := c.Diagnosis.NodeToStatus.Get(name)
+		res.Nodes[name] = NodeOutcome{Plugin: status.Plugin(), Code: status.Code().String(), Reasons: status.Reasons()}
+	}
+	for _, nodeInfo := range c.Feasible {
+		res.Nodes[nodeInfo.Node().Name] = NodeOutcome{Feasible: true}
+	}
+	for _, s := range c.Scores {
+		outcome := NodeOutcome{Feasible: true, Scores: make(map[string]int64, len(s.Scores)), Total: s.TotalScore}
+		for _, ps := range s.Scores {
+			outcome.Scores[ps.Name] = ps.Score
+		}
+		res.Nodes[s.Name] = outcome
+	}
+	if len(c.Feasible) == 0 {
+		fitErr := &schedframework.FitError{Pod: pod, NumAllNodes: len(c.all), Diagnosis: c.Diagnosis}
+		res.FitErrorMessage = fitErr.Error()
+	}
+	return res
+}
+
+// boundPods returns the pods whose spec.nodeName is one of nodes. A pod
+// bound to an unknown node would make the snapshot hold a NodeInfo without
+// a node, which upstream's cache never hands to plugins.
+func boundPods(nodes []*v1.Node, pods []*v1.Pod) []*v1.Pod {
+	known := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		known[n.Name] = true
+	}
+	var bound []*v1.Pod
+	for _, p := range pods {
+		if known[p.Spec.NodeName] {
+			bound = append(bound, p)
+		}
+	}
+	return bound
+}
+
+// snapshotLister lets one framework, whose SharedLister is fixed at
+// construction, see a different cluster on each run. current is only
+// replaced while no scheduling cycle is running.
+type snapshotLister struct {
+	current *cache.Snapshot
+}
+
+var _ fwk.SharedLister = (*snapshotLister)(nil)
+
+func (s *snapshotLister) NodeInfos() fwk.NodeInfoLister {
+	return s.snapshotOrEmpty().NodeInfos()
+}
+
+func (s *snapshotLister) StorageInfos() fwk.StorageInfoLister {
+	return s.snapshotOrEmpty().StorageInfos()
+}
+
+func (s *snapshotLister) PodGroupStates() fwk.PodGroupStateLister {
+	return s.snapshotOrEmpty().PodGroupStates()
+}
+
+// snapshotOrEmpty keeps the framework usable between runs, when plugins
+// built at start-up may list nodes.
+func (s *snapshotLister) snapshotOrEmpty() *cache.Snapshot {
+	if s.current == nil {
+		return cache.NewEmptySnapshot()
+	}
+	return s.current
+}

@@ -1,0 +1,237 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"reflect"
+	"slices"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func node(name string, milliCPU int64, taints ...v1.Taint) *v1.Node {
+	allocatable := v1.ResourceList{
+		v1.ResourceCPU:    *resource.NewMilliQuantity(milliCPU, resource.DecimalSI),
+		v1.ResourceMemory: resource.MustParse("8Gi"),
+		v1.ResourcePods:   resource.MustParse("110"),
+	}
+	return &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.LabelHostname: name}},
+		Spec:       v1.NodeSpec{Taints: taints},
+		Status:     v1.NodeStatus{Allocatable: allocatable, Capacity: allocatable},
+	}
+}
+
+func podRequesting(name string, milliCPU int64) *v1.Pod {
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault, UID: types.UID("uid-" + name)},
+		Spec: v1.PodSpec{Containers: []v1.Container{{
+			Name:      "c",
+			Image:     "nginx:1.25",
+			Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: *resource.NewMilliQuantity(milliCPU, resource.DecimalSI)}},
+		}}},
+	}
+}
+
+func boundTo(p *v1.Pod, nodeName string) *v1.Pod {
+	p.Spec.NodeName = nodeName
+	return p
+}
+
+func withMatchFieldsName(p *v1.Pod, nodeName string) *v1.Pod {
+	ensureNodeAffinity(p).RequiredDuringSchedulingIgnoredDuringExecution = &v1.NodeSelector{
+		NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{{
+			Key: metav1.ObjectNameField, Operator: v1.NodeSelectorOpIn, Values: []string{nodeName},
+		}}}},
+	}
+	return p
+}
+
+var dedicated = v1.Taint{Key: "dedicated", Value: "a", Effect: v1.TaintEffectNoSchedule}
+
+func TestOracle(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		nodes []*v1.Node
+		pods  []*v1.Pod
+		pod   *v1.Pod
+		want  OracleResult
+	}{
+		{
+			name:  "a tainted node is rejected by TaintToleration and the other is placed without scoring",
+			nodes: []*v1.Node{node("tainted", 4000, dedicated), node("plain", 4000)},
+			pod:   podRequesting("p", 100),
+			want: OracleResult{
+				Nodes: map[string]NodeOutcome{
+					"tainted": {Plugin: "TaintToleration", Code: "UnschedulableAndUnresolvable", Reasons: []string{"node(s) had untolerated taint(s)"}},
+					"plain":   {Feasible: true},
+				},
+				TopNodes:             []string{"plain"},
+				UnschedulablePlugins: []string{"TaintToleration"},
+			},
+		},
+		{
+			name:  "a pod that fits nowhere gets upstream's histogram of reasons",
+			nodes: []*v1.Node{node("tainted", 4000, dedicated), node("small", 500), node("busy", 1000)},
+			pods:  []*v1.Pod{boundTo(podRequesting("running", 800), "busy")},
+			pod:   podRequesting("p", 600),
+			want: OracleResult{
+				Nodes: map[string]NodeOutcome{
+					"tainted": {Plugin: "TaintToleration", Code: "UnschedulableAndUnresolvable", Reasons: []string{"node(s) had untolerated taint(s)"}},
+					"small":   {Plugin: "NodeResourcesFit", Code: "UnschedulableAndUnresolvable", Reasons: []string{"Insufficient cpu"}},
+					"busy":    {Plugin: "NodeResourcesFit", Code: "Unschedulable", Reasons: []string{"Insufficient cpu"}},
+				},
+				FitErrorMessage:      "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu.",
+				UnschedulablePlugins: []string{"NodeResourcesFit", "TaintToleration"},
+			},
+		},
+		{
+			name:  "matchFields on metadata.name narrows the nodes in PreFilter, rejecting the rest without a plugin",
+			nodes: []*v1.Node{node("a", 4000), node("b", 4000)},
+			pod:   withMatchFieldsName(podRequesting("p", 100), "b"),
+			want: OracleResult{
+				Nodes: map[string]NodeOutcome{
+					"a": {Code: "UnschedulableAndUnresolvable", Reasons: []string{"node(s) didn't satisfy plugin(s) [NodeAffinity]"}},
+					"b": {Feasible: true},
+				},
+				TopNodes:             []string{"b"},
+				UnschedulablePlugins: []string{"NodeAffinity"},
+			},
+		},
+		{
+			name:  "matchFields naming a missing node rejects the pod in PreFilter",
+			nodes: []*v1.Node{node("a", 4000), node("b", 4000)},
+			pod:   withMatchFieldsName(podRequesting("p", 100), "gone"),
+			want: OracleResult{
+				Nodes: map[string]NodeOutcome{
+					"a": {Code: "UnschedulableAndUnresolvable", Reasons: []string{"node(s) didn't satisfy plugin NodeAffinity"}},
+					"b": {Code: "UnschedulableAndUnresolvable", Reasons: []string{"node(s) didn't satisfy plugin NodeAffinity"}},
+				},
+				FitErrorMessage:      "0/2 nodes are available: node(s) didn't satisfy plugin NodeAffinity.",
+				UnschedulablePlugins: []string{"NodeAffinity"},
+			},
+		},
+		{
+			name:  "the emptier of two nodes wins on NodeResourcesFit's least-allocated score",
+			nodes: []*v1.Node{node("empty", 4000), node("half", 4000)},
+			pods:  []*v1.Pod{boundTo(podRequesting("running", 2000), "half")},
+			pod:   podRequesting("p", 1000),
+			want: OracleResult{
+				Nodes: map[string]NodeOutcome{
+					// cpu (4000-1000)/4000 and memory (8Gi-200Mi)/8Gi, averaged, times 100.
+					"empty": {Feasible: true, Scores: map[string]int64{"NodeResourcesFit": 86, "NodeResourcesBalancedAllocation": 86, "TaintToleration": 300, "NodeAffinity": 200, "ImageLocality": 0, "PodTopologySpread": 200}, Total: 872},
+					"half":  {Feasible: true, Scores: map[string]int64{"NodeResourcesFit": 61, "NodeResourcesBalancedAllocation": 71, "TaintToleration": 300, "NodeAffinity": 200, "ImageLocality": 0, "PodTopologySpread": 200}, Total: 832},
+				},
+				TopNodes: []string{"empty"},
+				Scored:   true,
+			},
+		},
+	}
+	oracle := testOracle
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := oracle.Run(context.Background(), tc.nodes, tc.pods, tc.pod)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if !reflect.DeepEqual(*got, tc.want) {
+				t.Errorf("Run returned\n%+v\nwant\n%+v", *got, tc.want)
+			}
+		})
+	}
+}
+
+func TestOracleRejectsAnEmptyCluster(t *testing.T) {
+	t.Parallel()
+	if _, err := testOracle.Run(context.Background(), nil, nil, podRequesting("p", 1)); err == nil {
+		t.Error("Run with no nodes returned no error")
+	}
+}
+
+func TestGenerateIsDeterministic(t *testing.T) {
+	t.Parallel()
+	for seed := range uint64(20) {
+		a, b := Generate(seed), Generate(seed)
+		if !equality.Semantic.DeepEqual(a, b) {
+			t.Fatalf("Generate(%d) differs between calls", seed)
+		}
+	}
+}
+
+func TestGeneratedPodsAreBoundToGeneratedNodes(t *testing.T) {
+	t.Parallel()
+	for seed := range uint64(200) {
+		s := Generate(seed)
+		names := map[string]bool{}
+		for _, n := range s.Nodes {
+			names[n.Name] = true
+		}
+		for _, p := range s.Pods {
+			if !names[p.Spec.NodeName] {
+				t.Fatalf("seed %d: pod %s is bound to unknown node %q", seed, p.Name, p.Spec.NodeName)
+			}
+		}
+		if len(s.Nodes) == 0 || len(s.Nodes) > 30 {
+			t.Fatalf("seed %d: %d nodes, want 1 to 30", seed, len(s.Nodes))
+		}
+	}
+}
+
+func TestMarshalScenarioRoundTrips(t *testing.T) {
+	t.Parallel()
+	for seed := range uint64(20) {
+		s := Generate(seed)
+		data, err := MarshalScenario(s)
+		if err != nil {
+			t.Fatalf("seed %d: MarshalScenario: %v", seed, err)
+		}
+		if bytes.Contains(data, []byte("creationTimestamp")) {
+			t.Errorf("seed %d: YAML keeps null creationTimestamps", seed)
+		}
+		back, err := ParseScenario(data)
+		if err != nil {
+			t.Fatalf("seed %d: ParseScenario: %v\n%s", seed, err, data)
+		}
+		back.Seed = s.Seed
+		if !equality.Semantic.DeepEqual(s, back) {
+			t.Errorf("seed %d: scenario changed in a YAML round trip:\n%s", seed, data)
+		}
+	}
+}
+
+func TestMinimizeKeepsOnlyWhatTheFailureNeeds(t *testing.T) {
+	t.Parallel()
+	s := &Scenario{
+		Seed:  7,
+		Nodes: []*v1.Node{node("a", 1000), node("b", 1000), node("c", 1000)},
+		Pods:  []*v1.Pod{boundTo(podRequesting("on-a", 1), "a"), boundTo(podRequesting("on-b", 1), "b"), boundTo(podRequesting("on-c", 1), "c")},
+		Pod:   podRequesting("p", 1),
+	}
+	// The "failure" needs node b and the pod on c, which needs node c.
+	fails := func(s *Scenario) bool {
+		hasNode := slices.ContainsFunc(s.Nodes, func(n *v1.Node) bool { return n.Name == "b" })
+		hasPod := slices.ContainsFunc(s.Pods, func(p *v1.Pod) bool { return p.Name == "on-c" })
+		return hasNode && hasPod
+	}
+	got := Minimize(s, fails)
+	var nodes, pods []string
+	for _, n := range got.Nodes {
+		nodes = append(nodes, n.Name)
+	}
+	for _, p := range got.Pods {
+		pods = append(pods, p.Name)
+	}
+	if !slices.Equal(nodes, []string{"b", "c"}) || !slices.Equal(pods, []string{"on-c"}) || got.Seed != 0 {
+		t.Errorf("Minimize kept nodes %v, pods %v, seed %d; want [b c], [on-c], 0", nodes, pods, got.Seed)
+	}
+	if len(s.Nodes) != 3 || len(s.Pods) != 3 {
+		t.Errorf("Minimize modified its input")
+	}
+}

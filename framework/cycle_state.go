@@ -1,0 +1,71 @@
+package framework
+
+import (
+	"sync/atomic"
+
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// CycleState carries what one Schedule call computes once and its plugins
+// read many times. Each plugin keeps its own per-pod value in a typed slot
+// ([StateKey]), so there are no string keys and no type assertions in
+// plugin code.
+//
+// The framework writes state only in PreFilter and PreScore, which run one
+// plugin at a time; Filter and Score may read it concurrently.
+type CycleState struct {
+	allNodes []*nodeinfo.NodeInfo
+	slots    []any
+	// skipFilter and skipScore are indexed by plugin position.
+	skipFilter, skipScore []bool
+}
+
+// NewCycleState returns the state for one scheduling cycle over allNodes.
+// Plugin tests use it to call plugins outside a framework.
+func NewCycleState(allNodes []*nodeinfo.NodeInfo) *CycleState {
+	return &CycleState{allNodes: allNodes}
+}
+
+// AllNodes returns every node of the cycle, feasible or not. Nil state
+// returns nil.
+func (s *CycleState) AllNodes() []*nodeinfo.NodeInfo {
+	if s == nil {
+		return nil
+	}
+	return s.allNodes
+}
+
+var stateKeys atomic.Int32
+
+// StateKey is a typed slot in a [CycleState]. Create one per plugin with
+// [NewStateKey] in a package-level variable.
+type StateKey[T any] struct{ index int }
+
+// NewStateKey allocates a new slot. Call it at package initialization, not
+// per cycle: slots are never freed.
+func NewStateKey[T any]() StateKey[T] {
+	return StateKey[T]{index: int(stateKeys.Add(1) - 1)}
+}
+
+// Write stores v in the slot. It must not race with other calls on the same
+// state; the framework calls PreFilter and PreScore plugins one at a time.
+func (k StateKey[T]) Write(s *CycleState, v T) {
+	if k.index >= len(s.slots) {
+		grown := make([]any, int(stateKeys.Load()))
+		copy(grown, s.slots)
+		s.slots = grown
+	}
+	s.slots[k.index] = v
+}
+
+// Read returns the slot's value and whether one was written. A nil state
+// has nothing written, which lets plugins called outside a framework fall
+// back to computing the value themselves.
+func (k StateKey[T]) Read(s *CycleState) (T, bool) {
+	var zero T
+	if s == nil || k.index >= len(s.slots) || s.slots[k.index] == nil {
+		return zero, false
+	}
+	v, ok := s.slots[k.index].(T)
+	return v, ok
+}

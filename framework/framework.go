@@ -1,0 +1,242 @@
+package framework
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// The adaptive percentageOfNodesToScore rule: small clusters are searched
+// whole; larger ones stop once enough feasible nodes are found, never fewer
+// than minFeasibleNodesToFind nodes or minFeasibleNodesPercentageToFind
+// percent of the cluster.
+const (
+	minFeasibleNodesToFind           = 100
+	minFeasibleNodesPercentageToFind = 5
+)
+
+// DefaultParallelism is kube-scheduler's default number of goroutines for
+// filtering and scoring.
+const DefaultParallelism = 16
+
+// ErrNoNodesAvailable is returned when Schedule is given no nodes, with
+// kube-scheduler's wording.
+var ErrNoNodesAvailable = errors.New("no nodes available to schedule pods")
+
+type scorePlugin struct {
+	ScorePlugin
+	weight    int64
+	normalize NormalizeScorePlugin // nil if the plugin does not normalize
+}
+
+// Framework runs a profile of plugins over a pod and a set of nodes. Build
+// one with [New] (or kubesched.DefaultFramework) and share it: Schedule is
+// safe for concurrent use.
+type Framework struct {
+	preFilters  []PreFilterPlugin
+	filters     []FilterPlugin
+	preScores   []PreScorePlugin
+	scores      []scorePlugin
+	percentage  int32
+	parallelism int
+
+	randMu sync.Mutex
+	rand   *rand.Rand // nil: the global, concurrency-safe source
+
+	nextStart atomic.Int64
+	index     atomic.Pointer[nodeIndex]
+}
+
+// Option configures a Framework.
+type Option func(*config) error
+
+type config struct {
+	plugins     []pluginWeight
+	percentage  int32
+	parallelism int
+	rand        *rand.Rand
+}
+
+type pluginWeight struct {
+	plugin Plugin
+	weight int32
+}
+
+// WithPlugin adds a plugin to the profile, after those already added. It
+// takes part in every phase whose interface it implements (PreFilter,
+// Filter, PreScore, Score, NormalizeScore); weight multiplies its scores and
+// must be at least 1 if it is a [ScorePlugin], and is ignored otherwise.
+// Filters run in the order added. Two plugins of the same phase may not
+// share a name.
+func WithPlugin(p Plugin, weight int32) Option {
+	return func(c *config) error {
+		if p == nil {
+			return errors.New("WithPlugin: nil plugin")
+		}
+		c.plugins = append(c.plugins, pluginWeight{p, weight})
+		return nil
+	}
+}
+
+// WithPercentageOfNodesToScore sets the share of nodes, in percent, that
+// once found feasible stops the search: 100 filters every node, 0 (the
+// default) uses kube-scheduler's adaptive rule (50% at 0 nodes, falling by
+// 1% per 125 nodes, at least 5%). Whatever the percentage, at least 100
+// nodes are searched for.
+func WithPercentageOfNodesToScore(p int32) Option {
+	return func(c *config) error {
+		if p < 0 || p > 100 {
+			return fmt.Errorf("WithPercentageOfNodesToScore: %d is not in [0, 100]", p)
+		}
+		c.percentage = p
+		return nil
+	}
+}
+
+// WithParallelism sets how many goroutines filter and score nodes
+// (default 16).
+func WithParallelism(n int) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("WithParallelism: %d goroutines; need at least 1", n)
+		}
+		c.parallelism = n
+		return nil
+	}
+}
+
+// WithRandSource sets the random source that breaks ties between
+// top-scoring nodes. With a seeded source and percentageOfNodesToScore 100,
+// the same inputs give the same choice. The framework serializes access
+// to it.
+func WithRandSource(src rand.Source) Option {
+	return func(c *config) error {
+		if src == nil {
+			return errors.New("WithRandSource: nil source")
+		}
+		c.rand = rand.New(src)
+		return nil
+	}
+}
+
+// New builds a framework from options. It returns an error for a bad
+// option or a plugin list that cannot work (a score plugin without weight,
+// two plugins of one phase with the same name).
+func New(opts ...Option) (*Framework, error) {
+	c := config{parallelism: DefaultParallelism}
+	for _, o := range opts {
+		if err := o(&c); err != nil {
+			return nil, err
+		}
+	}
+	f := &Framework{percentage: c.percentage, parallelism: c.parallelism, rand: c.rand}
+	names := map[string]sets.Set[string]{}
+	claim := func(phase, name string) error {
+		if names[phase] == nil {
+			names[phase] = sets.New[string]()
+		}
+		if names[phase].Has(name) {
+			return fmt.Errorf("two %s plugins named %q", phase, name)
+		}
+		names[phase].Insert(name)
+		return nil
+	}
+	for _, pw := range c.plugins {
+		p, name := pw.plugin, pw.plugin.Name()
+		if name == "" {
+			return nil, fmt.Errorf("plugin %T has an empty name", p)
+		}
+		if pl, ok := p.(PreFilterPlugin); ok {
+			if err := claim("PreFilter", name); err != nil {
+				return nil, err
+			}
+			f.preFilters = append(f.preFilters, pl)
+		}
+		if pl, ok := p.(FilterPlugin); ok {
+			if err := claim("Filter", name); err != nil {
+				return nil, err
+			}
+			f.filters = append(f.filters, pl)
+		}
+		if pl, ok := p.(PreScorePlugin); ok {
+			if err := claim("PreScore", name); err != nil {
+				return nil, err
+			}
+			f.preScores = append(f.preScores, pl)
+		}
+		if pl, ok := p.(ScorePlugin); ok {
+			if err := claim("Score", name); err != nil {
+				return nil, err
+			}
+			if pw.weight < 1 {
+				return nil, fmt.Errorf("score plugin %q has weight %d; need at least 1", name, pw.weight)
+			}
+			sp := scorePlugin{ScorePlugin: pl, weight: int64(pw.weight)}
+			sp.normalize, _ = p.(NormalizeScorePlugin)
+			f.scores = append(f.scores, sp)
+		}
+	}
+	return f, nil
+}
+
+// nodeIndex is the validated view of a node list: cached because checking
+// 5000 names for duplicates costs more than filtering them.
+type nodeIndex struct {
+	fingerprint uint64
+	n           int
+	byName      map[string]int
+}
+
+// fingerprint identifies a node list by its NodeInfo pointers and their
+// generations, which change whenever a NodeInfo's node or pods change.
+func fingerprint(nodes []*nodeinfo.NodeInfo) (uint64, error) {
+	h := uint64(14695981039346656037)
+	for i, ni := range nodes {
+		if ni == nil || ni.Node() == nil {
+			return 0, fmt.Errorf("node %d of %d is nil or has no Node object", i, len(nodes))
+		}
+		h ^= uint64(ni.Generation)
+		h *= 1099511628211
+		h ^= uint64(i)
+		h *= 1099511628211
+	}
+	return h, nil
+}
+
+func (f *Framework) indexNodes(nodes []*nodeinfo.NodeInfo) (*nodeIndex, error) {
+	fp, err := fingerprint(nodes)
+	if err != nil {
+		return nil, err
+	}
+	if idx := f.index.Load(); idx != nil && idx.fingerprint == fp && idx.n == len(nodes) {
+		return idx, nil
+	}
+	idx := &nodeIndex{fingerprint: fp, n: len(nodes), byName: make(map[string]int, len(nodes))}
+	for i, ni := range nodes {
+		name := ni.Node().Name
+		if _, dup := idx.byName[name]; dup {
+			return nil, fmt.Errorf("node name %q appears more than once", name)
+		}
+		idx.byName[name] = i
+	}
+	f.index.Store(idx)
+	return idx, nil
+}
+
+// numFeasibleNodesToFind returns how many feasible nodes end the search.
+func (f *Framework) numFeasibleNodesToFind(numAllNodes int) int {
+	if numAllNodes < minFeasibleNodesToFind {
+		return numAllNodes
+	}
+	percentage := int(f.percentage)
+	if percentage == 0 {
+		percentage = max(50-numAllNodes/125, minFeasibleNodesPercentageToFind)
+	}
+	return max(numAllNodes*percentage/100, minFeasibleNodesToFind)
+}

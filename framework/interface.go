@@ -1,0 +1,98 @@
+package framework
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// Score bounds: a Score plugin's scores, after NormalizeScore, must lie in
+// [MinNodeScore, MaxNodeScore].
+const (
+	MinNodeScore int64 = 0
+	MaxNodeScore int64 = 100
+)
+
+// Plugin is anything with a name. A plugin takes part in the phases whose
+// interfaces it implements; the framework finds them by type assertion.
+type Plugin interface {
+	// Name is the plugin's name as kube-scheduler reports it, for example
+	// "NodeResourcesFit".
+	Name() string
+}
+
+// PreFilterPlugin runs once per pod before any Filter call, to check the
+// pod on its own and to compute what its Filter needs on every node.
+type PreFilterPlugin interface {
+	Plugin
+	// PreFilter may return a [PreFilterResult] naming the only nodes worth
+	// filtering (nil means all), Skip to have its Filter not called for this
+	// pod, or a rejection, which rejects the pod on every node. nodes are
+	// all the nodes of the cycle. It must not modify them.
+	PreFilter(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*PreFilterResult, *Status)
+}
+
+// FilterPlugin decides whether a pod may run on one node.
+type FilterPlugin interface {
+	Plugin
+	// Filter returns nil if the pod fits node, a rejection with kube-scheduler's
+	// reasons if not, or Error for broken input. It is called concurrently for
+	// different nodes and must not modify pod, node or state.
+	Filter(ctx context.Context, state *CycleState, pod *v1.Pod, node *nodeinfo.NodeInfo) *Status
+}
+
+// PreScorePlugin runs once per pod before scoring, with the feasible nodes.
+type PreScorePlugin interface {
+	Plugin
+	// PreScore may return Skip to have its Score not called for this pod.
+	// It must not modify nodes.
+	PreScore(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) *Status
+}
+
+// ScorePlugin ranks a feasible node for a pod.
+type ScorePlugin interface {
+	Plugin
+	// Score returns the node's raw score. Unless the plugin also normalizes,
+	// it must lie in [MinNodeScore, MaxNodeScore]. Called concurrently for
+	// different nodes.
+	Score(ctx context.Context, state *CycleState, pod *v1.Pod, node *nodeinfo.NodeInfo) (int64, *Status)
+}
+
+// NormalizeScorePlugin rescales a ScorePlugin's raw scores once all nodes
+// are scored, for example relative to the best node.
+type NormalizeScorePlugin interface {
+	ScorePlugin
+	// NormalizeScore rewrites scores in place into [MinNodeScore, MaxNodeScore].
+	NormalizeScore(ctx context.Context, state *CycleState, pod *v1.Pod, scores []NodeScore) *Status
+}
+
+// NodeScore is one node's score from one plugin.
+type NodeScore struct {
+	Name  string
+	Score int64
+}
+
+// PreFilterResult narrows the nodes worth filtering. A nil result, or one
+// with nil NodeNames, means every node.
+type PreFilterResult struct {
+	NodeNames sets.Set[string]
+}
+
+// AllNodes reports whether the result keeps every node.
+func (r *PreFilterResult) AllNodes() bool { return r == nil || r.NodeNames == nil }
+
+// Merge intersects two results.
+func (r *PreFilterResult) Merge(o *PreFilterResult) *PreFilterResult {
+	switch {
+	case r.AllNodes() && o.AllNodes():
+		return nil
+	case r.AllNodes():
+		return &PreFilterResult{NodeNames: o.NodeNames.Clone()}
+	case o.AllNodes():
+		return &PreFilterResult{NodeNames: r.NodeNames.Clone()}
+	}
+	return &PreFilterResult{NodeNames: r.NodeNames.Intersection(o.NodeNames)}
+}

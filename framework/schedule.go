@@ -1,0 +1,361 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync/atomic"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kubesched/kubesched/internal/parallel"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// Schedule picks a node for pod among nodes, as kube-scheduler's scheduling
+// cycle would: PreFilter, Filter on every node (in parallel, stopping early
+// per percentageOfNodesToScore), PreScore, Score, NormalizeScore, weights,
+// and a random choice among the top-scoring nodes.
+//
+// It returns a *[FitError] when no node fits, and another error for bad
+// input (nil pod, no nodes, a nil node, duplicate node names), a cancelled
+// context, or a plugin Error. It does not modify pod or nodes and is safe to
+// call concurrently. Like kube-scheduler, successive calls start the search
+// at different nodes so that partial searches spread over the cluster. A
+// pod with status.nominatedNodeName has that node tried first, alone.
+func (f *Framework) Schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*Result, error) {
+	if pod == nil {
+		return nil, fmt.Errorf("schedule: nil pod")
+	}
+	if len(nodes) == 0 {
+		return nil, ErrNoNodesAvailable
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	idx, err := f.indexNodes(nodes)
+	if err != nil {
+		return nil, fmt.Errorf("schedule: %w", err)
+	}
+	state := NewCycleState(nodes)
+	state.skipFilter = make([]bool, len(f.filters))
+	state.skipScore = make([]bool, len(f.scores))
+	diagnosis := Diagnosis{NodeToStatus: map[string]*Status{}}
+
+	preRes, status, narrowedBy := f.runPreFilter(ctx, state, pod, nodes)
+	if narrowedBy.Len() > 0 {
+		diagnosis.UnschedulablePlugins = narrowedBy
+	}
+	if status != nil {
+		if !status.IsRejected() {
+			return nil, status.AsError()
+		}
+		// A PreFilter rejection applies to every node.
+		for _, ni := range nodes {
+			diagnosis.NodeToStatus[ni.Node().Name] = status
+		}
+		diagnosis.PreFilterMsg = status.Message()
+		diagnosis.addPluginStatus(status)
+		return nil, &FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: diagnosis}
+	}
+
+	var feasible []*nodeinfo.NodeInfo
+	if name := pod.Status.NominatedNodeName; name != "" {
+		if i, ok := idx.byName[name]; ok {
+			feasible, err = f.filterNodes(ctx, state, pod, nodes[i:i+1], &diagnosis, false)
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(feasible) == 0 {
+		candidates := nodes
+		if !preRes.AllNodes() {
+			candidates = f.narrow(nodes, idx, preRes, narrowedBy, &diagnosis)
+		}
+		feasible, err = f.filterNodes(ctx, state, pod, candidates, &diagnosis, true)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if len(feasible) == 0 {
+		return nil, &FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: diagnosis}
+	}
+	result := &Result{
+		EvaluatedNodes: len(feasible) + len(diagnosis.NodeToStatus),
+		FeasibleNodes:  len(feasible),
+		Diagnosis:      diagnosis,
+	}
+	if len(feasible) == 1 {
+		result.SuggestedHost = feasible[0].Node().Name
+		return result, nil
+	}
+	result.NodeScores, err = f.scoreNodes(ctx, state, pod, feasible)
+	if err != nil {
+		return nil, err
+	}
+	result.SuggestedHost = f.selectHost(result.NodeScores)
+	return result, nil
+}
+
+// runPreFilter runs the PreFilter plugins as kube-scheduler does: a
+// Skip disables that plugin's Filter; UnschedulableAndUnresolvable stops at
+// once; Unschedulable is remembered while the rest still run; results
+// narrow the node set by intersection, and narrowing to nothing rejects.
+// It also returns the plugins that narrowed the node set.
+func (f *Framework) runPreFilter(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*PreFilterResult, *Status, sets.Set[string]) {
+	var result *PreFilterResult
+	var rejected *Status
+	narrowedBy := sets.New[string]()
+	for _, pl := range f.preFilters {
+		r, s := pl.PreFilter(ctx, state, pod, nodes)
+		switch {
+		case s.IsSkip():
+			if i := slices.IndexFunc(f.filters, func(fp FilterPlugin) bool { return fp.Name() == pl.Name() }); i >= 0 {
+				state.skipFilter[i] = true
+			}
+			continue
+		case s.Code() == UnschedulableAndUnresolvable:
+			return nil, s.WithPlugin(pl.Name()), nil
+		case s.Code() == Unschedulable:
+			rejected = s.WithPlugin(pl.Name())
+			continue
+		case !s.IsSuccess():
+			return nil, AsStatus(fmt.Errorf("running PreFilter plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name()), nil
+		}
+		if !r.AllNodes() {
+			narrowedBy.Insert(pl.Name())
+		}
+		result = result.Merge(r)
+		if !result.AllNodes() && len(result.NodeNames) == 0 {
+			msg := fmt.Sprintf("node(s) didn't satisfy plugin(s) %v simultaneously", sets.List(narrowedBy))
+			if narrowedBy.Len() == 1 {
+				msg = fmt.Sprintf("node(s) didn't satisfy plugin %v", sets.List(narrowedBy)[0])
+			}
+			return nil, NewStatus(UnschedulableAndUnresolvable, msg), narrowedBy
+		}
+	}
+	return result, rejected, narrowedBy
+}
+
+// narrow keeps the nodes a PreFilterResult names; the others are recorded
+// as rejected by the plugins that narrowed.
+func (f *Framework) narrow(nodes []*nodeinfo.NodeInfo, idx *nodeIndex, r *PreFilterResult, narrowedBy sets.Set[string], d *Diagnosis) []*nodeinfo.NodeInfo {
+	kept := make([]*nodeinfo.NodeInfo, 0, r.NodeNames.Len())
+	for _, name := range sets.List(r.NodeNames) {
+		if i, ok := idx.byName[name]; ok {
+			kept = append(kept, nodes[i])
+		}
+	}
+	absent := NewStatus(UnschedulableAndUnresolvable, fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(narrowedBy)))
+	for _, ni := range nodes {
+		if !r.NodeNames.Has(ni.Node().Name) {
+			d.NodeToStatus[ni.Node().Name] = absent
+		}
+	}
+	return kept
+}
+
+// filterNodes runs the filters over nodes in parallel, starting at the
+// rotating start index when rotate is set, and stops once enough feasible
+// nodes are found. Rejections go into d. Feasible nodes are returned in
+// search order, so that a seeded tie-break is reproducible.
+func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, d *Diagnosis, rotate bool) ([]*nodeinfo.NodeInfo, error) {
+	n := len(nodes)
+	if n == 0 {
+		return nil, nil
+	}
+	want := f.numFeasibleNodesToFind(n)
+	if len(f.scores) == 0 {
+		want = 1
+	}
+	start := 0
+	if rotate {
+		start = int(f.nextStart.Load() % int64(n))
+	}
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	statuses := make([]*Status, n)
+	passed := make([]bool, n)
+	var found atomic.Int64
+	var firstErr atomic.Pointer[Status]
+	parallel.Until(ctx, f.parallelism, n, func(i int) {
+		ni := nodes[(start+i)%n]
+		s := f.runFilters(ctx, state, pod, ni)
+		switch {
+		case s.IsSuccess():
+			if found.Add(1) > int64(want) {
+				cancel()
+				found.Add(-1)
+				return
+			}
+			passed[i] = true
+		case s.IsRejected():
+			statuses[i] = s
+		default:
+			firstErr.CompareAndSwap(nil, s)
+			cancel()
+		}
+	})
+	if s := firstErr.Load(); s != nil {
+		return nil, s.AsError()
+	}
+	feasible := make([]*nodeinfo.NodeInfo, 0, found.Load())
+	processed := 0
+	for i := range n {
+		ni := nodes[(start+i)%n]
+		switch {
+		case passed[i]:
+			feasible = append(feasible, ni)
+			processed++
+		case statuses[i] != nil:
+			d.NodeToStatus[ni.Node().Name] = statuses[i]
+			d.addPluginStatus(statuses[i])
+			processed++
+		}
+	}
+	if rotate {
+		f.advanceStart(processed, n)
+	}
+	// Our own cancel only means enough nodes were found; the caller's means stop.
+	if err := parent.Err(); err != nil {
+		return nil, err
+	}
+	return feasible, nil
+}
+
+// advanceStart moves the next search's start past the nodes processed now.
+func (f *Framework) advanceStart(processed, n int) {
+	for {
+		old := f.nextStart.Load()
+		if f.nextStart.CompareAndSwap(old, (old+int64(processed))%int64(n)) {
+			return
+		}
+	}
+}
+
+// runFilters runs each filter on one node and returns the first rejection.
+func (f *Framework) runFilters(ctx context.Context, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *Status {
+	for i, pl := range f.filters {
+		if state.skipFilter[i] {
+			continue
+		}
+		s := pl.Filter(ctx, state, pod, ni)
+		if s.IsSuccess() {
+			continue
+		}
+		if !s.IsRejected() {
+			// Filters may only say yes or no; anything else is a fault.
+			return AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+		}
+		return s.WithPlugin(pl.Name())
+	}
+	return nil
+}
+
+// scoreNodes runs PreScore, Score and NormalizeScore and applies weights.
+func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) ([]NodePluginScores, error) {
+	for _, pl := range f.preScores {
+		s := pl.PreScore(ctx, state, pod, nodes)
+		if s.IsSkip() {
+			if i := slices.IndexFunc(f.scores, func(sp scorePlugin) bool { return sp.Name() == pl.Name() }); i >= 0 {
+				state.skipScore[i] = true
+			}
+			continue
+		}
+		if !s.IsSuccess() {
+			return nil, fmt.Errorf("running PreScore plugin %q: %w", pl.Name(), s.AsError())
+		}
+	}
+	active := make([]int, 0, len(f.scores))
+	for i := range f.scores {
+		if !state.skipScore[i] {
+			active = append(active, i)
+		}
+	}
+	// One flat slice for all plugin scores: plugin p's scores for every node
+	// are raw[p*n:(p+1)*n], which is what NormalizeScore receives.
+	n := len(nodes)
+	raw := make([]NodeScore, len(active)*n)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var firstErr atomic.Pointer[error]
+	fail := func(err error) {
+		firstErr.CompareAndSwap(nil, &err)
+		cancel()
+	}
+	parallel.Until(ctx, f.parallelism, n, func(i int) {
+		ni := nodes[i]
+		for p, pi := range active {
+			pl := f.scores[pi]
+			score, s := pl.Score(ctx, state, pod, ni)
+			if !s.IsSuccess() {
+				fail(fmt.Errorf("plugin %q failed with: %w", pl.Name(), s.AsError()))
+				return
+			}
+			raw[p*n+i] = NodeScore{Name: ni.Node().Name, Score: score}
+		}
+	})
+	if err := firstErr.Load(); err != nil {
+		return nil, fmt.Errorf("running Score plugins: %w", *err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for p, pi := range active {
+		if norm := f.scores[pi].normalize; norm != nil {
+			if s := norm.NormalizeScore(ctx, state, pod, raw[p*n:(p+1)*n]); !s.IsSuccess() {
+				return nil, fmt.Errorf("running Normalize on Score plugins: plugin %q failed with: %w", norm.Name(), s.AsError())
+			}
+		}
+	}
+	out := make([]NodePluginScores, n)
+	pluginScores := make([]PluginScore, n*len(active))
+	for i, ni := range nodes {
+		ns := NodePluginScores{Name: ni.Node().Name, Scores: pluginScores[i*len(active) : (i+1)*len(active) : (i+1)*len(active)]}
+		for p, pi := range active {
+			pl := f.scores[pi]
+			score := raw[p*n+i].Score
+			if score < MinNodeScore || score > MaxNodeScore {
+				return nil, fmt.Errorf("plugin %q returns an invalid score %d, it should in the range of [%d, %d] after normalizing", pl.Name(), score, MinNodeScore, MaxNodeScore)
+			}
+			weighted := score * pl.weight
+			ns.Scores[p] = PluginScore{Name: pl.Name(), Score: weighted}
+			ns.TotalScore += weighted
+		}
+		out[i] = ns
+	}
+	return out, nil
+}
+
+// selectHost picks uniformly among the nodes with the highest total, by
+// reservoir sampling in one pass.
+func (f *Framework) selectHost(scores []NodePluginScores) string {
+	best, ties := 0, 0
+	for i := range scores {
+		switch {
+		case scores[i].TotalScore > scores[best].TotalScore:
+			best, ties = i, 1
+		case scores[i].TotalScore == scores[best].TotalScore:
+			ties++
+			if f.intN(ties) == 0 {
+				best = i
+			}
+		}
+	}
+	return scores[best].Name
+}
+
+func (f *Framework) intN(n int) int {
+	if f.rand == nil {
+		return rand.IntN(n)
+	}
+	f.randMu.Lock()
+	defer f.randMu.Unlock()
+	return f.rand.IntN(n)
+}

@@ -1,0 +1,66 @@
+// Package parallel runs an index loop on a bounded set of goroutines.
+package parallel
+
+import (
+	"context"
+	"math"
+	"sync"
+	"sync/atomic"
+)
+
+// chunkSize balances scheduling overhead (few, large chunks) against load
+// imbalance at the end of the loop (many, small chunks): about sqrt(pieces),
+// but never so large that some worker gets no chunk at all.
+func chunkSize(pieces, workers int) int {
+	s := int(math.Sqrt(float64(pieces)))
+	if r := pieces/workers + 1; s > r {
+		s = r
+	}
+	return max(s, 1)
+}
+
+// Until calls fn(i) for every i in [0, pieces) on up to workers goroutines and
+// returns when all calls have returned. Indexes are handed out in chunks;
+// once ctx is done no further chunk starts, so some indexes may never be
+// visited: callers that cancel must not assume every result slot was written.
+// fn must be safe to call concurrently for different indexes; writing
+// results into a preallocated slice by index needs no locking.
+func Until(ctx context.Context, workers, pieces int, fn func(i int)) {
+	if pieces <= 0 {
+		return
+	}
+	workers = max(1, min(workers, pieces))
+	chunk := chunkSize(pieces, workers)
+	done := ctx.Done()
+	var next atomic.Int64
+	work := func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			start := int(next.Add(int64(chunk))) - chunk
+			if start >= pieces {
+				return
+			}
+			for i := start; i < min(start+chunk, pieces); i++ {
+				fn(i)
+			}
+		}
+	}
+	if workers == 1 {
+		work()
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Add(workers - 1)
+	for range workers - 1 {
+		go func() {
+			defer wg.Done()
+			work()
+		}()
+	}
+	work()
+	wg.Wait()
+}

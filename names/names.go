@@ -1,0 +1,21 @@
+// Package names holds kube-scheduler's plugin names, as they appear in
+// Status.Plugin, Diagnosis.UnschedulablePlugins and PluginScore.Name.
+package names
+
+// Plugin names of kube-scheduler v1.36.3's default profile.
+const (
+	NodeUnschedulable               = "NodeUnschedulable"
+	NodeName                        = "NodeName"
+	TaintToleration                 = "TaintToleration"
+	NodeAffinity                    = "NodeAffinity"
+	NodePorts                       = "NodePorts"
+	NodeResourcesFit                = "NodeResourcesFit"
+	VolumeRestrictions              = "VolumeRestrictions"
+	NodeVolumeLimits                = "NodeVolumeLimits"
+	VolumeBinding                   = "VolumeBinding"
+	VolumeZone                      = "VolumeZone"
+	PodTopologySpread               = "PodTopologySpread"
+	InterPodAffinity                = "InterPodAffinity"
+	NodeResourcesBalancedAllocation = "NodeResourcesBalancedAllocation"
+	ImageLocality                   = "ImageLocality"
+)

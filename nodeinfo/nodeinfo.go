@@ -1,0 +1,259 @@
+package nodeinfo
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// PodInfo is a bound pod with the request totals the plugins need, computed
+// once when the pod is added.
+type PodInfo struct {
+	Pod *v1.Pod
+	// Requests is what the pod asks of its node (see [PodRequests]).
+	Requests Resource
+	// NonZeroCPU and NonZeroMem are the cpu and memory requests with
+	// kube-scheduler's defaults standing in for unset ones.
+	NonZeroCPU, NonZeroMem int64
+}
+
+// NewPodInfo computes a pod's request totals.
+func NewPodInfo(pod *v1.Pod) *PodInfo {
+	req, cpu, mem := PodRequests(pod)
+	return &PodInfo{Pod: pod, Requests: req, NonZeroCPU: cpu, NonZeroMem: mem}
+}
+
+// ImageStateSummary describes an image present on a node.
+type ImageStateSummary struct {
+	// Size is the image's size in bytes as the node reports it.
+	Size int64
+	// NumNodes is how many nodes of the cluster hold the image; filled in
+	// by [Build], 1 for a NodeInfo made alone with [New].
+	NumNodes int
+}
+
+// NodeInfo is a node and the pods bound to it, with totals derived from them.
+// The exported fields are maintained by [NodeInfo.AddPod] and
+// [NodeInfo.RemovePod]; plugins only read them.
+type NodeInfo struct {
+	node *v1.Node
+
+	// Pods are the pods bound to the node, in the order added.
+	Pods []*PodInfo
+	// PodsWithAffinity are the pods that have pod affinity or anti-affinity
+	// terms; affinity plugins visit only these.
+	PodsWithAffinity []*PodInfo
+	// PodsWithRequiredAntiAffinity are the pods with required anti-affinity.
+	PodsWithRequiredAntiAffinity []*PodInfo
+
+	// Requested is the sum of the pods' requests.
+	Requested Resource
+	// NonZeroRequested is the sum with defaults for unset cpu and memory.
+	NonZeroRequested Resource
+	// Allocatable is the node's allocatable resources.
+	Allocatable Resource
+	// UsedPorts are the host ports the pods bind.
+	UsedPorts HostPortInfo
+	// ImageStates maps each image name the node reports to its size and
+	// spread. Names are as the node reports them, not normalized.
+	ImageStates map[string]*ImageStateSummary
+
+	// Generation increases on every change, so that caches can tell a
+	// NodeInfo has changed since they last looked.
+	Generation int64
+}
+
+var generation atomic.Int64
+
+func nextGeneration() int64 { return generation.Add(1) }
+
+// New returns the NodeInfo of node with pods bound to it. Pods are added as
+// given; their spec.nodeName is not checked. A nil node is allowed here (a
+// NodeInfo may be built before its node is known) but is rejected by the
+// framework when scheduling.
+func New(node *v1.Node, pods ...*v1.Pod) *NodeInfo {
+	n := &NodeInfo{UsedPorts: HostPortInfo{}}
+	n.SetNode(node)
+	for _, p := range pods {
+		n.AddPod(p)
+	}
+	return n
+}
+
+// Node returns the node object, or nil if none was set.
+func (n *NodeInfo) Node() *v1.Node {
+	if n == nil {
+		return nil
+	}
+	return n.node
+}
+
+// SetNode replaces the node object and recomputes what derives from it:
+// allocatable and the images present (each counted on one node; [Build]
+// fills in cluster-wide spread).
+func (n *NodeInfo) SetNode(node *v1.Node) {
+	n.node = node
+	n.Allocatable = Resource{}
+	n.ImageStates = nil
+	if node != nil {
+		n.Allocatable = NewResource(node.Status.Allocatable)
+		n.ImageStates = make(map[string]*ImageStateSummary, len(node.Status.Images))
+		for _, img := range node.Status.Images {
+			for _, name := range img.Names {
+				n.ImageStates[name] = &ImageStateSummary{Size: img.SizeBytes, NumNodes: 1}
+			}
+		}
+	}
+	n.Generation = nextGeneration()
+}
+
+// AddPod accounts for a pod bound to the node. A nil pod is ignored.
+func (n *NodeInfo) AddPod(pod *v1.Pod) {
+	if pod == nil {
+		return
+	}
+	n.AddPodInfo(NewPodInfo(pod))
+}
+
+// AddPodInfo is [NodeInfo.AddPod] for a pod whose totals are already computed.
+func (n *NodeInfo) AddPodInfo(pi *PodInfo) {
+	n.Pods = append(n.Pods, pi)
+	if hasAffinity(pi.Pod) {
+		n.PodsWithAffinity = append(n.PodsWithAffinity, pi)
+	}
+	if hasRequiredAntiAffinity(pi.Pod) {
+		n.PodsWithRequiredAntiAffinity = append(n.PodsWithRequiredAntiAffinity, pi)
+	}
+	n.update(pi, 1)
+}
+
+// RemovePod removes a pod previously added. Pods are matched by UID when
+// both have one, otherwise by namespace and name. It returns an error if
+// the pod is nil or not on the node.
+func (n *NodeInfo) RemovePod(pod *v1.Pod) error {
+	if pod == nil {
+		return fmt.Errorf("nodeinfo: cannot remove a nil pod")
+	}
+	var removed *PodInfo
+	n.Pods, removed = removePod(n.Pods, pod)
+	if removed == nil {
+		return fmt.Errorf("nodeinfo: pod %s/%s is not on node %q", pod.Namespace, pod.Name, n.nodeName())
+	}
+	n.PodsWithAffinity, _ = removePod(n.PodsWithAffinity, pod)
+	n.PodsWithRequiredAntiAffinity, _ = removePod(n.PodsWithRequiredAntiAffinity, pod)
+	n.update(removed, -1)
+	return nil
+}
+
+// Clone returns a copy that can be changed without affecting n. Pod
+// objects and image summaries are shared, not copied.
+func (n *NodeInfo) Clone() *NodeInfo {
+	c := *n
+	c.Pods = append([]*PodInfo(nil), n.Pods...)
+	c.PodsWithAffinity = append([]*PodInfo(nil), n.PodsWithAffinity...)
+	c.PodsWithRequiredAntiAffinity = append([]*PodInfo(nil), n.PodsWithRequiredAntiAffinity...)
+	c.Requested = n.Requested.Clone()
+	c.NonZeroRequested = n.NonZeroRequested.Clone()
+	c.Allocatable = n.Allocatable.Clone()
+	c.UsedPorts = make(HostPortInfo, len(n.UsedPorts))
+	for ip, ports := range n.UsedPorts {
+		m := make(map[ProtocolPort]struct{}, len(ports))
+		for pp := range ports {
+			m[pp] = struct{}{}
+		}
+		c.UsedPorts[ip] = m
+	}
+	return &c
+}
+
+func (n *NodeInfo) nodeName() string {
+	if n.node == nil {
+		return ""
+	}
+	return n.node.Name
+}
+
+func (n *NodeInfo) update(pi *PodInfo, sign int64) {
+	n.Requested.addSigned(&pi.Requests, sign)
+	n.NonZeroRequested.MilliCPU += sign * pi.NonZeroCPU
+	n.NonZeroRequested.Memory += sign * pi.NonZeroMem
+	if n.UsedPorts == nil {
+		n.UsedPorts = HostPortInfo{}
+	}
+	for _, p := range HostPorts(pi.Pod) {
+		if sign > 0 {
+			n.UsedPorts.Add(p.HostIP, string(p.Protocol), p.HostPort)
+		} else {
+			n.UsedPorts.Remove(p.HostIP, string(p.Protocol), p.HostPort)
+		}
+	}
+	n.Generation = nextGeneration()
+}
+
+func samePod(a, b *v1.Pod) bool {
+	if a.UID != "" && b.UID != "" {
+		return a.UID == b.UID
+	}
+	return a.Namespace == b.Namespace && a.Name == b.Name
+}
+
+func removePod(s []*PodInfo, pod *v1.Pod) ([]*PodInfo, *PodInfo) {
+	for i, pi := range s {
+		if samePod(pi.Pod, pod) {
+			last := len(s) - 1
+			s[i] = s[last]
+			s[last] = nil
+			return s[:last], pi
+		}
+	}
+	return s, nil
+}
+
+func hasAffinity(p *v1.Pod) bool {
+	a := p.Spec.Affinity
+	return a != nil && (a.PodAffinity != nil || a.PodAntiAffinity != nil)
+}
+
+func hasRequiredAntiAffinity(p *v1.Pod) bool {
+	a := p.Spec.Affinity
+	return a != nil && a.PodAntiAffinity != nil && len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0
+}
+
+// Build returns one NodeInfo per node, in input order, with each pod
+// attached to the node its spec.nodeName names. Pods naming no given node,
+// and nil pods, are ignored. Image spread (how many nodes hold each image)
+// is computed across all the nodes, as ImageLocality needs. A nil node
+// yields a NodeInfo without a node, which scheduling then reports as an error.
+func Build(nodes []*v1.Node, pods []*v1.Pod) []*NodeInfo {
+	infos := make([]*NodeInfo, len(nodes))
+	byName := make(map[string]*NodeInfo, len(nodes))
+	imageNodes := map[string]int{}
+	for i, node := range nodes {
+		infos[i] = New(node)
+		if node == nil {
+			continue
+		}
+		if _, dup := byName[node.Name]; !dup {
+			byName[node.Name] = infos[i]
+			// ImageStates already holds each name once per node.
+			for name := range infos[i].ImageStates {
+				imageNodes[name]++
+			}
+		}
+	}
+	for _, pod := range pods {
+		if pod == nil || pod.Spec.NodeName == "" {
+			continue
+		}
+		if ni, ok := byName[pod.Spec.NodeName]; ok {
+			ni.AddPod(pod)
+		}
+	}
+	for _, ni := range infos {
+		for name, st := range ni.ImageStates {
+			st.NumNodes = imageNodes[name]
+		}
+	}
+	return infos
+}
