@@ -1,0 +1,125 @@
+package filter
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/nodeaffinity"
+	"github.com/kubesched/kubesched/names"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// NodeAffinity's reasons.
+const (
+	// ErrReasonPod: the node fails the pod's nodeSelector or required node affinity.
+	ErrReasonPod = "node(s) didn't match Pod's node affinity/selector"
+	// ErrReasonEnforced: the node fails the profile's AddedAffinity.
+	ErrReasonEnforced = "node(s) didn't match scheduler-enforced node affinity"
+	// ErrReasonConflict: the pod's metadata.name matchFields select no node at all.
+	ErrReasonConflict = "pod affinity terms conflict"
+)
+
+var (
+	affinityMismatch = framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonPod).WithPlugin(names.NodeAffinity)
+	enforcedMismatch = framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonEnforced).WithPlugin(names.NodeAffinity)
+	affinityConflict = framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonConflict).WithPlugin(names.NodeAffinity)
+)
+
+var requiredAffinityKey = framework.NewStateKey[nodeaffinity.Required]()
+
+// NodeAffinity rejects nodes that fail the pod's spec.nodeSelector or
+// required node affinity, and, if configured, the profile's AddedAffinity.
+// Its PreFilter narrows the search to the nodes named by metadata.name
+// matchFields when every term names some. The zero value is ready to use.
+type NodeAffinity struct {
+	added *nodeaffinity.Selector
+}
+
+var (
+	_ framework.PreFilterPlugin = (*NodeAffinity)(nil)
+	_ framework.FilterPlugin    = (*NodeAffinity)(nil)
+)
+
+// NewNodeAffinity returns a NodeAffinity that also enforces added's required
+// terms on every pod, like kube-scheduler's NodeAffinityArgs.AddedAffinity.
+// It returns an error if the terms do not parse. added's preferred terms
+// belong to score.NewNodeAffinity.
+func NewNodeAffinity(added *v1.NodeAffinity) (*NodeAffinity, error) {
+	pl := &NodeAffinity{}
+	if added != nil && added.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		pl.added = nodeaffinity.NewSelector(added.RequiredDuringSchedulingIgnoredDuringExecution)
+		if err := pl.added.Err(); err != nil {
+			return nil, fmt.Errorf("parsing addedAffinity.requiredDuringSchedulingIgnoredDuringExecution: %w", err)
+		}
+	}
+	return pl, nil
+}
+
+// Name returns "NodeAffinity".
+func (*NodeAffinity) Name() string { return names.NodeAffinity }
+
+// PreFilter compiles the pod's constraints once. It returns Skip when there
+// is nothing to check, and a PreFilterResult when the required terms name
+// their nodes through metadata.name.
+func (pl *NodeAffinity) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	var required *v1.NodeSelector
+	if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil {
+		required = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	}
+	// A nil map differs from an empty one here, as in kube-scheduler.
+	if required == nil && pl.added == nil && pod.Spec.NodeSelector == nil {
+		return nil, skip
+	}
+	requiredAffinityKey.Write(state, nodeaffinity.RequiredOf(pod))
+	if required == nil || len(required.NodeSelectorTerms) == 0 {
+		return nil, nil
+	}
+	// The union over terms of the names each term pins; a term that pins
+	// none could match any node, so then nothing can be narrowed.
+	var all sets.Set[string]
+	for _, t := range required.NodeSelectorTerms {
+		var pinned sets.Set[string]
+		for _, r := range t.MatchFields {
+			if r.Key != metav1.ObjectNameField || r.Operator != v1.NodeSelectorOpIn {
+				continue
+			}
+			if pinned == nil {
+				pinned = sets.New(r.Values...)
+			} else {
+				pinned = pinned.Intersection(sets.New(r.Values...))
+			}
+		}
+		if pinned == nil {
+			return nil, nil
+		}
+		all = all.Union(pinned)
+	}
+	if len(all) == 0 {
+		return nil, affinityConflict
+	}
+	return &framework.PreFilterResult{NodeNames: all}, nil
+}
+
+// Filter implements [framework.FilterPlugin].
+func (pl *NodeAffinity) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+	node := ni.Node()
+	if node == nil {
+		return errNilNode
+	}
+	if pl.added != nil && !pl.added.Matches(node) {
+		return enforcedMismatch
+	}
+	required, ok := requiredAffinityKey.Read(state)
+	if !ok {
+		required = nodeaffinity.RequiredOf(pod)
+	}
+	if !required.Matches(node) {
+		return affinityMismatch
+	}
+	return nil
+}

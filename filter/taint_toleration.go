@@ -1,0 +1,41 @@
+package filter
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/taints"
+	"github.com/kubesched/kubesched/names"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// ErrReasonUntoleratedTaint is TaintToleration's reason. Since v1.33
+// kube-scheduler no longer names the taint in it.
+const ErrReasonUntoleratedTaint = "node(s) had untolerated taint(s)"
+
+var untoleratedTaint = framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonUntoleratedTaint).WithPlugin(names.TaintToleration)
+
+// TaintToleration rejects nodes with a NoSchedule or NoExecute taint the pod
+// does not tolerate (UnschedulableAndUnresolvable). PreferNoSchedule taints
+// only lower the score (see score.TaintToleration). The zero value is ready
+// to use.
+type TaintToleration struct{}
+
+var _ framework.FilterPlugin = TaintToleration{}
+
+// Name returns "TaintToleration".
+func (TaintToleration) Name() string { return names.TaintToleration }
+
+// Filter implements [framework.FilterPlugin].
+func (TaintToleration) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+	node := ni.Node()
+	if node == nil {
+		return errNilNode
+	}
+	if taints.FirstUntolerated(node.Spec.Taints, pod.Spec.Tolerations) >= 0 {
+		return untoleratedTaint
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+package score
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/nodeaffinity"
+	"github.com/kubesched/kubesched/names"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+var preferredAffinityKey = framework.NewStateKey[*nodeaffinity.Preferred]()
+
+// NodeAffinity prefers nodes matching the pod's preferred node affinity:
+// the raw score is the sum of the weights of the matching terms (plus the
+// profile's AddedAffinity preferred terms, if configured), normalized so the
+// best node gets 100. The zero value is ready to use.
+type NodeAffinity struct {
+	added *nodeaffinity.Preferred
+}
+
+var (
+	_ framework.PreScorePlugin       = (*NodeAffinity)(nil)
+	_ framework.NormalizeScorePlugin = (*NodeAffinity)(nil)
+)
+
+// NewNodeAffinity returns a NodeAffinity that also adds the weights of
+// added's preferred terms for every pod, like kube-scheduler's
+// NodeAffinityArgs.AddedAffinity. It returns an error if they do not parse.
+func NewNodeAffinity(added *v1.NodeAffinity) (*NodeAffinity, error) {
+	pl := &NodeAffinity{}
+	if added != nil && len(added.PreferredDuringSchedulingIgnoredDuringExecution) > 0 {
+		p, err := nodeaffinity.NewPreferred(added.PreferredDuringSchedulingIgnoredDuringExecution)
+		if err != nil {
+			return nil, fmt.Errorf("addedAffinity: %w", err)
+		}
+		pl.added = p
+	}
+	return pl, nil
+}
+
+// Name returns "NodeAffinity".
+func (*NodeAffinity) Name() string { return names.NodeAffinity }
+
+// PreScore compiles the preferred terms once. It skips pods without
+// preferred node affinity (when nothing was added), and returns Error for
+// terms that do not parse, which fails the scheduling attempt as in
+// kube-scheduler.
+func (pl *NodeAffinity) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) *framework.Status {
+	preferred, err := nodeaffinity.PreferredOf(pod)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	if preferred == nil && pl.added == nil {
+		return skip
+	}
+	preferredAffinityKey.Write(state, preferred)
+	return nil
+}
+
+// Score sums the weights of the preferred terms node matches.
+func (pl *NodeAffinity) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+	node := ni.Node()
+	if node == nil {
+		return 0, errNilNode
+	}
+	preferred, ok := preferredAffinityKey.Read(state)
+	if !ok {
+		var err error
+		if preferred, err = nodeaffinity.PreferredOf(pod); err != nil {
+			return 0, framework.AsStatus(err)
+		}
+	}
+	var n int64
+	if pl.added != nil {
+		n += pl.added.Score(node)
+	}
+	if preferred != nil {
+		n += preferred.Score(node)
+	}
+	return n, nil
+}
+
+// NormalizeScore scales the sums so the best node gets 100.
+func (pl *NodeAffinity) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, scores []framework.NodeScore) *framework.Status {
+	normalize(scores, false)
+	return nil
+}

@@ -1,0 +1,70 @@
+package score
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/taints"
+	"github.com/kubesched/kubesched/names"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+var preferNoScheduleKey = framework.NewStateKey[[]v1.Toleration]()
+
+// TaintToleration prefers nodes with fewer PreferNoSchedule taints the pod
+// does not tolerate: the raw score is that count, normalized in reverse so
+// the node with the fewest gets 100. The zero value is ready to use.
+type TaintToleration struct{}
+
+var (
+	_ framework.PreScorePlugin       = TaintToleration{}
+	_ framework.NormalizeScorePlugin = TaintToleration{}
+)
+
+// Name returns "TaintToleration".
+func (TaintToleration) Name() string { return names.TaintToleration }
+
+// PreScore keeps the tolerations that can match a PreferNoSchedule taint
+// (those with that effect or none). It never skips.
+func (TaintToleration) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) *framework.Status {
+	preferNoScheduleKey.Write(state, preferNoScheduleTolerations(pod))
+	return nil
+}
+
+func preferNoScheduleTolerations(pod *v1.Pod) []v1.Toleration {
+	var out []v1.Toleration
+	for _, t := range pod.Spec.Tolerations {
+		if t.Effect == "" || t.Effect == v1.TaintEffectPreferNoSchedule {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Score counts the node's PreferNoSchedule taints the pod does not tolerate.
+func (TaintToleration) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+	node := ni.Node()
+	if node == nil {
+		return 0, errNilNode
+	}
+	tolerations, ok := preferNoScheduleKey.Read(state)
+	if !ok {
+		tolerations = preferNoScheduleTolerations(pod)
+	}
+	var n int64
+	for i := range node.Spec.Taints {
+		t := &node.Spec.Taints[i]
+		if t.Effect == v1.TaintEffectPreferNoSchedule && !taints.Tolerated(tolerations, t) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// NormalizeScore maps the counts so that fewer untolerated taints score higher.
+func (TaintToleration) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, scores []framework.NodeScore) *framework.Status {
+	normalize(scores, true)
+	return nil
+}
