@@ -1,0 +1,32 @@
+// Package kubesched gives a Go program kube-scheduler's placement decisions
+// in-process, without importing k8s.io/kubernetes: the same feasibility, the
+// same rejecting plugin and reason strings, and the same per-plugin scores as
+// kube-scheduler v1.36.3's default profile.
+//
+// The pieces:
+//
+//   - package [github.com/kubesched/kubesched/nodeinfo] turns nodes and
+//     bound pods into the per-node view plugins read ([nodeinfo.Build]);
+//   - packages [github.com/kubesched/kubesched/filter] and
+//     [github.com/kubesched/kubesched/score] hold the plugins, each callable
+//     on its own with a pod and a NodeInfo;
+//   - package [github.com/kubesched/kubesched/framework] composes plugins
+//     with weights over a parallel worker pool and runs kube-scheduler's
+//     scheduling cycle in [framework.Framework.Schedule];
+//   - this package assembles the default profile ([DefaultFramework]) and
+//     offers [Schedule] for the common case.
+//
+// A decision needs nothing but the objects:
+//
+//	nodes := nodeinfo.Build(nodeList, boundPods)
+//	res, err := kubesched.Schedule(ctx, pod, nodes)
+//	var fitErr *framework.FitError
+//	if errors.As(err, &fitErr) {
+//		// fitErr.Error() is kube-scheduler's "0/N nodes are available: ..." text
+//	}
+//
+// Plugins implemented so far: NodeUnschedulable, NodeName, TaintToleration,
+// NodeAffinity, NodePorts, NodeResourcesFit, NodeResourcesBalancedAllocation
+// and ImageLocality. Pods whose placement depends on volumes, topology
+// spread or inter-pod affinity are not yet judged by those constraints.
+package kubesched

@@ -1,0 +1,107 @@
+// Package testcluster builds the scheduler_perf-shaped clusters that the
+// benchmarks here and the side-by-side comparison in conformance/ share, so
+// both always measure the same thing.
+package testcluster
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Zones is how many zones the nodes are spread over.
+const Zones = 3
+
+// ZoneLabel is the well-known zone label.
+const ZoneLabel = "topology.kubernetes.io/zone"
+
+// Workload names.
+const (
+	Basic        = "Basic"
+	NodeAffinity = "NodeAffinity"
+	Taints       = "Taints"
+)
+
+// Workloads lists the workloads the benchmarks run.
+var Workloads = []string{Basic, NodeAffinity, Taints}
+
+// Nodes returns n nodes of 4 CPU, 32Gi and 110 pods, round-robin over
+// Zones zones, each with a hostname label. For the Taints workload every
+// third node has a NoSchedule taint and every other node a
+// PreferNoSchedule one.
+func Nodes(n int, workload string) []*v1.Node {
+	nodes := make([]*v1.Node, n)
+	for i := range nodes {
+		name := fmt.Sprintf("node-%05d", i)
+		node := &v1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+				"kubernetes.io/hostname": name,
+				ZoneLabel:                fmt.Sprintf("zone-%d", i%Zones),
+			}},
+			Status: v1.NodeStatus{
+				Allocatable: v1.ResourceList{
+					v1.ResourceCPU:    resource.MustParse("4"),
+					v1.ResourceMemory: resource.MustParse("32Gi"),
+					v1.ResourcePods:   resource.MustParse("110"),
+				},
+			},
+		}
+		node.Status.Capacity = node.Status.Allocatable
+		if workload == Taints {
+			if i%3 == 0 {
+				node.Spec.Taints = append(node.Spec.Taints, v1.Taint{Key: "dedicated", Value: "infra", Effect: v1.TaintEffectNoSchedule})
+			}
+			if i%2 == 0 {
+				node.Spec.Taints = append(node.Spec.Taints, v1.Taint{Key: "spot", Value: "true", Effect: v1.TaintEffectPreferNoSchedule})
+			}
+		}
+		nodes[i] = node
+	}
+	return nodes
+}
+
+// ExistingPods returns n pods of 100m / 500Mi bound round-robin to nodes.
+func ExistingPods(n int, nodes []*v1.Node) []*v1.Pod {
+	pods := make([]*v1.Pod, n)
+	for i := range pods {
+		p := Pod(fmt.Sprintf("existing-%05d", i), Basic)
+		p.Spec.NodeName = nodes[i%len(nodes)].Name
+		pods[i] = p
+	}
+	return pods
+}
+
+// Pod returns a pending pod of 100m / 500Mi for workload: NodeAffinity
+// requires two of the three zones and prefers one; Taints tolerates the
+// NoSchedule taint.
+func Pod(name, workload string) *v1.Pod {
+	p := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(name)},
+		Spec: v1.PodSpec{Containers: []v1.Container{{
+			Name:  "c",
+			Image: "registry.k8s.io/pause:3.10",
+			Resources: v1.ResourceRequirements{Requests: v1.ResourceList{
+				v1.ResourceCPU:    resource.MustParse("100m"),
+				v1.ResourceMemory: resource.MustParse("500Mi"),
+			}},
+		}}},
+	}
+	switch workload {
+	case NodeAffinity:
+		p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+				MatchExpressions: []v1.NodeSelectorRequirement{{Key: ZoneLabel, Operator: v1.NodeSelectorOpIn, Values: []string{"zone-0", "zone-1"}}},
+			}}},
+			PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{{
+				Weight:     10,
+				Preference: v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{{Key: ZoneLabel, Operator: v1.NodeSelectorOpIn, Values: []string{"zone-1"}}}},
+			}},
+		}}
+	case Taints:
+		p.Spec.Tolerations = []v1.Toleration{{Key: "dedicated", Operator: v1.TolerationOpEqual, Value: "infra", Effect: v1.TaintEffectNoSchedule}}
+	}
+	return p
+}

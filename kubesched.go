@@ -1,0 +1,63 @@
+package kubesched
+
+import (
+	"context"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/filter"
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/nodeinfo"
+	"github.com/kubesched/kubesched/score"
+)
+
+// Default score weights of kube-scheduler v1.36.3's default profile.
+const (
+	TaintTolerationWeight                 = 3
+	NodeAffinityWeight                    = 2
+	NodeResourcesFitWeight                = 1
+	NodeResourcesBalancedAllocationWeight = 1
+	ImageLocalityWeight                   = 1
+)
+
+// DefaultPlugins returns the plugins of kube-scheduler v1.36.3's default
+// profile that kubesched implements, in upstream's order, as options for
+// [framework.New]. Filters run cheapest-and-most-decisive first, exactly as
+// upstream orders them, so the plugin reported for a rejected node is the
+// one kube-scheduler reports.
+func DefaultPlugins() []framework.Option {
+	return []framework.Option{
+		framework.WithPlugin(filter.NodeUnschedulable{}, 0),
+		framework.WithPlugin(filter.NodeName{}, 0),
+		framework.WithPlugin(filter.TaintToleration{}, 0),
+		framework.WithPlugin(score.TaintToleration{}, TaintTolerationWeight),
+		framework.WithPlugin(&filter.NodeAffinity{}, 0),
+		framework.WithPlugin(&score.NodeAffinity{}, NodeAffinityWeight),
+		framework.WithPlugin(&filter.NodePorts{}, 0),
+		framework.WithPlugin(&filter.NodeResourcesFit{}, 0),
+		framework.WithPlugin(&score.NodeResourcesFit{}, NodeResourcesFitWeight),
+		framework.WithPlugin(&score.NodeResourcesBalancedAllocation{}, NodeResourcesBalancedAllocationWeight),
+		framework.WithPlugin(&score.ImageLocality{}, ImageLocalityWeight),
+	}
+}
+
+// DefaultFramework builds kube-scheduler v1.36.3's default profile. opts
+// come after the defaults, so they can add plugins (run after the default
+// ones) and change settings such as the percentage of nodes to score.
+func DefaultFramework(opts ...framework.Option) (*framework.Framework, error) {
+	return framework.New(append(DefaultPlugins(), opts...)...)
+}
+
+var defaultFramework = sync.OnceValues(func() (*framework.Framework, error) { return DefaultFramework() })
+
+// Schedule schedules pod on nodes with the default profile, as
+// [framework.Framework.Schedule] does. It shares one framework between
+// calls, so the search start rotates as in kube-scheduler.
+func Schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*framework.Result, error) {
+	f, err := defaultFramework()
+	if err != nil {
+		return nil, err
+	}
+	return f.Schedule(ctx, pod, nodes)
+}
