@@ -2,7 +2,9 @@ package conformance
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 
 	v1 "k8s.io/api/core/v1"
@@ -91,9 +93,9 @@ func Generate(seed uint64) *Scenario {
 	for i := range numNodes {
 		s.Nodes = append(s.Nodes, g.node(i))
 	}
-	numPods := g.r.IntN(3*numNodes + 1)
+	numPods := g.r.IntN(2*numNodes + 1)
 	for i := range numPods {
-		p := g.pod(fmt.Sprintf("running-%d", i))
+		p := g.pod(fmt.Sprintf("running-%d", i), 0.01)
 		p.Spec.NodeName = g.pick(s.Nodes).Name
 		s.Pods = append(s.Pods, p)
 	}
@@ -136,12 +138,12 @@ func (g *generator) node(i int) *v1.Node {
 		labels[labelGPUs] = strconv.Itoa(g.r.IntN(9))
 	}
 
-	if g.chance(0.5) {
-		for range 1 + g.r.IntN(3) {
+	if g.chance(0.3) {
+		for range 1 + g.r.IntN(2) {
 			n.Spec.Taints = append(n.Spec.Taints, v1.Taint{Key: pick(g, taintKeys), Value: pick(g, taintValues), Effect: pick(g, taintEffects)})
 		}
 	}
-	if g.chance(0.1) {
+	if g.chance(0.07) {
 		n.Spec.Unschedulable = true
 		// The node lifecycle controller adds this taint to cordoned nodes,
 		// but not always before the scheduler sees them.
@@ -171,16 +173,23 @@ func (g *generator) allocatable() v1.ResourceList {
 		return nil
 	}
 	list := v1.ResourceList{}
-	if g.chance(0.95) {
-		list[v1.ResourceCPU] = *resource.NewMilliQuantity(pick(g, []int64{0, 500, 1000, 2000, 4000, 8000, 16000}), resource.DecimalSI)
+	// Zero and missing quantities are rare: they reject nearly every pod.
+	if g.chance(0.97) {
+		list[v1.ResourceCPU] = *resource.NewMilliQuantity(pick(g, []int64{500, 1000, 2000, 4000, 4000, 8000, 16000}), resource.DecimalSI)
+		if g.chance(0.02) {
+			list[v1.ResourceCPU] = resource.MustParse("0")
+		}
+	}
+	if g.chance(0.97) {
+		list[v1.ResourceMemory] = *resource.NewQuantity(pick(g, []int64{512, 1024, 4096, 16384, 16384, 65536})*1024*1024, resource.BinarySI)
+		if g.chance(0.02) {
+			list[v1.ResourceMemory] = resource.MustParse("0")
+		}
 	}
 	if g.chance(0.95) {
-		list[v1.ResourceMemory] = *resource.NewQuantity(pick(g, []int64{0, 512, 1024, 4096, 16384, 65536})*1024*1024, resource.BinarySI)
+		list[v1.ResourcePods] = *resource.NewQuantity(pick(g, []int64{0, 1, 3, 10, 110, 110, 110, 110, 110, 110, 110, 110, 110, 110, 110, 110}), resource.DecimalSI)
 	}
-	if g.chance(0.9) {
-		list[v1.ResourcePods] = *resource.NewQuantity(pick(g, []int64{0, 1, 3, 10, 110}), resource.DecimalSI)
-	}
-	if g.chance(0.5) {
+	if g.chance(0.8) {
 		list[v1.ResourceEphemeralStorage] = *resource.NewQuantity(pick(g, []int64{1, 10, 100})*1024*1024*1024, resource.BinarySI)
 	}
 	if g.chance(0.3) {
@@ -193,18 +202,19 @@ func (g *generator) allocatable() v1.ResourceList {
 }
 
 // pod returns a pod with random containers; the caller decides whether it
-// is bound or incoming.
-func (g *generator) pod(name string) *v1.Pod {
+// is bound or incoming. bigChance is the probability of each container
+// asking for more than most nodes have.
+func (g *generator) pod(name string, bigChance float64) *v1.Pod {
 	p := &v1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault, UID: types.UID("uid-" + name)},
 	}
 	for i := range 1 + g.r.IntN(3) {
-		p.Spec.Containers = append(p.Spec.Containers, g.container(fmt.Sprintf("c%d", i), g.requests(0.8, false)))
+		p.Spec.Containers = append(p.Spec.Containers, g.container(fmt.Sprintf("c%d", i), g.requests(0.8, false, bigChance)))
 	}
 	if g.chance(0.2) {
 		for i := range 1 + g.r.IntN(2) {
-			c := g.container(fmt.Sprintf("init%d", i), g.requests(0.8, true))
+			c := g.container(fmt.Sprintf("init%d", i), g.requests(0.8, true, bigChance))
 			// Restartable init containers are sidecars: their requests add
 			// to the regular containers' instead of overlapping them.
 			if g.chance(0.4) {
@@ -220,7 +230,7 @@ func (g *generator) pod(name string) *v1.Pod {
 			v1.ResourceMemory: *resource.NewQuantity(pick(g, []int64{16, 128})*1024*1024, resource.BinarySI),
 		}
 	}
-	if g.chance(0.15) {
+	if g.chance(0.2) {
 		c := &p.Spec.Containers[g.r.IntN(len(p.Spec.Containers))]
 		for range 1 + g.r.IntN(2) {
 			c.Ports = append(c.Ports, g.hostPort())
@@ -245,13 +255,13 @@ func (g *generator) container(name string, requests v1.ResourceList) v1.Containe
 }
 
 // requests returns random container requests, or nil with probability
-// 1-pRequests. Big requests are rare, so that most pods fit somewhere.
-func (g *generator) requests(pRequests float64, init bool) v1.ResourceList {
+// 1-pRequests; big ones with probability bigChance.
+func (g *generator) requests(pRequests float64, init bool, bigChance float64) v1.ResourceList {
 	if !g.chance(pRequests) {
 		return nil
 	}
 	list := v1.ResourceList{}
-	big := g.chance(0.1)
+	big := g.chance(bigChance)
 	if g.chance(0.9) {
 		m := pick(g, []int64{0, 10, 100, 250, 500, 1000})
 		if big {
@@ -266,13 +276,13 @@ func (g *generator) requests(pRequests float64, init bool) v1.ResourceList {
 		}
 		list[v1.ResourceMemory] = *resource.NewQuantity(mi*1024*1024, resource.BinarySI)
 	}
-	if g.chance(0.15) {
+	if g.chance(0.05) {
 		list[v1.ResourceEphemeralStorage] = *resource.NewQuantity(pick(g, []int64{1, 5, 50})*1024*1024*1024, resource.BinarySI)
 	}
-	if !init && g.chance(0.1) {
+	if !init && g.chance(0.04) {
 		list[gpu] = *resource.NewQuantity(1+g.r.Int64N(3), resource.DecimalSI)
 	}
-	if g.chance(0.05) {
+	if g.chance(0.02) {
 		list[hugepages] = *resource.NewQuantity(2*1024*1024, resource.BinarySI)
 	}
 	return list
@@ -292,21 +302,21 @@ func (g *generator) hostPort() v1.ContainerPort {
 // current plugins understand. It never has ownerReferences or labels that
 // services could select, so default topology spreading does not apply.
 func (g *generator) incomingPod(nodes []*v1.Node) *v1.Pod {
-	p := g.pod("incoming")
+	p := g.pod("incoming", 0.05)
 	if g.chance(0.1) {
 		// A pod asking for nothing is scored with default non-zero requests.
 		for i := range p.Spec.Containers {
 			p.Spec.Containers[i].Resources = v1.ResourceRequirements{}
 		}
 	}
-	if g.chance(0.3) {
+	if g.chance(0.2) {
 		p.Spec.NodeSelector = map[string]string{}
 		for range 1 + g.r.IntN(2) {
 			key, value := g.labelPair(nodes)
 			p.Spec.NodeSelector[key] = value
 		}
 	}
-	if g.chance(0.3) {
+	if g.chance(0.25) {
 		ensureNodeAffinity(p).RequiredDuringSchedulingIgnoredDuringExecution = g.requiredAffinity(nodes)
 	}
 	if g.chance(0.3) {
@@ -321,7 +331,7 @@ func (g *generator) incomingPod(nodes []*v1.Node) *v1.Pod {
 			p.Spec.Tolerations = append(p.Spec.Tolerations, g.toleration())
 		}
 	}
-	if g.chance(0.05) {
+	if g.chance(0.03) {
 		p.Spec.NodeName = g.pick(nodes).Name
 		if g.chance(0.3) {
 			p.Spec.NodeName = "node-that-does-not-exist"
@@ -340,16 +350,16 @@ func ensureNodeAffinity(p *v1.Pod) *v1.NodeAffinity {
 	return p.Spec.Affinity.NodeAffinity
 }
 
-// labelPair returns a key and a value some node has, or occasionally a
-// value no node has.
+// labelPair returns a label some node has, or occasionally a key or value
+// no node has.
 func (g *generator) labelPair(nodes []*v1.Node) (string, string) {
-	n := g.pick(nodes)
-	key := pick(g, labelKeys)
-	value, ok := n.Labels[key]
-	if !ok || g.chance(0.1) {
-		value = "nowhere"
+	if g.chance(0.1) {
+		return pick(g, labelKeys), "nowhere"
 	}
-	return key, value
+	n := g.pick(nodes)
+	keys := slices.Sorted(maps.Keys(n.Labels))
+	key := pick(g, keys)
+	return key, n.Labels[key]
 }
 
 func (g *generator) requiredAffinity(nodes []*v1.Node) *v1.NodeSelector {

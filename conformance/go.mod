@@ -3,6 +3,7 @@ module github.com/kubesched/kubesched/conformance
 go 1.26.0
 
 require (
+	github.com/kubesched/kubesched v0.0.0-00010101000000-000000000000
 	k8s.io/api v0.36.3
 	k8s.io/apimachinery v0.36.3
 	k8s.io/client-go v0.36.3

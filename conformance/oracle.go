@@ -279,7 +279,7 @@ func (o *Oracle) Cycle(ctx context.Context, pod *v1.Pod) (*Cycle, error) {
 // total score, or of the lone feasible node when scoring was skipped.
 func (c *Cycle) TopNodes() []string {
 	if c.Scores == nil {
-		top := make([]string, 0, len(c.Feasible))
+		var top []string
 		for _, nodeInfo := range c.Feasible {
 			top = append(top, nodeInfo.Node().Name)
 		}

@@ -52,6 +52,16 @@ func withMatchFieldsName(p *v1.Pod, nodeName string) *v1.Pod {
 	return p
 }
 
+func withConflictingMatchFields(p *v1.Pod, a, b string) *v1.Pod {
+	ensureNodeAffinity(p).RequiredDuringSchedulingIgnoredDuringExecution = &v1.NodeSelector{
+		NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{
+			{Key: metav1.ObjectNameField, Operator: v1.NodeSelectorOpIn, Values: []string{a}},
+			{Key: metav1.ObjectNameField, Operator: v1.NodeSelectorOpIn, Values: []string{b}},
+		}}},
+	}
+	return p
+}
+
 var dedicated = v1.Taint{Key: "dedicated", Value: "a", Effect: v1.TaintEffectNoSchedule}
 
 func TestOracle(t *testing.T) {
@@ -105,15 +115,28 @@ func TestOracle(t *testing.T) {
 			},
 		},
 		{
-			name:  "matchFields naming a missing node rejects the pod in PreFilter",
+			name:  "matchFields naming a missing node leaves no candidate, which upstream reports per node",
 			nodes: []*v1.Node{node("a", 4000), node("b", 4000)},
 			pod:   withMatchFieldsName(podRequesting("p", 100), "gone"),
 			want: OracleResult{
 				Nodes: map[string]NodeOutcome{
-					"a": {Code: "UnschedulableAndUnresolvable", Reasons: []string{"node(s) didn't satisfy plugin NodeAffinity"}},
-					"b": {Code: "UnschedulableAndUnresolvable", Reasons: []string{"node(s) didn't satisfy plugin NodeAffinity"}},
+					"a": {Code: "UnschedulableAndUnresolvable", Reasons: []string{"node(s) didn't satisfy plugin(s) [NodeAffinity]"}},
+					"b": {Code: "UnschedulableAndUnresolvable", Reasons: []string{"node(s) didn't satisfy plugin(s) [NodeAffinity]"}},
 				},
-				FitErrorMessage:      "0/2 nodes are available: node(s) didn't satisfy plugin NodeAffinity.",
+				FitErrorMessage:      "0/2 nodes are available: 2 node(s) didn't satisfy plugin(s) [NodeAffinity].",
+				UnschedulablePlugins: []string{"NodeAffinity"},
+			},
+		},
+		{
+			name:  "matchFields naming two nodes in one term is rejected by NodeAffinity's PreFilter on every node",
+			nodes: []*v1.Node{node("a", 4000), node("b", 4000)},
+			pod:   withConflictingMatchFields(podRequesting("p", 100), "a", "b"),
+			want: OracleResult{
+				Nodes: map[string]NodeOutcome{
+					"a": {Plugin: "NodeAffinity", Code: "UnschedulableAndUnresolvable", Reasons: []string{"pod affinity terms conflict"}},
+					"b": {Plugin: "NodeAffinity", Code: "UnschedulableAndUnresolvable", Reasons: []string{"pod affinity terms conflict"}},
+				},
+				FitErrorMessage:      "0/2 nodes are available: pod affinity terms conflict.",
 				UnschedulablePlugins: []string{"NodeAffinity"},
 			},
 		},
@@ -124,9 +147,14 @@ func TestOracle(t *testing.T) {
 			pod:   podRequesting("p", 1000),
 			want: OracleResult{
 				Nodes: map[string]NodeOutcome{
-					// cpu (4000-1000)/4000 and memory (8Gi-200Mi)/8Gi, averaged, times 100.
-					"empty": {Feasible: true, Scores: map[string]int64{"NodeResourcesFit": 86, "NodeResourcesBalancedAllocation": 86, "TaintToleration": 300, "NodeAffinity": 200, "ImageLocality": 0, "PodTopologySpread": 200}, Total: 872},
-					"half":  {Feasible: true, Scores: map[string]int64{"NodeResourcesFit": 61, "NodeResourcesBalancedAllocation": 71, "TaintToleration": 300, "NodeAffinity": 200, "ImageLocality": 0, "PodTopologySpread": 200}, Total: 832},
+					// NodeResourcesFit: free cpu 3000/4000 and memory (8Gi-200Mi)/8Gi
+					// (a pod without a memory request counts as 200Mi), averaged.
+					// BalancedAllocation scores the change in balance: 50 +
+					// (50 + 87 with the pod - 100 without)/2. NodeAffinity and
+					// PodTopologySpread have nothing to score and are skipped.
+					"empty": {Feasible: true, Scores: map[string]int64{"NodeResourcesFit": 86, "NodeResourcesBalancedAllocation": 68, "TaintToleration": 300, "ImageLocality": 0}, Total: 454},
+					// cpu 1000/4000 and memory (8Gi-400Mi)/8Gi free; balance 50 + (50 + 62 - 75)/2.
+					"half": {Feasible: true, Scores: map[string]int64{"NodeResourcesFit": 60, "NodeResourcesBalancedAllocation": 68, "TaintToleration": 300, "ImageLocality": 0}, Total: 428},
 				},
 				TopNodes: []string{"empty"},
 				Scored:   true,

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -19,27 +20,56 @@ const documentSeparator = "---\n"
 func MarshalScenario(s *Scenario) ([]byte, error) {
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "# %d nodes, %d bound pods; the last Pod is the one to schedule.\n", len(s.Nodes), len(s.Pods))
-	objects := make([]any, 0, len(s.Nodes)+len(s.Pods)+1)
-	// Each document says what it is, whether or not the objects did.
+	var docs []map[string]any
 	for _, n := range s.Nodes {
 		n = n.DeepCopy()
 		n.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Node"}
-		objects = append(objects, n)
+		doc, err := toMap(n)
+		if err != nil {
+			return nil, err
+		}
+		// Zero-valued status structs are printed in full otherwise.
+		status, _ := doc["status"].(map[string]any)
+		if n.Status.DaemonEndpoints == (v1.NodeDaemonEndpoints{}) {
+			delete(status, "daemonEndpoints")
+		}
+		if n.Status.NodeInfo == (v1.NodeSystemInfo{}) {
+			delete(status, "nodeInfo")
+		}
+		docs = append(docs, doc)
 	}
 	for _, p := range append(slices.Clone(s.Pods), s.Pod) {
 		p = p.DeepCopy()
 		p.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
-		objects = append(objects, p)
+		doc, err := toMap(p)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, doc)
 	}
-	for _, obj := range objects {
-		doc, err := yaml.Marshal(obj)
+	for _, doc := range docs {
+		// Every object carries a null creationTimestamp: only noise here.
+		if meta, ok := doc["metadata"].(map[string]any); ok && meta["creationTimestamp"] == nil {
+			delete(meta, "creationTimestamp")
+		}
+		data, err := yaml.Marshal(doc)
 		if err != nil {
 			return nil, err
 		}
 		buf.WriteString(documentSeparator)
-		buf.Write(dropNullTimestamps(doc))
+		buf.Write(data)
 	}
 	return buf.Bytes(), nil
+}
+
+// toMap converts an API object to its generic JSON form.
+func toMap(obj any) (map[string]any, error) {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	return m, json.Unmarshal(data, &m)
 }
 
 // ParseScenario reads what [MarshalScenario] wrote: Nodes and Pods in any
@@ -76,16 +106,6 @@ func ParseScenario(data []byte) (*Scenario, error) {
 	}
 	s.Pods, s.Pod = pods[:len(pods)-1], pods[len(pods)-1]
 	return s, nil
-}
-
-// dropNullTimestamps removes the "creationTimestamp: null" lines that every
-// marshalled object carries, which are only noise in a reproduction.
-func dropNullTimestamps(doc []byte) []byte {
-	lines := bytes.SplitAfter(doc, []byte("\n"))
-	lines = slices.DeleteFunc(lines, func(l []byte) bool {
-		return bytes.Equal(bytes.TrimSpace(l), []byte("creationTimestamp: null"))
-	})
-	return bytes.Join(lines, nil)
 }
 
 // Minimize shrinks s while stillFails keeps returning true for the smaller

@@ -277,8 +277,8 @@ func TestPreFilter(t *testing.T) {
 			wantErr: "0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [P].",
 		},
 		{
-			name:    "a PreFilter Skip disables that plugin's Filter",
-			plugins: []*fakeFilter{{name: "P", preStatus: framework.NewStatus(framework.Skip), reject: map[string]string{"n1": "x", "n2": "x", "n3": "x"}}},
+			name:      "a PreFilter Skip disables that plugin's Filter",
+			plugins:   []*fakeFilter{{name: "P", preStatus: framework.NewStatus(framework.Skip), reject: map[string]string{"n1": "x", "n2": "x", "n3": "x"}}},
 			wantHosts: sets.New("n1", "n2", "n3"),
 		},
 	}

@@ -110,4 +110,3 @@ func TestNodeAffinityAddedPreferences(t *testing.T) {
 		t.Error("NewNodeAffinity accepted an unparsable Lt value")
 	}
 }
-

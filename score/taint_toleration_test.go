@@ -11,7 +11,9 @@ import (
 
 func TestTaintTolerationScore(t *testing.T) {
 	t.Parallel()
-	taint := func(key string, effect v1.TaintEffect) v1.Taint { return v1.Taint{Key: key, Value: "v", Effect: effect} }
+	taint := func(key string, effect v1.TaintEffect) v1.Taint {
+		return v1.Taint{Key: key, Value: "v", Effect: effect}
+	}
 	node := func(name string, taints ...v1.Taint) *nodeinfo.NodeInfo {
 		return nodeinfo.New(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1.NodeSpec{Taints: taints}})
 	}
@@ -47,4 +49,3 @@ func TestTaintTolerationScore(t *testing.T) {
 		})
 	}
 }
-
