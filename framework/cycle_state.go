@@ -47,9 +47,14 @@ func NewStateKey[T any]() StateKey[T] {
 	return StateKey[T]{index: int(stateKeys.Add(1) - 1)}
 }
 
-// Write stores v in the slot. It must not race with other calls on the same
-// state; the framework calls PreFilter and PreScore plugins one at a time.
+// Write stores v in the slot; on a nil state it does nothing, so plugins
+// called outside a framework need no special case. It must not race with
+// other calls on the same state; the framework calls PreFilter and PreScore
+// plugins one at a time.
 func (k StateKey[T]) Write(s *CycleState, v T) {
+	if s == nil {
+		return
+	}
 	if k.index >= len(s.slots) {
 		grown := make([]any, int(stateKeys.Load()))
 		copy(grown, s.slots)

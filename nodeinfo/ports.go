@@ -92,9 +92,12 @@ func (h HostPortInfo) CheckConflict(ip, protocol string, port int32) bool {
 // HostPorts returns the host ports a pod binds: those of its regular
 // containers and of restartable (sidecar) init containers, which run for
 // the pod's whole life. Ordinary init containers have exited before the pod
-// runs and hold no ports.
+// runs and hold no ports. A nil pod has none.
 func HostPorts(pod *v1.Pod) []v1.ContainerPort {
 	var ports []v1.ContainerPort
+	if pod == nil {
+		return nil
+	}
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		if c.RestartPolicy == nil || *c.RestartPolicy != v1.ContainerRestartPolicyAlways {

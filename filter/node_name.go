@@ -1,0 +1,41 @@
+package filter
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/names"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// ErrReasonNodeName is NodeName's reason, worded as kube-scheduler's.
+const ErrReasonNodeName = "node(s) didn't match the requested node name"
+
+var nodeNameMismatch = framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonNodeName).WithPlugin(names.NodeName)
+
+// NodeName keeps a pod that already names its node (spec.nodeName) off
+// every other node. A pod with an empty spec.nodeName fits anywhere. The
+// zero value is ready to use.
+type NodeName struct{}
+
+var _ framework.FilterPlugin = NodeName{}
+
+// Name returns "NodeName".
+func (NodeName) Name() string { return names.NodeName }
+
+// Filter returns nil if the pod names no node or names this one, and
+// UnschedulableAndUnresolvable with [ErrReasonNodeName] otherwise; Error
+// if ni has no node. It does not allocate, modifies nothing, and is safe
+// for concurrent use.
+func (NodeName) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+	node := ni.Node()
+	if node == nil {
+		return errNilNode
+	}
+	if want := pod.Spec.NodeName; want != "" && want != node.Name {
+		return nodeNameMismatch
+	}
+	return nil
+}

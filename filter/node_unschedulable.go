@@ -1,0 +1,49 @@
+package filter
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/taints"
+	"github.com/kubesched/kubesched/names"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// ErrReasonUnschedulable is NodeUnschedulable's reason, worded as
+// kube-scheduler's.
+const ErrReasonUnschedulable = "node(s) were unschedulable"
+
+var nodeUnschedulable = framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonUnschedulable).WithPlugin(names.NodeUnschedulable)
+
+// unschedulableTaint is the taint a cordoned node is treated as carrying,
+// whether or not the node controller has added it yet. A package variable
+// so that passing its address does not allocate.
+var unschedulableTaint = v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule}
+
+// NodeUnschedulable rejects cordoned nodes (spec.unschedulable) unless the
+// pod tolerates the node.kubernetes.io/unschedulable:NoSchedule taint, as
+// DaemonSet pods do. The zero value is ready to use.
+type NodeUnschedulable struct{}
+
+var _ framework.FilterPlugin = NodeUnschedulable{}
+
+// Name returns "NodeUnschedulable".
+func (NodeUnschedulable) Name() string { return names.NodeUnschedulable }
+
+// Filter returns nil for a schedulable node or a tolerating pod,
+// UnschedulableAndUnresolvable with [ErrReasonUnschedulable] otherwise, and
+// Error if ni has no node. Only spec.unschedulable counts: the node's
+// actual taints are TaintToleration's business. It does not allocate,
+// modifies nothing, and is safe for concurrent use.
+func (NodeUnschedulable) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+	node := ni.Node()
+	if node == nil {
+		return errNilNode
+	}
+	if node.Spec.Unschedulable && !taints.Tolerated(pod.Spec.Tolerations, &unschedulableTaint) {
+		return nodeUnschedulable
+	}
+	return nil
+}

@@ -1,0 +1,143 @@
+package score
+
+import (
+	"context"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/names"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// ImageLocality's size thresholds: images totalling less than 23 MiB earn
+// nothing (any node pulls that quickly), and the total counts up to
+// 1000 MiB per container, so that one huge image cannot dominate.
+const (
+	imageLocalityMinThreshold          int64 = 23 * 1024 * 1024
+	imageLocalityMaxContainerThreshold int64 = 1000 * 1024 * 1024
+)
+
+// imageLocalityKey holds the pod's image names, normalized once per cycle,
+// and the cluster size.
+var imageLocalityKey = framework.NewStateKey[*imageLocalityPod]()
+
+// ImageLocality favours nodes that already hold the pod's images, weighting
+// each image by its size and by how widely it is spread over the cluster,
+// so that a pod is not drawn to the one node that happens to hold a rare
+// image. The zero value is ready to use.
+type ImageLocality struct{}
+
+var (
+	_ framework.PreScorePlugin = ImageLocality{}
+	_ framework.ScorePlugin    = ImageLocality{}
+)
+
+// Name returns "ImageLocality".
+func (ImageLocality) Name() string { return names.ImageLocality }
+
+// PreScore records the pod's normalized image names and the number of
+// nodes in the cycle (all of them, not only the feasible ones, as
+// kube-scheduler counts its snapshot) in state, so that Score does no
+// string work per node. It always returns nil: kube-scheduler never skips
+// this plugin. A nil state is left alone.
+func (ImageLocality) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) *framework.Status {
+	if state != nil {
+		imageLocalityKey.Write(state, newImageLocalityPod(pod, len(state.AllNodes())))
+	}
+	return nil
+}
+
+// Score returns the node's score in [framework.MinNodeScore,
+// framework.MaxNodeScore] (see [ImageLocalityScore]), or Error if ni has no
+// node. Without PreScore's record it computes the pod's data itself,
+// counting the cycle's nodes from state; with a nil state the node is taken
+// to be the whole cluster. It does not allocate once PreScore has run,
+// modifies nothing, and is safe for concurrent use.
+func (ImageLocality) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+	if ni.Node() == nil {
+		return 0, errNilNode
+	}
+	p, ok := imageLocalityKey.Read(state)
+	if !ok {
+		p = newImageLocalityPod(pod, len(state.AllNodes()))
+	}
+	return p.score(ni), nil
+}
+
+// ImageLocalityScore is kube-scheduler's ImageLocality score of node for
+// pod in a cluster of totalNodes nodes (values below 1 count as 1).
+//
+// Each image of the pod's init containers, containers and image volumes
+// that the node holds adds size × NumNodes/totalNodes, where NumNodes is
+// how many nodes hold it; an image used twice counts twice. Names without a
+// tag are looked up with ":latest". The sum, clamped to [23 MiB,
+// 1000 MiB × containers] with init containers counted as containers, maps
+// linearly onto [0, 100]. A nil node scores 0.
+func ImageLocalityScore(pod *v1.Pod, node *nodeinfo.NodeInfo, totalNodes int) int64 {
+	if node.Node() == nil {
+		return 0
+	}
+	return newImageLocalityPod(pod, totalNodes).score(node)
+}
+
+// imageLocalityPod is what scoring needs of a pod, found once per cycle.
+type imageLocalityPod struct {
+	images        []string // normalized, duplicates kept
+	numContainers int      // init containers and containers, not volumes
+	totalNodes    int      // at least 1
+}
+
+func newImageLocalityPod(pod *v1.Pod, totalNodes int) *imageLocalityPod {
+	spec := &pod.Spec
+	p := &imageLocalityPod{
+		images:        make([]string, 0, len(spec.InitContainers)+len(spec.Containers)),
+		numContainers: len(spec.InitContainers) + len(spec.Containers),
+		totalNodes:    max(totalNodes, 1),
+	}
+	for i := range spec.InitContainers {
+		p.images = append(p.images, normalizedImageName(spec.InitContainers[i].Image))
+	}
+	for i := range spec.Containers {
+		p.images = append(p.images, normalizedImageName(spec.Containers[i].Image))
+	}
+	for i := range spec.Volumes {
+		if img := spec.Volumes[i].Image; img != nil {
+			p.images = append(p.images, normalizedImageName(img.Reference))
+		}
+	}
+	return p
+}
+
+// score maps the spread-weighted size of the pod's images present on the
+// node onto [0, 100].
+func (p *imageLocalityPod) score(ni *nodeinfo.NodeInfo) int64 {
+	var sum int64
+	for _, name := range p.images {
+		if st, ok := ni.ImageStates[name]; ok {
+			// Floating point in this order, to round exactly as kube-scheduler.
+			spread := float64(st.NumNodes) / float64(p.totalNodes)
+			sum += int64(float64(st.Size) * spread)
+		}
+	}
+	ceiling := imageLocalityMaxContainerThreshold * int64(p.numContainers)
+	// Floor first, and the ceiling only above the floor: for a pod without
+	// containers (ceiling 0) this order decides between 0 and 100.
+	if sum < imageLocalityMinThreshold {
+		sum = imageLocalityMinThreshold
+	} else if sum > ceiling {
+		sum = ceiling
+	}
+	return framework.MaxNodeScore * (sum - imageLocalityMinThreshold) / (ceiling - imageLocalityMinThreshold)
+}
+
+// normalizedImageName adds the ":latest" tag the runtime assumes when a
+// reference has none. A colon before the last slash belongs to a registry
+// port, not a tag.
+func normalizedImageName(name string) string {
+	if strings.LastIndexByte(name, ':') <= strings.LastIndexByte(name, '/') {
+		return name + ":latest"
+	}
+	return name
+}
