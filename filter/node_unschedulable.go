@@ -42,7 +42,7 @@ func (NodeUnschedulable) Filter(_ context.Context, _ *framework.CycleState, pod 
 	if node == nil {
 		return errNilNode
 	}
-	if node.Spec.Unschedulable && !taints.Tolerated(pod.Spec.Tolerations, &unschedulableTaint) {
+	if ni.Unschedulable() && !taints.Tolerated(pod.Spec.Tolerations, &unschedulableTaint) {
 		return nodeUnschedulable
 	}
 	return nil

@@ -34,7 +34,7 @@ func (TaintToleration) Filter(_ context.Context, _ *framework.CycleState, pod *v
 	if node == nil {
 		return errNilNode
 	}
-	if taints.FirstUntolerated(node.Spec.Taints, pod.Spec.Tolerations) >= 0 {
+	if taints.FirstUntolerated(ni.Taints(), pod.Spec.Tolerations) >= 0 {
 		return untoleratedTaint
 	}
 	return nil

@@ -31,6 +31,7 @@ var ErrNoNodesAvailable = errors.New("no nodes available to schedule pods")
 
 type scorePlugin struct {
 	ScorePlugin
+	name      string // cached: asked for once per node otherwise
 	weight    int64
 	normalize NormalizeScorePlugin // nil if the plugin does not normalize
 }
@@ -51,6 +52,8 @@ type Framework struct {
 
 	nextStart atomic.Int64
 	index     atomic.Pointer[nodeIndex]
+	// rawScores recycles the per-cycle raw score buffers (*[]int64).
+	rawScores sync.Pool
 }
 
 // Option configures a Framework.
@@ -136,6 +139,7 @@ func New(opts ...Option) (*Framework, error) {
 		}
 	}
 	f := &Framework{percentage: c.percentage, parallelism: c.parallelism, rand: c.rand}
+	f.rawScores.New = func() any { return new([]int64) }
 	names := map[string]sets.Set[string]{}
 	claim := func(phase, name string) error {
 		if names[phase] == nil {
@@ -177,7 +181,7 @@ func New(opts ...Option) (*Framework, error) {
 			if pw.weight < 1 {
 				return nil, fmt.Errorf("score plugin %q has weight %d; need at least 1", name, pw.weight)
 			}
-			sp := scorePlugin{ScorePlugin: pl, weight: int64(pw.weight)}
+			sp := scorePlugin{ScorePlugin: pl, name: name, weight: int64(pw.weight)}
 			sp.normalize, _ = p.(NormalizeScorePlugin)
 			f.scores = append(f.scores, sp)
 		}
@@ -219,7 +223,7 @@ func (f *Framework) indexNodes(nodes []*nodeinfo.NodeInfo) (*nodeIndex, error) {
 	}
 	idx := &nodeIndex{fingerprint: fp, n: len(nodes), byName: make(map[string]int, len(nodes))}
 	for i, ni := range nodes {
-		name := ni.Node().Name
+		name := ni.Name()
 		if _, dup := idx.byName[name]; dup {
 			return nil, fmt.Errorf("node name %q appears more than once", name)
 		}

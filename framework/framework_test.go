@@ -67,9 +67,9 @@ func (f *fakeScore) Score(_ context.Context, _ *framework.CycleState, _ *v1.Pod,
 // halving normalizes by halving every score, to show normalization runs before weights.
 type halving struct{ fakeScore }
 
-func (h *halving) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, scores []framework.NodeScore) *framework.Status {
+func (h *halving) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, _ []*nodeinfo.NodeInfo, scores []int64) *framework.Status {
 	for i := range scores {
-		scores[i].Score /= 2
+		scores[i] /= 2
 	}
 	return nil
 }

@@ -65,14 +65,11 @@ type ScorePlugin interface {
 // are scored, for example relative to the best node.
 type NormalizeScorePlugin interface {
 	ScorePlugin
-	// NormalizeScore rewrites scores in place into [MinNodeScore, MaxNodeScore].
-	NormalizeScore(ctx context.Context, state *CycleState, pod *v1.Pod, scores []NodeScore) *Status
-}
-
-// NodeScore is one node's score from one plugin.
-type NodeScore struct {
-	Name  string
-	Score int64
+	// NormalizeScore rewrites scores in place into [MinNodeScore,
+	// MaxNodeScore]; scores[i] is the raw score of nodes[i]. Plain integers
+	// rather than (name, score) pairs keep the per-node score buffers free of
+	// pointers, which the garbage collector then never scans.
+	NormalizeScore(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, scores []int64) *Status
 }
 
 // PreFilterResult narrows the nodes worth filtering. A nil result, or one

@@ -54,7 +54,7 @@ func (f *Framework) Schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 		}
 		// A PreFilter rejection applies to every node.
 		for _, ni := range nodes {
-			diagnosis.NodeToStatus[ni.Node().Name] = status
+			diagnosis.NodeToStatus[ni.Name()] = status
 		}
 		diagnosis.PreFilterMsg = status.Message()
 		diagnosis.addPluginStatus(status)
@@ -90,7 +90,7 @@ func (f *Framework) Schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 		Diagnosis:      diagnosis,
 	}
 	if len(feasible) == 1 {
-		result.SuggestedHost = feasible[0].Node().Name
+		result.SuggestedHost = feasible[0].Name()
 		return result, nil
 	}
 	result.NodeScores, err = f.scoreNodes(ctx, state, pod, feasible)
@@ -152,8 +152,8 @@ func (f *Framework) narrow(nodes []*nodeinfo.NodeInfo, idx *nodeIndex, r *PreFil
 	}
 	absent := NewStatus(UnschedulableAndUnresolvable, fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(narrowedBy)))
 	for _, ni := range nodes {
-		if !r.NodeNames.Has(ni.Node().Name) {
-			d.NodeToStatus[ni.Node().Name] = absent
+		if !r.NodeNames.Has(ni.Name()) {
+			d.NodeToStatus[ni.Name()] = absent
 		}
 	}
 	return kept
@@ -182,6 +182,9 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 
 	statuses := make([]*Status, n)
 	passed := make([]bool, n)
+	// Counting feasible nodes as they are found costs a contended atomic per
+	// node; it is only needed when the search may stop early.
+	earlyStop := want < n
 	var found atomic.Int64
 	var firstErr atomic.Pointer[Status]
 	parallel.Until(ctx, f.parallelism, n, func(i int) {
@@ -189,7 +192,7 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 		s := f.runFilters(ctx, state, pod, ni)
 		switch {
 		case s.IsSuccess():
-			if found.Add(1) > int64(want) {
+			if earlyStop && found.Add(1) > int64(want) {
 				cancel()
 				found.Add(-1)
 				return
@@ -205,7 +208,7 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 	if s := firstErr.Load(); s != nil {
 		return nil, s.AsError()
 	}
-	feasible := make([]*nodeinfo.NodeInfo, 0, found.Load())
+	feasible := make([]*nodeinfo.NodeInfo, 0, min(n, want))
 	processed := 0
 	for i := range n {
 		ni := nodes[(start+i)%n]
@@ -214,7 +217,7 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 			feasible = append(feasible, ni)
 			processed++
 		case statuses[i] != nil:
-			d.NodeToStatus[ni.Node().Name] = statuses[i]
+			d.NodeToStatus[ni.Name()] = statuses[i]
 			d.addPluginStatus(statuses[i])
 			processed++
 		}
@@ -272,16 +275,21 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 			return nil, fmt.Errorf("running PreScore plugin %q: %w", pl.Name(), s.AsError())
 		}
 	}
-	active := make([]int, 0, len(f.scores))
+	active := make([]*scorePlugin, 0, len(f.scores))
 	for i := range f.scores {
 		if !state.skipScore[i] {
-			active = append(active, i)
+			active = append(active, &f.scores[i])
 		}
 	}
-	// One flat slice for all plugin scores: plugin p's scores for every node
+	// One flat buffer for all raw scores: plugin p's scores for every node
 	// are raw[p*n:(p+1)*n], which is what NormalizeScore receives.
 	n := len(nodes)
-	raw := make([]NodeScore, len(active)*n)
+	buf := f.rawScores.Get().(*[]int64)
+	defer f.rawScores.Put(buf)
+	if cap(*buf) < len(active)*n {
+		*buf = make([]int64, len(active)*n)
+	}
+	raw := (*buf)[:len(active)*n]
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var firstErr atomic.Pointer[error]
@@ -291,14 +299,13 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 	}
 	parallel.Until(ctx, f.parallelism, n, func(i int) {
 		ni := nodes[i]
-		for p, pi := range active {
-			pl := f.scores[pi]
+		for p, pl := range active {
 			score, s := pl.Score(ctx, state, pod, ni)
 			if !s.IsSuccess() {
-				fail(fmt.Errorf("plugin %q failed with: %w", pl.Name(), s.AsError()))
+				fail(fmt.Errorf("plugin %q failed with: %w", pl.name, s.AsError()))
 				return
 			}
-			raw[p*n+i] = NodeScore{Name: ni.Node().Name, Score: score}
+			raw[p*n+i] = score
 		}
 	})
 	if err := firstErr.Load(); err != nil {
@@ -307,48 +314,64 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	for p, pi := range active {
-		if norm := f.scores[pi].normalize; norm != nil {
-			if s := norm.NormalizeScore(ctx, state, pod, raw[p*n:(p+1)*n]); !s.IsSuccess() {
-				return nil, fmt.Errorf("running Normalize on Score plugins: plugin %q failed with: %w", norm.Name(), s.AsError())
+	for p, pl := range active {
+		if pl.normalize != nil {
+			if s := pl.normalize.NormalizeScore(ctx, state, pod, nodes, raw[p*n:(p+1)*n]); !s.IsSuccess() {
+				return nil, fmt.Errorf("running Normalize on Score plugins: plugin %q failed with: %w", pl.name, s.AsError())
 			}
 		}
 	}
+	// Weighting writes the result, which holds strings: done in parallel
+	// because the write barriers make it as costly as scoring.
 	out := make([]NodePluginScores, n)
 	pluginScores := make([]PluginScore, n*len(active))
-	for i, ni := range nodes {
-		ns := NodePluginScores{Name: ni.Node().Name, Scores: pluginScores[i*len(active) : (i+1)*len(active) : (i+1)*len(active)]}
-		for p, pi := range active {
-			pl := f.scores[pi]
-			score := raw[p*n+i].Score
+	parallel.Until(ctx, f.parallelism, n, func(i int) {
+		ns := &out[i]
+		ns.Name = nodes[i].Name()
+		ns.Scores = pluginScores[i*len(active) : (i+1)*len(active) : (i+1)*len(active)]
+		for p, pl := range active {
+			score := raw[p*n+i]
 			if score < MinNodeScore || score > MaxNodeScore {
-				return nil, fmt.Errorf("plugin %q returns an invalid score %d, it should in the range of [%d, %d] after normalizing", pl.Name(), score, MinNodeScore, MaxNodeScore)
+				fail(fmt.Errorf("plugin %q returns an invalid score %d, it should in the range of [%d, %d] after normalizing", pl.name, score, MinNodeScore, MaxNodeScore))
+				return
 			}
 			weighted := score * pl.weight
-			ns.Scores[p] = PluginScore{Name: pl.Name(), Score: weighted}
+			ns.Scores[p] = PluginScore{Name: pl.name, Score: weighted}
 			ns.TotalScore += weighted
 		}
-		out[i] = ns
+	})
+	if err := firstErr.Load(); err != nil {
+		return nil, fmt.Errorf("applying score weights: %w", *err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-// selectHost picks uniformly among the nodes with the highest total, by
-// reservoir sampling in one pass.
+// selectHost picks uniformly among the nodes with the highest total: one
+// pass finds the top score and counts the ties, one random draw picks among
+// them, so a large tie costs one draw rather than one per node.
 func (f *Framework) selectHost(scores []NodePluginScores) string {
-	best, ties := 0, 0
+	top, ties := scores[0].TotalScore, 0
 	for i := range scores {
 		switch {
-		case scores[i].TotalScore > scores[best].TotalScore:
-			best, ties = i, 1
-		case scores[i].TotalScore == scores[best].TotalScore:
+		case scores[i].TotalScore > top:
+			top, ties = scores[i].TotalScore, 1
+		case scores[i].TotalScore == top:
 			ties++
-			if f.intN(ties) == 0 {
-				best = i
-			}
 		}
 	}
-	return scores[best].Name
+	pick := f.intN(ties)
+	for i := range scores {
+		if scores[i].TotalScore == top {
+			if pick == 0 {
+				return scores[i].Name
+			}
+			pick--
+		}
+	}
+	panic("unreachable: the top score has at least one node")
 }
 
 func (f *Framework) intN(n int) int {

@@ -38,6 +38,11 @@ type ImageStateSummary struct {
 // [NodeInfo.RemovePod]; plugins only read them.
 type NodeInfo struct {
 	node *v1.Node
+	// Copies of the node fields every cycle reads for every node, kept here
+	// so that the hot path touches one object per node instead of two.
+	name          string
+	taints        []v1.Taint
+	unschedulable bool
 
 	// Pods are the pods bound to the node, in the order added.
 	Pods []*PodInfo
@@ -89,14 +94,26 @@ func (n *NodeInfo) Node() *v1.Node {
 	return n.node
 }
 
+// Name returns the node's name, or "" if no node is set.
+func (n *NodeInfo) Name() string { return n.name }
+
+// Taints returns the node's taints.
+func (n *NodeInfo) Taints() []v1.Taint { return n.taints }
+
+// Unschedulable reports whether the node is cordoned (spec.unschedulable).
+func (n *NodeInfo) Unschedulable() bool { return n.unschedulable }
+
 // SetNode replaces the node object and recomputes what derives from it:
 // allocatable and the images present (each counted on one node; [Build]
-// fills in cluster-wide spread).
+// fills in cluster-wide spread). The node must not be modified afterwards;
+// to change it, call SetNode with the new object, as an informer delivers it.
 func (n *NodeInfo) SetNode(node *v1.Node) {
 	n.node = node
+	n.name, n.taints, n.unschedulable = "", nil, false
 	n.Allocatable = Resource{}
 	n.ImageStates = nil
 	if node != nil {
+		n.name, n.taints, n.unschedulable = node.Name, node.Spec.Taints, node.Spec.Unschedulable
 		n.Allocatable = NewResource(node.Status.Allocatable)
 		n.ImageStates = make(map[string]*ImageStateSummary, len(node.Status.Images))
 		for _, img := range node.Status.Images {
@@ -138,7 +155,7 @@ func (n *NodeInfo) RemovePod(pod *v1.Pod) error {
 	var removed *PodInfo
 	n.Pods, removed = removePod(n.Pods, pod)
 	if removed == nil {
-		return fmt.Errorf("nodeinfo: pod %s/%s is not on node %q", pod.Namespace, pod.Name, n.nodeName())
+		return fmt.Errorf("nodeinfo: pod %s/%s is not on node %q", pod.Namespace, pod.Name, n.name)
 	}
 	n.PodsWithAffinity, _ = removePod(n.PodsWithAffinity, pod)
 	n.PodsWithRequiredAntiAffinity, _ = removePod(n.PodsWithRequiredAntiAffinity, pod)
@@ -165,13 +182,6 @@ func (n *NodeInfo) Clone() *NodeInfo {
 		c.UsedPorts[ip] = m
 	}
 	return &c
-}
-
-func (n *NodeInfo) nodeName() string {
-	if n.node == nil {
-		return ""
-	}
-	return n.node.Name
 }
 
 func (n *NodeInfo) update(pi *PodInfo, sign int64) {

@@ -85,7 +85,7 @@ func (pl *NodeAffinity) Score(_ context.Context, state *framework.CycleState, po
 }
 
 // NormalizeScore scales the sums so the best node gets 100.
-func (pl *NodeAffinity) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, scores []framework.NodeScore) *framework.Status {
+func (pl *NodeAffinity) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, _ []*nodeinfo.NodeInfo, scores []int64) *framework.Status {
 	normalize(scores, false)
 	return nil
 }

@@ -35,22 +35,18 @@ func scoreAll(t *testing.T, pl framework.NormalizeScorePlugin, pod *v1.Pod, node
 			return nil, s
 		}
 	}
-	scores := make([]framework.NodeScore, len(nodes))
+	scores := make([]int64, len(nodes))
 	for i, ni := range nodes {
 		s, st := pl.Score(context.Background(), state, pod, ni)
 		if !st.IsSuccess() {
 			t.Fatalf("Score(%s): %v", ni.Node().Name, st)
 		}
-		scores[i] = framework.NodeScore{Name: ni.Node().Name, Score: s}
+		scores[i] = s
 	}
-	if s := pl.NormalizeScore(context.Background(), state, pod, scores); !s.IsSuccess() {
+	if s := pl.NormalizeScore(context.Background(), state, pod, nodes, scores); !s.IsSuccess() {
 		t.Fatalf("NormalizeScore: %v", s)
 	}
-	out := make([]int64, len(scores))
-	for i := range scores {
-		out[i] = scores[i].Score
-	}
-	return out, nil
+	return scores, nil
 }
 
 func TestNodeAffinityScore(t *testing.T) {

@@ -12,24 +12,24 @@ var errNilNode = framework.NewStatus(framework.Error, "node not found: NodeInfo 
 // rest keep their proportion (integer division, as kube-scheduler does).
 // With reverse, the scale is flipped so the lowest raw score wins. All-zero
 // scores stay 0, or all become MaxNodeScore when reversed.
-func normalize(scores []framework.NodeScore, reverse bool) {
+func normalize(scores []int64, reverse bool) {
 	var highest int64
-	for i := range scores {
-		highest = max(highest, scores[i].Score)
+	for _, s := range scores {
+		highest = max(highest, s)
 	}
 	if highest == 0 {
 		if reverse {
 			for i := range scores {
-				scores[i].Score = framework.MaxNodeScore
+				scores[i] = framework.MaxNodeScore
 			}
 		}
 		return
 	}
-	for i := range scores {
-		s := framework.MaxNodeScore * scores[i].Score / highest
+	for i, s := range scores {
+		s = framework.MaxNodeScore * s / highest
 		if reverse {
 			s = framework.MaxNodeScore - s
 		}
-		scores[i].Score = s
+		scores[i] = s
 	}
 }

@@ -1,9 +1,8 @@
 package score
 
 import (
+	"slices"
 	"testing"
-
-	"github.com/kubesched/kubesched/framework"
 )
 
 func TestNormalize(t *testing.T) {
@@ -22,13 +21,10 @@ func TestNormalize(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			scores := make([]framework.NodeScore, len(tc.in))
-			for i, v := range tc.in {
-				scores[i].Score = v
-			}
+			scores := slices.Clone(tc.in)
 			normalize(scores, tc.reverse)
 			for i := range tc.want {
-				if scores[i].Score != tc.want[i] {
+				if scores[i] != tc.want[i] {
 					t.Fatalf("got %v, want %v", scores, tc.want)
 				}
 			}

@@ -54,8 +54,9 @@ func (TaintToleration) Score(_ context.Context, state *framework.CycleState, pod
 		tolerations = preferNoScheduleTolerations(pod)
 	}
 	var n int64
-	for i := range node.Spec.Taints {
-		t := &node.Spec.Taints[i]
+	nodeTaints := ni.Taints()
+	for i := range nodeTaints {
+		t := &nodeTaints[i]
 		if t.Effect == v1.TaintEffectPreferNoSchedule && !taints.Tolerated(tolerations, t) {
 			n++
 		}
@@ -64,7 +65,7 @@ func (TaintToleration) Score(_ context.Context, state *framework.CycleState, pod
 }
 
 // NormalizeScore maps the counts so that fewer untolerated taints score higher.
-func (TaintToleration) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, scores []framework.NodeScore) *framework.Status {
+func (TaintToleration) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, _ []*nodeinfo.NodeInfo, scores []int64) *framework.Status {
 	normalize(scores, true)
 	return nil
 }
