@@ -1,0 +1,351 @@
+package noderesources
+
+import (
+	"math"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
+
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+type scorerKind uint8
+
+const (
+	leastAllocated scorerKind = iota
+	mostAllocated
+	requestedToCapacityRatio
+	balancedAllocation
+)
+
+// shapePoint is a UtilizationShapePoint with its score scaled to 0-100.
+type shapePoint struct{ utilization, score int64 }
+
+// Scorer scores a node by how much of a list of resources a pod would use
+// there. It is what NodeResourcesFit's strategies and
+// NodeResourcesBalancedAllocation have in common: the same pod request
+// vector and the same reading of the node, combined by different formulas.
+//
+// kubesched models no DRA: with no DeviceClasses, kube-scheduler v1.36.3
+// (DRAExtendedResource on by default) reads every extended resource from
+// node allocatable, as the Scorer does.
+//
+// A Scorer is immutable and safe for concurrent use.
+type Scorer struct {
+	kind      scorerKind
+	resources []ResourceSpec
+	// scalar[i] reports whether resources[i] is a scalar resource, which is
+	// left out when the pod does not request it.
+	scalar []bool
+	shape  []shapePoint
+	// useRequested: read the node's and the pod's plain cpu and memory
+	// requests (BalancedAllocation) rather than those with defaults for
+	// unset requests (NodeResourcesFit).
+	useRequested bool
+	// containersOnly: sum the pod's container specs, ignoring pod-level
+	// requests and resize status. kube-scheduler's NodeResourcesFit scorer
+	// does so whatever the feature gates, since it never receives them;
+	// BalancedAllocation does receive them.
+	containersOnly bool
+}
+
+// Default scorers, from the zero arguments (which always validate).
+var (
+	DefaultFitScorer      = mustScorer(NewFitScorer(FitArgs{}))
+	DefaultBalancedScorer = mustScorer(NewBalancedScorer(BalancedAllocationArgs{}))
+)
+
+func mustScorer(s *Scorer, err error) *Scorer {
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// NewFitScorer validates args and returns the scorer of its strategy.
+func NewFitScorer(args FitArgs) (*Scorer, error) {
+	if err := args.Validate(); err != nil {
+		return nil, err
+	}
+	s := args.ScoringStrategy.Defaulted()
+	sc := newScorer(s.Resources)
+	sc.containersOnly = true
+	switch s.Type {
+	case MostAllocated:
+		sc.kind = mostAllocated
+	case RequestedToCapacityRatio:
+		sc.kind = requestedToCapacityRatio
+		sc.shape = make([]shapePoint, len(s.Shape))
+		for i, p := range s.Shape {
+			sc.shape[i] = shapePoint{
+				utilization: int64(p.Utilization),
+				score:       int64(p.Score) * (framework.MaxNodeScore / MaxShapeScore),
+			}
+		}
+	default:
+		sc.kind = leastAllocated
+	}
+	return sc, nil
+}
+
+// NewBalancedScorer validates args and returns the balanced-allocation scorer.
+func NewBalancedScorer(args BalancedAllocationArgs) (*Scorer, error) {
+	if err := args.Validate(); err != nil {
+		return nil, err
+	}
+	sc := newScorer(args.Defaulted().Resources)
+	sc.kind = balancedAllocation
+	sc.useRequested = true
+	return sc, nil
+}
+
+func newScorer(resources []ResourceSpec) *Scorer {
+	sc := &Scorer{resources: resources, scalar: make([]bool, len(resources))}
+	for i, r := range resources {
+		sc.scalar[i] = nodeinfo.IsScalarResourceName(r.Name)
+	}
+	return sc
+}
+
+// Resources returns the scored resources, defaults filled in. The caller
+// must not modify the result.
+func (s *Scorer) Resources() []ResourceSpec { return s.resources }
+
+// PodRequests returns pod's request for each scored resource, in the order
+// of [Scorer.Resources]: millicores for cpu, whole units otherwise. Like
+// kube-scheduler it counts init containers, sidecars and overhead.
+//
+// NodeResourcesFit's scorer, as kube-scheduler v1.36.3's, reads container
+// specs only, with 100m cpu and 200Mi memory for each container that leaves
+// them unset. BalancedAllocation's reads requests as set, pod-level
+// requests and resized containers' status included (PodLevelResources,
+// InPlacePodVerticalScaling and InPlacePodLevelResourcesVerticalScaling are
+// on by default in v1.36.3).
+func (s *Scorer) PodRequests(pod *v1.Pod) []int64 {
+	opts := resourcehelper.PodResourcesOptions{
+		UseStatusResources: true,
+		InPlacePodLevelResourcesVerticalScalingEnabled: true,
+	}
+	if s.containersOnly {
+		opts = resourcehelper.PodResourcesOptions{SkipPodLevelResources: true}
+	}
+	if !s.useRequested {
+		opts.NonMissingContainerRequests = v1.ResourceList{
+			v1.ResourceCPU:    *resource.NewMilliQuantity(nodeinfo.DefaultMilliCPURequest, resource.DecimalSI),
+			v1.ResourceMemory: *resource.NewQuantity(nodeinfo.DefaultMemoryRequest, resource.BinarySI),
+		}
+	}
+	reqs := resourcehelper.PodRequests(pod, opts)
+	out := make([]int64, len(s.resources))
+	for i, r := range s.resources {
+		q := reqs[r.Name]
+		if r.Name == v1.ResourceCPU {
+			out[i] = q.MilliValue()
+		} else {
+			out[i] = q.Value()
+		}
+	}
+	return out
+}
+
+// AllZero reports whether a request vector asks for nothing, as a
+// best-effort pod's does.
+func AllZero(podRequests []int64) bool {
+	for _, r := range podRequests {
+		if r != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// stackResources is how many resources Score handles without allocating.
+const stackResources = 8
+
+// Score returns the node's score for a pod with podRequests (from
+// [Scorer.PodRequests]). A resource the node has none of is left out of the
+// average; so is a scalar resource the pod does not request. A node with
+// nothing left to score gets 0 (75 for balanced allocation). podRequests
+// must have one entry per scored resource.
+func (s *Scorer) Score(podRequests []int64, ni *nodeinfo.NodeInfo) int64 {
+	n := len(s.resources)
+	var reqBuf, usedBuf, capBuf [stackResources]int64
+	var requested, allocated, allocatable []int64
+	if n <= stackResources {
+		requested, allocated, allocatable = reqBuf[:n], usedBuf[:n], capBuf[:n]
+	} else {
+		requested, allocated, allocatable = make([]int64, n), make([]int64, n), make([]int64, n)
+	}
+	for i, r := range s.resources {
+		if podRequests[i] == 0 && s.scalar[i] {
+			continue
+		}
+		capacity, used := s.nodeAmounts(ni, r.Name)
+		if capacity == 0 {
+			continue
+		}
+		allocatable[i] = capacity
+		allocated[i] = used
+		requested[i] = used + podRequests[i]
+	}
+
+	switch s.kind {
+	case mostAllocated:
+		return weightedMean(s.resources, requested, allocatable, mostRequestedScore)
+	case requestedToCapacityRatio:
+		return s.ratioScore(requested, allocatable)
+	case balancedAllocation:
+		withPod := balance(requested, allocatable)
+		without := balance(allocated, allocatable)
+		// Each balance is in [50, 100], so the change is in [-50, 50]; this
+		// maps it to [50, 100], 75 meaning the pod leaves the balance as is.
+		return framework.MaxNodeScore/2 + (framework.MaxNodeScore/2+withPod-without)/2
+	default:
+		return weightedMean(s.resources, requested, allocatable, leastRequestedScore)
+	}
+}
+
+// nodeAmounts returns the node's allocatable amount of a resource and the
+// amount its pods already request. Extended resources the node does not
+// list count as 0 allocatable. Ephemeral storage and scalar resources have
+// no non-zero defaults, so they always read the plain requests.
+func (s *Scorer) nodeAmounts(ni *nodeinfo.NodeInfo, name v1.ResourceName) (allocatable, requested int64) {
+	cpuMem := &ni.NonZeroRequested
+	if s.useRequested {
+		cpuMem = &ni.Requested
+	}
+	switch name {
+	case v1.ResourceCPU:
+		return ni.Allocatable.MilliCPU, cpuMem.MilliCPU
+	case v1.ResourceMemory:
+		return ni.Allocatable.Memory, cpuMem.Memory
+	case v1.ResourceEphemeralStorage:
+		return ni.Allocatable.EphemeralStorage, ni.Requested.EphemeralStorage
+	}
+	if a, ok := ni.Allocatable.ScalarResources[name]; ok {
+		return a, ni.Requested.ScalarResources[name]
+	}
+	return 0, 0
+}
+
+// weightedMean averages per-resource scores by weight over the resources
+// with non-zero allocatable, rounding down.
+func weightedMean(resources []ResourceSpec, requested, allocatable []int64, score func(requested, capacity int64) int64) int64 {
+	var sum, weights int64
+	for i := range requested {
+		if allocatable[i] == 0 {
+			continue
+		}
+		sum += score(requested[i], allocatable[i]) * resources[i].Weight
+		weights += resources[i].Weight
+	}
+	if weights == 0 {
+		return 0
+	}
+	return sum / weights
+}
+
+// leastRequestedScore is the free share of capacity in 0-100; an
+// over-committed resource scores 0.
+func leastRequestedScore(requested, capacity int64) int64 {
+	if capacity == 0 || requested > capacity {
+		return 0
+	}
+	return (capacity - requested) * framework.MaxNodeScore / capacity
+}
+
+// mostRequestedScore is the used share of capacity in 0-100, capped at 100.
+func mostRequestedScore(requested, capacity int64) int64 {
+	if capacity == 0 {
+		return 0
+	}
+	requested = min(requested, capacity)
+	return requested * framework.MaxNodeScore / capacity
+}
+
+// ratioScore averages each resource's shape score by weight, leaving out
+// resources that score 0, and rounds to nearest.
+func (s *Scorer) ratioScore(requested, allocatable []int64) int64 {
+	var sum, weights int64
+	for i := range requested {
+		if allocatable[i] == 0 {
+			continue
+		}
+		utilization := int64(MaxUtilization)
+		if requested[i] <= allocatable[i] {
+			utilization = requested[i] * MaxUtilization / allocatable[i]
+		}
+		if score := shapeScore(s.shape, utilization); score > 0 {
+			sum += score * s.resources[i].Weight
+			weights += s.resources[i].Weight
+		}
+	}
+	if weights == 0 {
+		return 0
+	}
+	return int64(math.Round(float64(sum) / float64(weights)))
+}
+
+// shapeScore evaluates the piecewise-linear function through shape at
+// utilization p: flat before the first point and after the last, linear
+// (rounding toward zero) between points. shape must be non-empty with
+// strictly increasing utilizations.
+func shapeScore(shape []shapePoint, p int64) int64 {
+	for i, pt := range shape {
+		if p > pt.utilization {
+			continue
+		}
+		if i == 0 {
+			return pt.score
+		}
+		prev := shape[i-1]
+		return prev.score + (pt.score-prev.score)*(p-prev.utilization)/(pt.utilization-prev.utilization)
+	}
+	return shape[len(shape)-1].score
+}
+
+// balance scores how evenly a node's resources are used, in [50, 100] for
+// fractions in [0, 1]: 100 times one minus the standard deviation of the
+// used fractions (each capped at 1) of the resources with non-zero
+// allocatable. The float operations are kube-scheduler's, in its order, so
+// that the truncated result is the same.
+func balance(requested, allocatable []int64) int64 {
+	fraction := func(i int) float64 {
+		return min(float64(requested[i])/float64(allocatable[i]), 1)
+	}
+	var count int
+	var total, first, second float64
+	for i := range requested {
+		if allocatable[i] == 0 {
+			continue
+		}
+		f := fraction(i)
+		total += f
+		switch count {
+		case 0:
+			first = f
+		case 1:
+			second = f
+		}
+		count++
+	}
+	var std float64
+	switch {
+	case count == 2:
+		std = math.Abs((first - second) / 2)
+	case count > 2:
+		mean := total / float64(count)
+		var sum float64
+		for i := range requested {
+			if allocatable[i] == 0 {
+				continue
+			}
+			d := fraction(i) - mean
+			sum += d * d
+		}
+		std = math.Sqrt(sum / float64(count))
+	}
+	return int64((1 - std) * float64(framework.MaxNodeScore))
+}

@@ -1,0 +1,91 @@
+package score
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/noderesources"
+	"github.com/kubesched/kubesched/names"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// NodeResourcesBalancedAllocationArgs configures
+// NodeResourcesBalancedAllocation. The zero value is kube-scheduler's
+// default, cpu and memory.
+type NodeResourcesBalancedAllocationArgs = noderesources.BalancedAllocationArgs
+
+var (
+	_ framework.PreScorePlugin = (*NodeResourcesBalancedAllocation)(nil)
+	_ framework.ScorePlugin    = (*NodeResourcesBalancedAllocation)(nil)
+)
+
+// NodeResourcesBalancedAllocation favours nodes whose resources (cpu and
+// memory by default) stay evenly used with the pod placed there. For the
+// resources the node has (and, for extended resources, the pod requests)
+// it takes the used fraction of each, capped at 1, and the balance
+// b = 100 * (1 - standard deviation of the fractions), truncated; the score
+// is 50 + (50 + b with the pod - b without it) / 2, so 75 means the pod
+// leaves the balance as it was, more means it improves it.
+//
+// Requests are read as given, without the defaults NodeResourcesFit assumes
+// for unset cpu and memory, so a pod requesting none of the resources is
+// not scored at all (PreScore returns Skip).
+//
+// kubesched models no DRA. With no DeviceClasses, kube-scheduler v1.36.3
+// (DRAExtendedResource on by default) reads extended resources from node
+// allocatable only, as this plugin does.
+//
+// The zero value scores cpu and memory. It is safe for concurrent use.
+type NodeResourcesBalancedAllocation struct {
+	scorer *noderesources.Scorer
+}
+
+// NewNodeResourcesBalancedAllocation returns the plugin configured by args,
+// or an error listing every invalid argument (a repeated resource, a weight
+// other than 1).
+func NewNodeResourcesBalancedAllocation(args NodeResourcesBalancedAllocationArgs) (*NodeResourcesBalancedAllocation, error) {
+	s, err := noderesources.NewBalancedScorer(args)
+	if err != nil {
+		return nil, err
+	}
+	return &NodeResourcesBalancedAllocation{scorer: s}, nil
+}
+
+// Name returns "NodeResourcesBalancedAllocation".
+func (*NodeResourcesBalancedAllocation) Name() string { return names.NodeResourcesBalancedAllocation }
+
+func (pl *NodeResourcesBalancedAllocation) getScorer() *noderesources.Scorer {
+	if pl.scorer == nil {
+		return noderesources.DefaultBalancedScorer
+	}
+	return pl.scorer
+}
+
+var balancedAllocationKey = framework.NewStateKey[[]int64]()
+
+// PreScore computes the pod's requests once for all nodes. It returns Skip
+// when the pod requests none of the scored resources, as kube-scheduler
+// does, and Error for a nil pod.
+func (pl *NodeResourcesBalancedAllocation) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) *framework.Status {
+	if pod == nil {
+		return errNilPod
+	}
+	req := pl.getScorer().PodRequests(pod)
+	if noderesources.AllZero(req) {
+		return skip
+	}
+	if state != nil {
+		balancedAllocationKey.Write(state, req)
+	}
+	return nil
+}
+
+// Score returns the node's score, in [50, 100] for well-formed nodes, or
+// Error for a NodeInfo without a node or a nil pod. Without PreScore's
+// state it computes the pod's requests itself, and scores 0 for a pod
+// PreScore would have skipped.
+func (pl *NodeResourcesBalancedAllocation) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+	return scoreResources(pl.getScorer(), balancedAllocationKey, state, pod, ni, true)
+}

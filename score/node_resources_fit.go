@@ -1,0 +1,133 @@
+package score
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/noderesources"
+	"github.com/kubesched/kubesched/names"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// NodeResourcesFit's arguments, shared with its filter
+// (filter.NodeResourcesFitArgs is the same type). Zero values are
+// kube-scheduler's defaults.
+type (
+	// NodeResourcesFitArgs configures NodeResourcesFit.
+	NodeResourcesFitArgs = noderesources.FitArgs
+	// ScoringStrategy selects and configures the scoring formula.
+	ScoringStrategy = noderesources.ScoringStrategy
+	// ScoringStrategyType names a scoring formula.
+	ScoringStrategyType = noderesources.ScoringStrategyType
+	// ResourceSpec is a scored resource and its weight.
+	ResourceSpec = noderesources.ResourceSpec
+	// UtilizationShapePoint is a point of a RequestedToCapacityRatio shape.
+	UtilizationShapePoint = noderesources.UtilizationShapePoint
+)
+
+// NodeResourcesFit's scoring strategies.
+const (
+	// LeastAllocated scores each resource (allocatable - requested) * 100 /
+	// allocatable, where requested includes the pod, and averages by weight.
+	LeastAllocated = noderesources.LeastAllocated
+	// MostAllocated scores each resource requested * 100 / allocatable.
+	MostAllocated = noderesources.MostAllocated
+	// RequestedToCapacityRatio scores each resource by its shape at
+	// utilization requested * 100 / allocatable.
+	RequestedToCapacityRatio = noderesources.RequestedToCapacityRatio
+)
+
+var (
+	_ framework.PreScorePlugin = (*NodeResourcesFit)(nil)
+	_ framework.ScorePlugin    = (*NodeResourcesFit)(nil)
+)
+
+// NodeResourcesFit ranks nodes by how much of the scored resources (cpu and
+// memory by default) would be in use with the pod placed there. Containers
+// without a cpu or memory request count as 100m and 200Mi, and so do the
+// node's pods. Resources the node has none of are left out, and so are
+// extended resources the pod does not request.
+//
+// The pod's request is read as kube-scheduler v1.36.3's scorer reads it:
+// containers, init containers, sidecars and overhead, but not pod-level
+// requests nor a resize in the pod's status (its scorer is built without
+// those feature gates, unlike the filter and BalancedAllocation).
+//
+// kubesched models no DRA. With no DeviceClasses, kube-scheduler v1.36.3
+// (DRAExtendedResource on by default) scores extended resources from node
+// allocatable only, as this plugin does.
+//
+// The zero value uses the default strategy, LeastAllocated over cpu and
+// memory with weight 1. It is safe for concurrent use.
+type NodeResourcesFit struct {
+	scorer *noderesources.Scorer
+}
+
+// NewNodeResourcesFit returns the score plugin configured by args, or an
+// error listing every invalid argument (weights outside [1, 100], an
+// unknown strategy, a shape that is missing, unsorted or out of range, ...).
+func NewNodeResourcesFit(args NodeResourcesFitArgs) (*NodeResourcesFit, error) {
+	s, err := noderesources.NewFitScorer(args)
+	if err != nil {
+		return nil, err
+	}
+	return &NodeResourcesFit{scorer: s}, nil
+}
+
+// Name returns "NodeResourcesFit".
+func (*NodeResourcesFit) Name() string { return names.NodeResourcesFit }
+
+func (pl *NodeResourcesFit) getScorer() *noderesources.Scorer {
+	if pl.scorer == nil {
+		return noderesources.DefaultFitScorer
+	}
+	return pl.scorer
+}
+
+var resourcesFitScoreKey = framework.NewStateKey[[]int64]()
+
+// errNilPod is what the resource-allocation scorers return for a nil pod.
+var errNilPod = framework.NewStatus(framework.Error, "nil pod")
+
+// PreScore computes the pod's requests once for all nodes. Like
+// kube-scheduler's, it never returns Skip; it returns Error for a nil pod.
+func (pl *NodeResourcesFit) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) *framework.Status {
+	if pod == nil {
+		return errNilPod
+	}
+	if state != nil {
+		resourcesFitScoreKey.Write(state, pl.getScorer().PodRequests(pod))
+	}
+	return nil
+}
+
+// Score returns the node's score in [0, 100] for well-formed nodes (0 when
+// it has none of the scored resources), or Error for a NodeInfo without a
+// node or a nil pod. Without PreScore's state it computes the pod's
+// requests itself.
+func (pl *NodeResourcesFit) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+	return scoreResources(pl.getScorer(), resourcesFitScoreKey, state, pod, ni, false)
+}
+
+// scoreResources is Score for both resource-allocation plugins: it reads
+// the pod's requests from key, or computes them when absent or written by
+// a differently configured plugin. With zeroForBestEffort, computed
+// requests that are all zero score 0, standing in for PreScore's Skip.
+func scoreResources(s *noderesources.Scorer, key framework.StateKey[[]int64], state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, zeroForBestEffort bool) (int64, *framework.Status) {
+	if ni.Node() == nil {
+		return 0, errNilNode
+	}
+	req, ok := key.Read(state)
+	if !ok || len(req) != len(s.Resources()) {
+		if pod == nil {
+			return 0, errNilPod
+		}
+		req = s.PodRequests(pod)
+		if zeroForBestEffort && noderesources.AllZero(req) {
+			return 0, nil
+		}
+	}
+	return s.Score(req, ni), nil
+}
