@@ -88,6 +88,11 @@ type OracleResult struct {
 	// UnschedulablePlugins are the sorted names of the plugins that rejected
 	// at least one node, whether or not the pod fits elsewhere.
 	UnschedulablePlugins []string
+	// FeasibleNodes and EvaluatedNodes are the counts upstream's
+	// ScheduleResult reports: the nodes that passed, and the nodes Filter
+	// ran on (not those a PreFilterResult excluded). Both are zero when no
+	// node fits.
+	FeasibleNodes, EvaluatedNodes int
 }
 
 // NewOracle builds upstream's framework from the default v1 profile, minus
@@ -323,6 +328,10 @@ func (c *Cycle) result(pod *v1.Pod) *OracleResult {
 			outcome.Scores[ps.Name] = ps.Score
 		}
 		res.Nodes[s.Name] = outcome
+	}
+	if len(c.Feasible) > 0 {
+		res.FeasibleNodes = len(c.Feasible)
+		res.EvaluatedNodes = len(c.Feasible) + c.Diagnosis.NodeToStatus.Len()
 	}
 	if len(c.Feasible) == 0 {
 		fitErr := &schedframework.FitError{Pod: pod, NumAllNodes: len(c.all), Diagnosis: c.Diagnosis}

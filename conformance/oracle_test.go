@@ -84,6 +84,8 @@ func TestOracle(t *testing.T) {
 				},
 				TopNodes:             []string{"plain"},
 				UnschedulablePlugins: []string{"TaintToleration"},
+				FeasibleNodes:        1,
+				EvaluatedNodes:       2,
 			},
 		},
 		{
@@ -112,6 +114,9 @@ func TestOracle(t *testing.T) {
 				},
 				TopNodes:             []string{"b"},
 				UnschedulablePlugins: []string{"NodeAffinity"},
+				// Nodes excluded by a PreFilterResult are not evaluated.
+				FeasibleNodes:  1,
+				EvaluatedNodes: 1,
 			},
 		},
 		{
@@ -156,8 +161,10 @@ func TestOracle(t *testing.T) {
 					// cpu 1000/4000 and memory (8Gi-400Mi)/8Gi free; balance 50 + (50 + 62 - 75)/2.
 					"half": {Feasible: true, Scores: map[string]int64{"NodeResourcesFit": 60, "NodeResourcesBalancedAllocation": 68, "TaintToleration": 300, "ImageLocality": 0}, Total: 428},
 				},
-				TopNodes: []string{"empty"},
-				Scored:   true,
+				TopNodes:       []string{"empty"},
+				Scored:         true,
+				FeasibleNodes:  2,
+				EvaluatedNodes: 2,
 			},
 		},
 	}

@@ -244,6 +244,8 @@ func TestPreFilter(t *testing.T) {
 		plugins   []*fakeFilter
 		wantErr   string // FitError message
 		wantHosts sets.Set[string]
+		// wantEvaluated excludes nodes a PreFilterResult left out.
+		wantEvaluated int
 	}{
 		{
 			name:    "a PreFilter rejection rejects the pod on every node with its own message",
@@ -259,9 +261,10 @@ func TestPreFilter(t *testing.T) {
 			wantErr: "0/3 nodes are available: first.",
 		},
 		{
-			name:      "a PreFilterResult limits filtering to the nodes it names",
-			plugins:   []*fakeFilter{{name: "P", pre: &framework.PreFilterResult{NodeNames: sets.New("n2", "missing")}}},
-			wantHosts: sets.New("n2"),
+			name:          "a PreFilterResult limits filtering to the nodes it names",
+			plugins:       []*fakeFilter{{name: "P", pre: &framework.PreFilterResult{NodeNames: sets.New("n2", "missing")}}},
+			wantHosts:     sets.New("n2"),
+			wantEvaluated: 1,
 		},
 		{
 			name: "disjoint PreFilterResults reject every node",
@@ -277,9 +280,10 @@ func TestPreFilter(t *testing.T) {
 			wantErr: "0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [P].",
 		},
 		{
-			name:      "a PreFilter Skip disables that plugin's Filter",
-			plugins:   []*fakeFilter{{name: "P", preStatus: framework.NewStatus(framework.Skip), reject: map[string]string{"n1": "x", "n2": "x", "n3": "x"}}},
-			wantHosts: sets.New("n1", "n2", "n3"),
+			name:          "a PreFilter Skip disables that plugin's Filter",
+			plugins:       []*fakeFilter{{name: "P", preStatus: framework.NewStatus(framework.Skip), reject: map[string]string{"n1": "x", "n2": "x", "n3": "x"}}},
+			wantHosts:     sets.New("n1", "n2", "n3"),
+			wantEvaluated: 3,
 		},
 	}
 	for _, tc := range tests {
@@ -303,6 +307,9 @@ func TestPreFilter(t *testing.T) {
 			}
 			if !tc.wantHosts.Has(res.SuggestedHost) || res.FeasibleNodes != tc.wantHosts.Len() {
 				t.Errorf("host %q with %d feasible, want one of %v", res.SuggestedHost, res.FeasibleNodes, sets.List(tc.wantHosts))
+			}
+			if res.EvaluatedNodes != tc.wantEvaluated {
+				t.Errorf("EvaluatedNodes = %d, want %d", res.EvaluatedNodes, tc.wantEvaluated)
 			}
 		})
 	}

@@ -14,7 +14,8 @@ type Result struct {
 	// SuggestedHost is the chosen node's name.
 	SuggestedHost string
 	// EvaluatedNodes counts the nodes filtered (feasible or not); with
-	// percentageOfNodesToScore below 100 the search may stop early.
+	// percentageOfNodesToScore below 100 the search may stop early. Nodes a
+	// PreFilter plugin excluded up front are not counted.
 	EvaluatedNodes int
 	// FeasibleNodes counts the nodes that passed every filter.
 	FeasibleNodes int

@@ -70,10 +70,14 @@ func (f *Framework) Schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 			}
 		}
 	}
+	// Nodes a PreFilterResult excluded are in the diagnosis but were never
+	// evaluated; kube-scheduler does not count them.
+	excluded := 0
 	if len(feasible) == 0 {
 		candidates := nodes
 		if !preRes.AllNodes() {
 			candidates = f.narrow(nodes, idx, preRes, narrowedBy, &diagnosis)
+			excluded = len(nodes) - len(candidates)
 		}
 		feasible, err = f.filterNodes(ctx, state, pod, candidates, &diagnosis, true)
 		if err != nil {
@@ -85,7 +89,7 @@ func (f *Framework) Schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 		return nil, &FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: diagnosis}
 	}
 	result := &Result{
-		EvaluatedNodes: len(feasible) + len(diagnosis.NodeToStatus),
+		EvaluatedNodes: len(feasible) + len(diagnosis.NodeToStatus) - excluded,
 		FeasibleNodes:  len(feasible),
 		Diagnosis:      diagnosis,
 	}
