@@ -1,0 +1,26 @@
+// Package framework composes scheduling plugins into a profile and runs
+// kube-scheduler's scheduling cycle over them: [Framework.Schedule] takes a
+// pod and a list of [nodeinfo.NodeInfo] and returns the chosen node with
+// every feasible node's scores, or a [FitError] explaining why no node fits.
+//
+// Plugins are small interfaces — [PreFilterPlugin], [FilterPlugin],
+// [PreScorePlugin], [ScorePlugin], [NormalizeScorePlugin] — each with a
+// Name; a plugin takes part in every phase whose interface it implements.
+// Verdicts are a [*Status], where nil means success, so "does not fit" is
+// never an error. Values a plugin computes once per pod live in a typed
+// [StateKey] slot of the [CycleState].
+//
+// The cycle, in kube-scheduler's order:
+//
+//  1. PreFilter: each plugin checks the pod alone, may narrow the nodes
+//     ([PreFilterResult]) or reject the pod everywhere.
+//  2. Filter: every node (or, with percentageOfNodesToScore below 100,
+//     enough of them) runs the filters in order on a worker pool, stopping
+//     at the first rejection so the reported plugin is kube-scheduler's.
+//  3. PreScore, Score, NormalizeScore on the feasible nodes; each score must
+//     end in [MinNodeScore, MaxNodeScore] and is multiplied by the plugin's
+//     weight.
+//  4. The highest total wins; ties are broken at random.
+//
+// Scoring is skipped when only one node is feasible.
+package framework
