@@ -67,6 +67,8 @@ var imageNames = [][]string{
 	{"gcr.io/project/app:v1", "gcr.io/project/app:stable"},
 	{"redis"},
 	{"quay.io/prometheus/prometheus:v2.50.0"},
+	{"localhost:5000/tools:latest"},
+	{"docker.io/library/alpine@sha256:4bcff63911fcb4448bd4fdacec207030997caf25e9bea4045fa6c8c44de311d1"},
 }
 
 // containerImages are what pods ask for: mostly names some node has, in
@@ -75,6 +77,9 @@ var containerImages = []string{
 	"nginx:1.25", "docker.io/library/nginx:1.25", "busybox", "busybox:latest",
 	"docker.io/library/busybox", "registry.k8s.io/pause:3.9", "gcr.io/project/app:v1",
 	"redis", "redis:latest", "quay.io/prometheus/prometheus:v2.50.0", "example.com/never-pulled:1",
+	// A registry port is not a tag: this one is matched as ":latest".
+	"localhost:5000/tools",
+	"docker.io/library/alpine@sha256:4bcff63911fcb4448bd4fdacec207030997caf25e9bea4045fa6c8c44de311d1",
 }
 
 // generator draws scenario pieces from one seeded source, so a seed fully
@@ -130,8 +135,12 @@ func (g *generator) node(i int) *v1.Node {
 	}
 	if g.chance(0.5) {
 		labels[labelTier] = strconv.Itoa(g.r.IntN(10))
-		if g.chance(0.1) {
+		switch {
+		case g.chance(0.1):
 			labels[labelTier] = "gold"
+		case g.chance(0.05):
+			// Still a number to Gt and Lt.
+			labels[labelTier] = "0" + labels[labelTier]
 		}
 	}
 	if g.chance(0.3) {
@@ -236,7 +245,37 @@ func (g *generator) pod(name string, bigChance float64) *v1.Pod {
 			c.Ports = append(c.Ports, g.hostPort())
 		}
 	}
+	if g.chance(0.05) {
+		g.podLevelRequests(p)
+	}
 	return p
+}
+
+// podLevelRequests sets spec.resources, which (with the PodLevelResources
+// feature, on by default) replaces the containers' cpu and memory in the
+// pod's requests. The API server requires it to cover the containers'.
+func (g *generator) podLevelRequests(p *v1.Pod) {
+	requests := v1.ResourceList{}
+	for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
+		if !g.chance(0.7) {
+			continue
+		}
+		total := resource.Quantity{}
+		for _, c := range p.Spec.Containers {
+			if q, ok := c.Resources.Requests[name]; ok {
+				total.Add(q)
+			}
+		}
+		extra := *resource.NewMilliQuantity(pick(g, []int64{0, 100, 500, 2000}), resource.DecimalSI)
+		if name == v1.ResourceMemory {
+			extra = *resource.NewQuantity(pick(g, []int64{0, 64, 512})*1024*1024, resource.BinarySI)
+		}
+		total.Add(extra)
+		requests[name] = total
+	}
+	if len(requests) > 0 {
+		p.Spec.Resources = &v1.ResourceRequirements{Requests: requests}
+	}
 }
 
 func (g *generator) container(name string, requests v1.ResourceList) v1.Container {
@@ -290,16 +329,22 @@ func (g *generator) requests(pRequests float64, init bool, bigChance float64) v1
 
 func (g *generator) hostPort() v1.ContainerPort {
 	port := pick(g, hostPorts)
-	return v1.ContainerPort{
+	cp := v1.ContainerPort{
 		ContainerPort: port,
 		HostPort:      port,
 		HostIP:        pick(g, hostIPs),
 		Protocol:      pick(g, protocols),
 	}
+	// The API server defaults the protocol to TCP, but objects built in Go
+	// may leave it empty, and both schedulers must read that as TCP.
+	if g.chance(0.03) {
+		cp.Protocol = ""
+	}
+	return cp
 }
 
 // incomingPod returns the pod to schedule, with the node constraints the
-// current plugins understand. It never has ownerReferences or labels that
+// current plugins understand, and sometimes a nominated node. It never has ownerReferences or labels that
 // services could select, so default topology spreading does not apply.
 func (g *generator) incomingPod(nodes []*v1.Node) *v1.Pod {
 	p := g.pod("incoming", 0.05)
@@ -329,6 +374,13 @@ func (g *generator) incomingPod(nodes []*v1.Node) *v1.Pod {
 	if g.chance(0.5) {
 		for range 1 + g.r.IntN(3) {
 			p.Spec.Tolerations = append(p.Spec.Tolerations, g.toleration())
+		}
+	}
+	if g.chance(0.05) {
+		// Set by an earlier preemption; the node may have gone since.
+		p.Status.NominatedNodeName = g.pick(nodes).Name
+		if g.chance(0.2) {
+			p.Status.NominatedNodeName = "node-that-went-away"
 		}
 	}
 	if g.chance(0.03) {
@@ -370,15 +422,15 @@ func (g *generator) requiredAffinity(nodes []*v1.Node) *v1.NodeSelector {
 	return sel
 }
 
-// selectorTerm returns a term of one or two expressions; matchFields only
-// in required terms, where it lets NodeAffinity's PreFilter narrow the
-// nodes. Rarely the term is empty, which matches no node.
+// selectorTerm returns a term of one or two expressions, sometimes with
+// matchFields, which in required terms lets NodeAffinity's PreFilter narrow
+// the nodes. Rarely the term is empty, which matches no node.
 func (g *generator) selectorTerm(nodes []*v1.Node, required bool) v1.NodeSelectorTerm {
 	var term v1.NodeSelectorTerm
 	if g.chance(0.03) {
 		return term
 	}
-	if required && g.chance(0.15) {
+	if (required && g.chance(0.15)) || g.chance(0.05) {
 		op := pick(g, []v1.NodeSelectorOperator{v1.NodeSelectorOpIn, v1.NodeSelectorOpIn, v1.NodeSelectorOpNotIn})
 		term.MatchFields = append(term.MatchFields, v1.NodeSelectorRequirement{
 			Key: metav1.ObjectNameField, Operator: op, Values: []string{g.pick(nodes).Name},

@@ -8,6 +8,16 @@
 //
 // This module imports k8s.io/kubernetes, which the root module must never do;
 // that is the whole reason it is a separate module.
+//
+// From this directory:
+//
+//	go test -race ./...                                    # 2000 scenarios
+//	go test -run TestDifferential -scenarios 50000 -seed 7 # a longer hunt
+//	go test -run 'TestDifferential/group/seed=42$'         # one scenario
+//	go test -run '^$' -bench SideBySide                    # timings
+//	go run ./cmd/sidebyside -nodes 5000 -duration 5s       # timing table
+//
+// KUBESCHED_CONFORMANCE_SCENARIOS sets the number of scenarios as well.
 package conformance
 
 import (
@@ -33,11 +43,12 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 )
 
-// excludedPlugins are default-profile plugins the oracle leaves out.
-// DynamicResources needs a DRA manager fed by ResourceSlice informers, and
-// kubesched implements neither it nor NodeDeclaredFeatures. Without a DRA
-// manager NodeResourcesFit treats every extended resource as device-plugin
-// backed, which is what a cluster without DeviceClasses does anyway.
+// excludedPlugins are default-profile plugins the oracle leaves out, and
+// kubesched does not implement. DynamicResources needs a DRA manager fed by
+// ResourceSlice informers; NodeDeclaredFeatures (beta, on by default in
+// v1.36) only rejects pods that need features a node does not declare.
+// Without a DRA manager NodeResourcesFit never hands an extended resource
+// to DRA, which is also what it does in a cluster without DeviceClasses.
 var excludedPlugins = []string{names.DynamicResources, names.NodeDeclaredFeatures}
 
 // Oracle schedules pods with kube-scheduler's own framework and default
@@ -73,7 +84,9 @@ type NodeOutcome struct {
 
 // OracleResult is upstream's verdict on one pod in one cluster.
 type OracleResult struct {
-	// Nodes holds every node's outcome, keyed by node name.
+	// Nodes holds every node's outcome, keyed by node name. When the pod's
+	// nominated node fits, upstream evaluates no other node, and Nodes
+	// holds that node alone.
 	Nodes map[string]NodeOutcome
 	// FitErrorMessage is upstream's "0/N nodes are available: ..." text when
 	// no node fits, without any preemption suffix; empty otherwise.
@@ -157,17 +170,10 @@ func (o *Oracle) Close() {
 	o.stop()
 }
 
-// Framework exposes the upstream framework, for benchmarks that drive it
-// directly. Its snapshot is whatever the last [Oracle.Run] or
-// [Oracle.SetCluster] installed.
-func (o *Oracle) Framework() schedframework.Framework {
-	return o.fw
-}
-
-// SetCluster installs a cluster as the framework's snapshot, for callers
-// that drive [Oracle.Framework] themselves. Pods whose spec.nodeName names no
-// node in nodes are ignored, as kube-scheduler's cache would not hold them
-// on a node. It must not be called concurrently with [Oracle.Run].
+// SetCluster installs a cluster as the framework's snapshot, for
+// [Oracle.SelectHost]. Pods whose spec.nodeName names no node in nodes are
+// ignored, as kube-scheduler's cache would not hold them on a node. It must
+// not be called concurrently with [Oracle.Run].
 func (o *Oracle) SetCluster(nodes []*v1.Node, pods []*v1.Pod) {
 	o.snapshot.current = cache.NewSnapshot(boundPods(nodes, pods), nodes)
 }
@@ -175,8 +181,9 @@ func (o *Oracle) SetCluster(nodes []*v1.Node, pods []*v1.Pod) {
 // Run schedules pod in the cluster made of nodes and the pods bound to them
 // (by spec.nodeName), as kube-scheduler's scheduling cycle would with
 // percentageOfNodesToScore=100: PreFilter, Filter on every node, then
-// PreScore and Score when more than one node is feasible. Nothing is bound
-// and no preemption is attempted. It returns an error when a plugin fails
+// PreScore and Score when more than one node is feasible. A pod with
+// status.nominatedNodeName has that node tried first, as upstream does.
+// Nothing is bound and no preemption is attempted. It returns an error when a plugin fails
 // with an internal error, or when nodes is empty. Inputs are not modified.
 func (o *Oracle) Run(ctx context.Context, nodes []*v1.Node, pods []*v1.Pod, pod *v1.Pod) (*OracleResult, error) {
 	if len(nodes) == 0 {
@@ -187,16 +194,16 @@ func (o *Oracle) Run(ctx context.Context, nodes []*v1.Node, pods []*v1.Pod, pod 
 	o.SetCluster(nodes, pods)
 	defer func() { o.snapshot.current = nil }()
 
-	cycle, err := o.Cycle(ctx, pod)
+	c, err := o.cycle(ctx, pod)
 	if err != nil {
 		return nil, err
 	}
-	return cycle.result(pod), nil
+	return c.result(pod), nil
 }
 
-// Cycle is one pass of upstream's scheduling algorithm over the installed
-// snapshot: the filter verdicts and, when scored, the node scores.
-type Cycle struct {
+// cycleResult is one pass of upstream's scheduling algorithm over the
+// installed snapshot: the filter verdicts and, when scored, the node scores.
+type cycleResult struct {
 	// Diagnosis is upstream's record of rejected nodes.
 	Diagnosis schedframework.Diagnosis
 	// Feasible are the nodes that passed filtering, in snapshot order.
@@ -206,19 +213,21 @@ type Cycle struct {
 	Scores []fwk.NodePluginScores
 	// all are every node in the snapshot.
 	all []fwk.NodeInfo
+	// nominatedOnly is set when the pod's nominated node passed the
+	// filters, so that no other node was evaluated.
+	nominatedOnly bool
 }
 
-// Cycle runs PreFilter, Filter (across nodes, with the framework's
+// cycle runs PreFilter, Filter (across nodes, with the framework's
 // parallelizer, as upstream does), PreScore and Score for pod against the
-// snapshot installed by [Oracle.SetCluster]. It returns an error for a
-// plugin's internal error only; rejections are in the Diagnosis. Callers
-// other than [Oracle.Run] must not call it concurrently with Run.
-func (o *Oracle) Cycle(ctx context.Context, pod *v1.Pod) (*Cycle, error) {
+// installed snapshot. It returns an error for a plugin's internal error
+// only; rejections are in the Diagnosis.
+func (o *Oracle) cycle(ctx context.Context, pod *v1.Pod) (*cycleResult, error) {
 	all, err := o.snapshot.NodeInfos().List()
 	if err != nil {
 		return nil, err
 	}
-	c := &Cycle{all: all, Diagnosis: schedframework.Diagnosis{NodeToStatus: schedframework.NewDefaultNodeToStatus()}}
+	c := &cycleResult{all: all, Diagnosis: schedframework.Diagnosis{NodeToStatus: schedframework.NewDefaultNodeToStatus()}}
 	state := schedframework.NewCycleState()
 
 	preResult, status, unschedulablePlugins := o.fw.RunPreFilterPlugins(ctx, state, pod)
@@ -232,6 +241,23 @@ func (o *Oracle) Cycle(ctx context.Context, pod *v1.Pod) (*Cycle, error) {
 		c.Diagnosis.PreFilterMsg = status.Message()
 		c.Diagnosis.AddPluginStatus(status)
 		return c, nil
+	}
+
+	// A node nominated by an earlier preemption is tried alone first, and
+	// taken without scoring if it fits, even if a PreFilterResult left it
+	// out. Upstream logs a failure here and goes on with every node.
+	if name := pod.Status.NominatedNodeName; name != "" {
+		if nodeInfo, err := o.snapshot.NodeInfos().Get(name); err == nil {
+			status := o.fw.RunFilterPlugins(ctx, state, pod, nodeInfo)
+			switch {
+			case status.IsSuccess():
+				c.Feasible, c.nominatedOnly = []fwk.NodeInfo{nodeInfo}, true
+				return c, nil
+			case status.IsRejected():
+				c.Diagnosis.NodeToStatus.Set(name, status)
+				c.Diagnosis.AddPluginStatus(status)
+			}
+		}
 	}
 
 	candidates := all
@@ -280,9 +306,9 @@ func (o *Oracle) Cycle(ctx context.Context, pod *v1.Pod) (*Cycle, error) {
 	return c, nil
 }
 
-// TopNodes returns the sorted names of the feasible nodes with the highest
+// topNodes returns the sorted names of the feasible nodes with the highest
 // total score, or of the lone feasible node when scoring was skipped.
-func (c *Cycle) TopNodes() []string {
+func (c *cycleResult) topNodes() []string {
 	if c.Scores == nil {
 		var top []string
 		for _, nodeInfo := range c.Feasible {
@@ -305,19 +331,22 @@ func (c *Cycle) TopNodes() []string {
 }
 
 // result converts the cycle into per-node outcomes.
-func (c *Cycle) result(pod *v1.Pod) *OracleResult {
+func (c *cycleResult) result(pod *v1.Pod) *OracleResult {
 	res := &OracleResult{
 		Nodes:    make(map[string]NodeOutcome, len(c.all)),
-		TopNodes: c.TopNodes(),
+		TopNodes: c.topNodes(),
 		Scored:   c.Scores != nil,
 	}
 	if len(c.Diagnosis.UnschedulablePlugins) > 0 {
 		res.UnschedulablePlugins = sets.List(c.Diagnosis.UnschedulablePlugins)
 	}
-	for _, nodeInfo := range c.all {
-		name := nodeInfo.Node().Name
-		status := c.Diagnosis.NodeToStatus.Get(name)
-		res.Nodes[name] = NodeOutcome{Plugin: status.Plugin(), Code: status.Code().String(), Reasons: status.Reasons()}
+	// Upstream evaluated no other node when the nominated one fit.
+	if !c.nominatedOnly {
+		for _, nodeInfo := range c.all {
+			name := nodeInfo.Node().Name
+			status := c.Diagnosis.NodeToStatus.Get(name)
+			res.Nodes[name] = NodeOutcome{Plugin: status.Plugin(), Code: status.Code().String(), Reasons: status.Reasons()}
+		}
 	}
 	for _, nodeInfo := range c.Feasible {
 		res.Nodes[nodeInfo.Node().Name] = NodeOutcome{Feasible: true}

@@ -62,6 +62,11 @@ func withConflictingMatchFields(p *v1.Pod, a, b string) *v1.Pod {
 	return p
 }
 
+func nominatedTo(p *v1.Pod, nodeName string) *v1.Pod {
+	p.Status.NominatedNodeName = nodeName
+	return p
+}
+
 var dedicated = v1.Taint{Key: "dedicated", Value: "a", Effect: v1.TaintEffectNoSchedule}
 
 func TestOracle(t *testing.T) {
@@ -143,6 +148,33 @@ func TestOracle(t *testing.T) {
 				},
 				FitErrorMessage:      "0/2 nodes are available: pod affinity terms conflict.",
 				UnschedulablePlugins: []string{"NodeAffinity"},
+			},
+		},
+		{
+			name:  "a nominated node that fits is taken without evaluating the others",
+			nodes: []*v1.Node{node("empty", 4000), node("nominated", 4000, v1.Taint{Key: "spot", Effect: v1.TaintEffectPreferNoSchedule})},
+			pod:   nominatedTo(podRequesting("p", 100), "nominated"),
+			want: OracleResult{
+				Nodes:          map[string]NodeOutcome{"nominated": {Feasible: true}},
+				TopNodes:       []string{"nominated"},
+				FeasibleNodes:  1,
+				EvaluatedNodes: 1,
+			},
+		},
+		{
+			name:  "a nominated node that does not fit is evaluated again with the others",
+			nodes: []*v1.Node{node("small", 500), node("nominated", 1000, dedicated), node("other", 4000)},
+			pod:   nominatedTo(podRequesting("p", 1000), "nominated"),
+			want: OracleResult{
+				Nodes: map[string]NodeOutcome{
+					"small":     {Plugin: "NodeResourcesFit", Code: "UnschedulableAndUnresolvable", Reasons: []string{"Insufficient cpu"}},
+					"nominated": {Plugin: "TaintToleration", Code: "UnschedulableAndUnresolvable", Reasons: []string{"node(s) had untolerated taint(s)"}},
+					"other":     {Feasible: true},
+				},
+				TopNodes:             []string{"other"},
+				UnschedulablePlugins: []string{"NodeResourcesFit", "TaintToleration"},
+				FeasibleNodes:        1,
+				EvaluatedNodes:       3,
 			},
 		},
 		{

@@ -522,3 +522,18 @@ func TestConcurrentSchedulesOnOneFramework(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestANominatedNodeLeftOutByPreFilterKeepsItsOwnRejection(t *testing.T) {
+	t.Parallel()
+	f := mustNew(t,
+		framework.WithPlugin(&fakeFilter{name: "Narrow", pre: &framework.PreFilterResult{NodeNames: sets.New("n1")}}, 0),
+		framework.WithPlugin(&fakeFilter{name: "Taints", code: framework.UnschedulableAndUnresolvable, reject: map[string]string{"n1": "tainted", "n3": "tainted"}}, 0),
+		framework.WithPlugin(&fakeScore{name: "S"}, 1))
+	pod := testPod.DeepCopy()
+	pod.Status.NominatedNodeName = "n3"
+	_, err := f.Schedule(context.Background(), pod, nodes("n1", "n2", "n3"))
+	want := "0/3 nodes are available: 1 node(s) didn't satisfy plugin(s) [Narrow Taints], 2 tainted."
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+}

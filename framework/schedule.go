@@ -76,8 +76,7 @@ func (f *Framework) Schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 	if len(feasible) == 0 {
 		candidates := nodes
 		if !preRes.AllNodes() {
-			candidates = f.narrow(nodes, idx, preRes, narrowedBy, &diagnosis)
-			excluded = len(nodes) - len(candidates)
+			candidates, excluded = f.narrow(nodes, idx, preRes, &diagnosis)
 		}
 		feasible, err = f.filterNodes(ctx, state, pod, candidates, &diagnosis, true)
 		if err != nil {
@@ -147,20 +146,27 @@ func (f *Framework) runPreFilter(ctx context.Context, state *CycleState, pod *v1
 
 // narrow keeps the nodes a PreFilterResult names; the others are recorded
 // as rejected by the plugins that narrowed.
-func (f *Framework) narrow(nodes []*nodeinfo.NodeInfo, idx *nodeIndex, r *PreFilterResult, narrowedBy sets.Set[string], d *Diagnosis) []*nodeinfo.NodeInfo {
+// A node that already has a status (a nominated node that failed its
+// filters) keeps it. The message names the plugins in
+// d.UnschedulablePlugins, which by then also holds that node's rejecting
+// plugin, as in kube-scheduler. It returns the kept nodes and how many nodes
+// it marked.
+func (f *Framework) narrow(nodes []*nodeinfo.NodeInfo, idx *nodeIndex, r *PreFilterResult, d *Diagnosis) ([]*nodeinfo.NodeInfo, int) {
 	kept := make([]*nodeinfo.NodeInfo, 0, r.NodeNames.Len())
 	for _, name := range sets.List(r.NodeNames) {
 		if i, ok := idx.byName[name]; ok {
 			kept = append(kept, nodes[i])
 		}
 	}
-	absent := NewStatus(UnschedulableAndUnresolvable, fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(narrowedBy)))
+	absent := NewStatus(UnschedulableAndUnresolvable, fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(d.UnschedulablePlugins)))
+	marked := 0
 	for _, ni := range nodes {
-		if !r.NodeNames.Has(ni.Name()) {
+		if _, has := d.NodeToStatus[ni.Name()]; !has && !r.NodeNames.Has(ni.Name()) {
 			d.NodeToStatus[ni.Name()] = absent
+			marked++
 		}
 	}
-	return kept
+	return kept, marked
 }
 
 // filterNodes runs the filters over nodes in parallel, starting at the
