@@ -54,6 +54,9 @@ type Framework struct {
 	index     atomic.Pointer[nodeIndex]
 	// rawScores recycles the per-cycle raw score buffers (*[]int64).
 	rawScores sync.Pool
+	// podOnlyPreScore: every PreScore plugin is a PodOnlyPreScorer, so
+	// nodes can be scored while they are filtered.
+	podOnlyPreScore bool
 }
 
 // Option configures a Framework.
@@ -184,6 +187,12 @@ func New(opts ...Option) (*Framework, error) {
 			sp := scorePlugin{ScorePlugin: pl, name: name, weight: int64(pw.weight)}
 			sp.normalize, _ = p.(NormalizeScorePlugin)
 			f.scores = append(f.scores, sp)
+		}
+	}
+	f.podOnlyPreScore = true
+	for _, pl := range f.preScores {
+		if _, ok := pl.(PodOnlyPreScorer); !ok {
+			f.podOnlyPreScore = false
 		}
 	}
 	return f, nil

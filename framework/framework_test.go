@@ -537,3 +537,83 @@ func TestANominatedNodeLeftOutByPreFilterKeepsItsOwnRejection(t *testing.T) {
 		t.Fatalf("err = %v, want %q", err, want)
 	}
 }
+
+// podOnly is a fakeScore that declares its PreScore pod-only, so the
+// framework scores nodes while filtering them.
+type podOnly struct{ fakeScore }
+
+func (*podOnly) PodOnlyPreScore() {}
+
+type podOnlyHalving struct{ halving }
+
+func (*podOnlyHalving) PodOnlyPreScore() {}
+
+// failingScore fails to score the named node.
+type failingScore struct {
+	podOnly
+	failOn string
+}
+
+func (f *failingScore) Score(ctx context.Context, s *framework.CycleState, p *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+	if ni.Name() == f.failOn {
+		return 0, framework.AsStatus(errors.New("cannot score"))
+	}
+	return f.podOnly.Score(ctx, s, p, ni)
+}
+
+func TestScoringWhileFilteringGivesTheSameScores(t *testing.T) {
+	t.Parallel()
+	table := map[string]int64{"node-0001": 40, "node-0002": 90, "node-0003": 10}
+	run := func(pl framework.Plugin) []framework.NodePluginScores {
+		f := mustNew(t,
+			framework.WithPlugin(&fakeFilter{name: "F", reject: map[string]string{"node-0000": "no"}}, 0),
+			framework.WithPlugin(pl, 2),
+			framework.WithPercentageOfNodesToScore(100))
+		res, err := f.Schedule(context.Background(), testPod, manyNodes(150))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.NodeScores
+	}
+	late := run(&halving{fakeScore{name: "S", scores: table}})
+	early := run(&podOnlyHalving{halving{fakeScore{name: "S", scores: table}}})
+	if len(late) != 149 || len(early) != len(late) {
+		t.Fatalf("scored %d and %d nodes, want 149", len(late), len(early))
+	}
+	for i := range late {
+		if late[i].Name != early[i].Name || late[i].TotalScore != early[i].TotalScore {
+			t.Fatalf("node %d: late %+v, early %+v", i, late[i], early[i])
+		}
+	}
+}
+
+func TestScoreErrorsMatterOnlyWhenScoringHappens(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		reject  map[string]string
+		wantErr bool
+	}{
+		{"with one feasible node nothing is scored, so a failing scorer is harmless", map[string]string{"n2": "no", "n3": "no"}, false},
+		{"with two feasible nodes the failure surfaces", map[string]string{"n3": "no"}, true},
+	}
+	for _, tc := range tests {
+		for _, early := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s (early %v)", tc.name, early), func(t *testing.T) {
+				t.Parallel()
+				var scorer framework.Plugin = &failingScore{podOnly: podOnly{fakeScore{name: "S"}}, failOn: "n1"}
+				if !early {
+					scorer = &fakeScore{name: "S", preStatus: framework.AsStatus(errors.New("cannot prescore"))}
+				}
+				f := mustNew(t, framework.WithPlugin(&fakeFilter{name: "F", reject: tc.reject}, 0), framework.WithPlugin(scorer, 1))
+				res, err := f.Schedule(context.Background(), testPod, nodes("n1", "n2", "n3"))
+				if tc.wantErr != (err != nil) {
+					t.Fatalf("err = %v, want error %v", err, tc.wantErr)
+				}
+				if !tc.wantErr && res.SuggestedHost != "n1" {
+					t.Errorf("SuggestedHost = %q, want n1", res.SuggestedHost)
+				}
+			})
+		}
+	}
+}

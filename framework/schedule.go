@@ -61,10 +61,13 @@ func (f *Framework) Schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 		return nil, &FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: diagnosis}
 	}
 
+	sc := f.startScoring(ctx, state, pod)
+	defer sc.release()
+
 	var feasible []*nodeinfo.NodeInfo
 	if name := pod.Status.NominatedNodeName; name != "" {
 		if i, ok := idx.byName[name]; ok {
-			feasible, err = f.filterNodes(ctx, state, pod, nodes[i:i+1], &diagnosis, false)
+			feasible, err = f.filterNodes(ctx, state, pod, nodes[i:i+1], &diagnosis, false, sc)
 			if err != nil {
 				return nil, err
 			}
@@ -78,7 +81,7 @@ func (f *Framework) Schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 		if !preRes.AllNodes() {
 			candidates, excluded = f.narrow(nodes, idx, preRes, &diagnosis)
 		}
-		feasible, err = f.filterNodes(ctx, state, pod, candidates, &diagnosis, true)
+		feasible, err = f.filterNodes(ctx, state, pod, candidates, &diagnosis, true, sc)
 		if err != nil {
 			return nil, err
 		}
@@ -96,7 +99,7 @@ func (f *Framework) Schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 		result.SuggestedHost = feasible[0].Name()
 		return result, nil
 	}
-	result.NodeScores, err = f.scoreNodes(ctx, state, pod, feasible)
+	result.NodeScores, err = f.scoreNodes(ctx, state, pod, feasible, sc)
 	if err != nil {
 		return nil, err
 	}
@@ -172,8 +175,10 @@ func (f *Framework) narrow(nodes []*nodeinfo.NodeInfo, idx *nodeIndex, r *PreFil
 // filterNodes runs the filters over nodes in parallel, starting at the
 // rotating start index when rotate is set, and stops once enough feasible
 // nodes are found. Rejections go into d. Feasible nodes are returned in
-// search order, so that a seeded tie-break is reproducible.
-func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, d *Diagnosis, rotate bool) ([]*nodeinfo.NodeInfo, error) {
+// search order, so that a seeded tie-break is reproducible. When sc scores
+// early, each node that passes is scored at once and sc keeps the scores of
+// the returned nodes.
+func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, d *Diagnosis, rotate bool, sc *scoring) ([]*nodeinfo.NodeInfo, error) {
 	n := len(nodes)
 	if n == 0 {
 		return nil, nil
@@ -197,6 +202,10 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 	earlyStop := want < n
 	var found atomic.Int64
 	var firstErr atomic.Pointer[Status]
+	var raw []int64
+	if sc.early {
+		raw = sc.earlyBuffer(n)
+	}
 	parallel.Until(ctx, f.parallelism, n, func(i int) {
 		ni := nodes[(start+i)%n]
 		s := f.runFilters(ctx, state, pod, ni)
@@ -208,6 +217,9 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 				return
 			}
 			passed[i] = true
+			if sc.early {
+				sc.scoreNode(ctx, state, pod, ni, raw, n, i)
+			}
 		case s.IsRejected():
 			statuses[i] = s
 		default:
@@ -224,6 +236,9 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 		ni := nodes[(start+i)%n]
 		switch {
 		case passed[i]:
+			if sc.early {
+				sc.keep(raw, n, i, len(feasible))
+			}
 			feasible = append(feasible, ni)
 			processed++
 		case statuses[i] != nil:
@@ -231,6 +246,9 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 			d.addPluginStatus(statuses[i])
 			processed++
 		}
+	}
+	if sc.early {
+		sc.stride = n
 	}
 	if rotate {
 		f.advanceStart(processed, n)
@@ -271,35 +289,10 @@ func (f *Framework) runFilters(ctx context.Context, state *CycleState, pod *v1.P
 	return nil
 }
 
-// scoreNodes runs PreScore, Score and NormalizeScore and applies weights.
-func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) ([]NodePluginScores, error) {
-	for _, pl := range f.preScores {
-		s := pl.PreScore(ctx, state, pod, nodes)
-		if s.IsSkip() {
-			if i := slices.IndexFunc(f.scores, func(sp scorePlugin) bool { return sp.Name() == pl.Name() }); i >= 0 {
-				state.skipScore[i] = true
-			}
-			continue
-		}
-		if !s.IsSuccess() {
-			return nil, fmt.Errorf("running PreScore plugin %q: %w", pl.Name(), s.AsError())
-		}
-	}
-	active := make([]*scorePlugin, 0, len(f.scores))
-	for i := range f.scores {
-		if !state.skipScore[i] {
-			active = append(active, &f.scores[i])
-		}
-	}
-	// One flat buffer for all raw scores: plugin p's scores for every node
-	// are raw[p*n:(p+1)*n], which is what NormalizeScore receives.
+// scoreNodes runs PreScore, Score and NormalizeScore (unless sc already
+// scored the nodes while filtering) and applies weights.
+func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, sc *scoring) ([]NodePluginScores, error) {
 	n := len(nodes)
-	buf := f.rawScores.Get().(*[]int64)
-	defer f.rawScores.Put(buf)
-	if cap(*buf) < len(active)*n {
-		*buf = make([]int64, len(active)*n)
-	}
-	raw := (*buf)[:len(active)*n]
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var firstErr atomic.Pointer[error]
@@ -307,26 +300,38 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 		firstErr.CompareAndSwap(nil, &err)
 		cancel()
 	}
-	parallel.Until(ctx, f.parallelism, n, func(i int) {
-		ni := nodes[i]
-		for p, pl := range active {
-			score, s := pl.Score(ctx, state, pod, ni)
-			if !s.IsSuccess() {
-				fail(fmt.Errorf("plugin %q failed with: %w", pl.name, s.AsError()))
-				return
-			}
-			raw[p*n+i] = score
+	// Plugin p's score of nodes[i] is raw[p*stride+i].
+	raw, stride, active := (*sc.buf), sc.stride, sc.active
+	if sc.early {
+		if err := sc.err.Load(); err != nil {
+			return nil, *err
 		}
-	})
-	if err := firstErr.Load(); err != nil {
-		return nil, fmt.Errorf("running Score plugins: %w", *err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	} else {
+		var err error
+		if active, err = f.runPreScore(ctx, state, pod, nodes); err != nil {
+			return nil, err
+		}
+		raw, stride = sc.buffer(len(active)*n), n
+		parallel.Until(ctx, f.parallelism, n, func(i int) {
+			for p, pl := range active {
+				score, s := pl.Score(ctx, state, pod, nodes[i])
+				if !s.IsSuccess() {
+					fail(scoreError(pl, s))
+					return
+				}
+				raw[p*n+i] = score
+			}
+		})
+		if err := firstErr.Load(); err != nil {
+			return nil, *err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 	}
 	for p, pl := range active {
 		if pl.normalize != nil {
-			if s := pl.normalize.NormalizeScore(ctx, state, pod, nodes, raw[p*n:(p+1)*n]); !s.IsSuccess() {
+			if s := pl.normalize.NormalizeScore(ctx, state, pod, nodes, raw[p*stride:p*stride+n]); !s.IsSuccess() {
 				return nil, fmt.Errorf("running Normalize on Score plugins: plugin %q failed with: %w", pl.name, s.AsError())
 			}
 		}
@@ -340,7 +345,7 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 		ns.Name = nodes[i].Name()
 		ns.Scores = pluginScores[i*len(active) : (i+1)*len(active) : (i+1)*len(active)]
 		for p, pl := range active {
-			score := raw[p*n+i]
+			score := raw[p*stride+i]
 			if score < MinNodeScore || score > MaxNodeScore {
 				fail(fmt.Errorf("plugin %q returns an invalid score %d, it should in the range of [%d, %d] after normalizing", pl.name, score, MinNodeScore, MaxNodeScore))
 				return
@@ -357,6 +362,35 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 		return nil, err
 	}
 	return out, nil
+}
+
+// runPreScore runs the PreScore plugins and returns the score plugins that
+// did not skip the pod.
+func (f *Framework) runPreScore(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) ([]*scorePlugin, error) {
+	clear(state.skipScore)
+	for _, pl := range f.preScores {
+		s := pl.PreScore(ctx, state, pod, nodes)
+		if s.IsSkip() {
+			if i := slices.IndexFunc(f.scores, func(sp scorePlugin) bool { return sp.name == pl.Name() }); i >= 0 {
+				state.skipScore[i] = true
+			}
+			continue
+		}
+		if !s.IsSuccess() {
+			return nil, fmt.Errorf("running PreScore plugin %q: %w", pl.Name(), s.AsError())
+		}
+	}
+	active := make([]*scorePlugin, 0, len(f.scores))
+	for i := range f.scores {
+		if !state.skipScore[i] {
+			active = append(active, &f.scores[i])
+		}
+	}
+	return active, nil
+}
+
+func scoreError(pl *scorePlugin, s *Status) error {
+	return fmt.Errorf("running Score plugins: plugin %q failed with: %w", pl.name, s.AsError())
 }
 
 // selectHost picks uniformly among the nodes with the highest total: one

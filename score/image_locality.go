@@ -30,12 +30,17 @@ var imageLocalityKey = framework.NewStateKey[*imageLocalityPod]()
 type ImageLocality struct{}
 
 var (
-	_ framework.PreScorePlugin = ImageLocality{}
-	_ framework.ScorePlugin    = ImageLocality{}
+	_ framework.PodOnlyPreScorer = ImageLocality{}
+	_ framework.PreScorePlugin   = ImageLocality{}
+	_ framework.ScorePlugin      = ImageLocality{}
 )
 
 // Name returns "ImageLocality".
 func (ImageLocality) Name() string { return names.ImageLocality }
+
+// PodOnlyPreScore marks PreScore as depending on the pod alone, so the
+// framework may score nodes while it filters them.
+func (ImageLocality) PodOnlyPreScore() {}
 
 // PreScore records the pod's normalized image names and the number of
 // nodes in the cycle (all of them, not only the feasible ones, as

@@ -23,6 +23,7 @@ type NodeAffinity struct {
 }
 
 var (
+	_ framework.PodOnlyPreScorer     = (*NodeAffinity)(nil)
 	_ framework.PreScorePlugin       = (*NodeAffinity)(nil)
 	_ framework.NormalizeScorePlugin = (*NodeAffinity)(nil)
 )
@@ -44,6 +45,10 @@ func NewNodeAffinity(added *v1.NodeAffinity) (*NodeAffinity, error) {
 
 // Name returns "NodeAffinity".
 func (*NodeAffinity) Name() string { return names.NodeAffinity }
+
+// PodOnlyPreScore marks PreScore as depending on the pod alone, so the
+// framework may score nodes while it filters them.
+func (*NodeAffinity) PodOnlyPreScore() {}
 
 // PreScore compiles the preferred terms once. It skips pods without
 // preferred node affinity (when nothing was added), and returns Error for

@@ -17,8 +17,9 @@ import (
 type NodeResourcesBalancedAllocationArgs = noderesources.BalancedAllocationArgs
 
 var (
-	_ framework.PreScorePlugin = (*NodeResourcesBalancedAllocation)(nil)
-	_ framework.ScorePlugin    = (*NodeResourcesBalancedAllocation)(nil)
+	_ framework.PodOnlyPreScorer = (*NodeResourcesBalancedAllocation)(nil)
+	_ framework.PreScorePlugin   = (*NodeResourcesBalancedAllocation)(nil)
+	_ framework.ScorePlugin      = (*NodeResourcesBalancedAllocation)(nil)
 )
 
 // NodeResourcesBalancedAllocation favours nodes whose resources (cpu and
@@ -64,6 +65,10 @@ func (pl *NodeResourcesBalancedAllocation) getScorer() *noderesources.Scorer {
 }
 
 var balancedAllocationKey = framework.NewStateKey[[]int64]()
+
+// PodOnlyPreScore marks PreScore as depending on the pod alone, so the
+// framework may score nodes while it filters them.
+func (*NodeResourcesBalancedAllocation) PodOnlyPreScore() {}
 
 // PreScore computes the pod's requests once for all nodes. It returns Skip
 // when the pod requests none of the scored resources, as kube-scheduler

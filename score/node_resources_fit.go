@@ -40,8 +40,9 @@ const (
 )
 
 var (
-	_ framework.PreScorePlugin = (*NodeResourcesFit)(nil)
-	_ framework.ScorePlugin    = (*NodeResourcesFit)(nil)
+	_ framework.PodOnlyPreScorer = (*NodeResourcesFit)(nil)
+	_ framework.PreScorePlugin   = (*NodeResourcesFit)(nil)
+	_ framework.ScorePlugin      = (*NodeResourcesFit)(nil)
 )
 
 // NodeResourcesFit ranks nodes by how much of the scored resources (cpu and
@@ -90,6 +91,10 @@ var resourcesFitScoreKey = framework.NewStateKey[[]int64]()
 
 // errNilPod is what the resource-allocation scorers return for a nil pod.
 var errNilPod = framework.NewStatus(framework.Error, "nil pod")
+
+// PodOnlyPreScore marks PreScore as depending on the pod alone, so the
+// framework may score nodes while it filters them.
+func (*NodeResourcesFit) PodOnlyPreScore() {}
 
 // PreScore computes the pod's requests once for all nodes. Like
 // kube-scheduler's, it never returns Skip; it returns Error for a nil pod.

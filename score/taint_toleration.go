@@ -19,12 +19,17 @@ var preferNoScheduleKey = framework.NewStateKey[[]v1.Toleration]()
 type TaintToleration struct{}
 
 var (
+	_ framework.PodOnlyPreScorer     = TaintToleration{}
 	_ framework.PreScorePlugin       = TaintToleration{}
 	_ framework.NormalizeScorePlugin = TaintToleration{}
 )
 
 // Name returns "TaintToleration".
 func (TaintToleration) Name() string { return names.TaintToleration }
+
+// PodOnlyPreScore marks PreScore as depending on the pod alone, so the
+// framework may score nodes while it filters them.
+func (TaintToleration) PodOnlyPreScore() {}
 
 // PreScore keeps the tolerations that can match a PreferNoSchedule taint
 // (those with that effect or none). It never skips.

@@ -36,9 +36,9 @@ type shapePoint struct{ utilization, score int64 }
 type Scorer struct {
 	kind      scorerKind
 	resources []ResourceSpec
-	// scalar[i] reports whether resources[i] is a scalar resource, which is
-	// left out when the pod does not request it.
-	scalar []bool
+	// kinds[i] says how to read resources[i] off a node, decided once here
+	// rather than by comparing names for every node.
+	kinds []resourceKind
 	shape  []shapePoint
 	// useRequested: read the node's and the pod's plain cpu and memory
 	// requests (BalancedAllocation) rather than those with defaults for
@@ -101,10 +101,32 @@ func NewBalancedScorer(args BalancedAllocationArgs) (*Scorer, error) {
 	return sc, nil
 }
 
+// resourceKind is where a node keeps a resource's amounts.
+type resourceKind uint8
+
+const (
+	// kindOther is a name the node accounts for nowhere: it scores as absent.
+	kindOther resourceKind = iota
+	kindCPU
+	kindMemory
+	kindEphemeralStorage
+	// kindScalar is left out when the pod does not request it.
+	kindScalar
+)
+
 func newScorer(resources []ResourceSpec) *Scorer {
-	sc := &Scorer{resources: resources, scalar: make([]bool, len(resources))}
+	sc := &Scorer{resources: resources, kinds: make([]resourceKind, len(resources))}
 	for i, r := range resources {
-		sc.scalar[i] = nodeinfo.IsScalarResourceName(r.Name)
+		switch {
+		case r.Name == v1.ResourceCPU:
+			sc.kinds[i] = kindCPU
+		case r.Name == v1.ResourceMemory:
+			sc.kinds[i] = kindMemory
+		case r.Name == v1.ResourceEphemeralStorage:
+			sc.kinds[i] = kindEphemeralStorage
+		case nodeinfo.IsScalarResourceName(r.Name):
+			sc.kinds[i] = kindScalar
+		}
 	}
 	return sc
 }
@@ -178,11 +200,11 @@ func (s *Scorer) Score(podRequests []int64, ni *nodeinfo.NodeInfo) int64 {
 	} else {
 		requested, allocated, allocatable = make([]int64, n), make([]int64, n), make([]int64, n)
 	}
-	for i, r := range s.resources {
-		if podRequests[i] == 0 && s.scalar[i] {
+	for i, kind := range s.kinds {
+		if podRequests[i] == 0 && kind == kindScalar {
 			continue
 		}
-		capacity, used := s.nodeAmounts(ni, r.Name)
+		capacity, used := s.nodeAmounts(ni, i, kind)
 		if capacity == 0 {
 			continue
 		}
@@ -211,21 +233,23 @@ func (s *Scorer) Score(podRequests []int64, ni *nodeinfo.NodeInfo) int64 {
 // amount its pods already request. Extended resources the node does not
 // list count as 0 allocatable. Ephemeral storage and scalar resources have
 // no non-zero defaults, so they always read the plain requests.
-func (s *Scorer) nodeAmounts(ni *nodeinfo.NodeInfo, name v1.ResourceName) (allocatable, requested int64) {
+func (s *Scorer) nodeAmounts(ni *nodeinfo.NodeInfo, i int, kind resourceKind) (allocatable, requested int64) {
 	cpuMem := &ni.NonZeroRequested
 	if s.useRequested {
 		cpuMem = &ni.Requested
 	}
-	switch name {
-	case v1.ResourceCPU:
+	switch kind {
+	case kindCPU:
 		return ni.Allocatable.MilliCPU, cpuMem.MilliCPU
-	case v1.ResourceMemory:
+	case kindMemory:
 		return ni.Allocatable.Memory, cpuMem.Memory
-	case v1.ResourceEphemeralStorage:
+	case kindEphemeralStorage:
 		return ni.Allocatable.EphemeralStorage, ni.Requested.EphemeralStorage
-	}
-	if a, ok := ni.Allocatable.ScalarResources[name]; ok {
-		return a, ni.Requested.ScalarResources[name]
+	case kindScalar:
+		name := s.resources[i].Name
+		if a, ok := ni.Allocatable.ScalarResources[name]; ok {
+			return a, ni.Requested.ScalarResources[name]
+		}
 	}
 	return 0, 0
 }
