@@ -39,7 +39,7 @@ type Scorer struct {
 	// kinds[i] says how to read resources[i] off a node, decided once here
 	// rather than by comparing names for every node.
 	kinds []resourceKind
-	shape  []shapePoint
+	shape []shapePoint
 	// useRequested: read the node's and the pod's plain cpu and memory
 	// requests (BalancedAllocation) rather than those with defaults for
 	// unset requests (NodeResourcesFit).
