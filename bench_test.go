@@ -44,3 +44,25 @@ func BenchmarkSchedule(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkScheduleWithoutNodeScores is BenchmarkSchedule for callers that
+// want only the placement (framework.WithoutNodeScores).
+func BenchmarkScheduleWithoutNodeScores(b *testing.B) {
+	nodes := testcluster.Nodes(5000, testcluster.Basic)
+	infos := nodeinfo.Build(nodes, testcluster.ExistingPods(1000, nodes))
+	pod := testcluster.Pod("incoming", testcluster.Basic)
+	f, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100), framework.WithoutNodeScores())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if res, err := f.Schedule(context.Background(), pod, infos); err != nil || res.EvaluatedNodes != 5000 || len(res.NodeScores) != 0 {
+		b.Fatalf("setup: %v, %+v", err, res)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := f.Schedule(context.Background(), pod, infos); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

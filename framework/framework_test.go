@@ -617,3 +617,30 @@ func TestScoreErrorsMatterOnlyWhenScoringHappens(t *testing.T) {
 		}
 	}
 }
+
+func TestWithoutNodeScoresChoosesTheSameWayWithoutTheList(t *testing.T) {
+	t.Parallel()
+	scores := map[string]int64{"a": 10, "b": 90, "c": 90, "d": 50}
+	for _, details := range []bool{true, false} {
+		opts := []framework.Option{framework.WithPlugin(&fakeScore{name: "S", scores: scores}, 1), framework.WithRandSource(rand.NewPCG(5, 5))}
+		if !details {
+			opts = append(opts, framework.WithoutNodeScores())
+		}
+		f := mustNew(t, opts...)
+		var hosts []string
+		for range 50 {
+			res, err := f.Schedule(context.Background(), testPod, nodes("a", "b", "c", "d"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if details != (len(res.NodeScores) == 4) {
+				t.Fatalf("details %v: %d node scores", details, len(res.NodeScores))
+			}
+			hosts = append(hosts, res.SuggestedHost)
+		}
+		seen := sets.New(hosts...)
+		if !seen.Equal(sets.New("b", "c")) {
+			t.Errorf("details %v: chose %v, want both top nodes b and c only", details, sets.List(seen))
+		}
+	}
+}

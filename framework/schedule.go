@@ -99,11 +99,12 @@ func (f *Framework) Schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 		result.SuggestedHost = feasible[0].Name()
 		return result, nil
 	}
-	result.NodeScores, err = f.scoreNodes(ctx, state, pod, feasible, sc)
+	var totals []int64
+	result.NodeScores, totals, err = f.scoreNodes(ctx, state, pod, feasible, sc)
 	if err != nil {
 		return nil, err
 	}
-	result.SuggestedHost = f.selectHost(result.NodeScores)
+	result.SuggestedHost = feasible[f.selectHost(totals)].Name()
 	return result, nil
 }
 
@@ -291,7 +292,10 @@ func (f *Framework) runFilters(ctx context.Context, state *CycleState, pod *v1.P
 
 // scoreNodes runs PreScore, Score and NormalizeScore (unless sc already
 // scored the nodes while filtering) and applies weights.
-func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, sc *scoring) ([]NodePluginScores, error) {
+//
+// It returns each node's total and, unless the framework was built
+// WithoutNodeScores, each node's scores by plugin.
+func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, sc *scoring) ([]NodePluginScores, []int64, error) {
 	n := len(nodes)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -304,12 +308,12 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 	raw, stride, active := (*sc.buf), sc.stride, sc.active
 	if sc.early {
 		if err := sc.err.Load(); err != nil {
-			return nil, *err
+			return nil, nil, *err
 		}
 	} else {
 		var err error
 		if active, err = f.runPreScore(ctx, state, pod, nodes); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		raw, stride = sc.buffer(len(active)*n), n
 		parallel.Until(ctx, f.parallelism, n, func(i int) {
@@ -323,45 +327,53 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 			}
 		})
 		if err := firstErr.Load(); err != nil {
-			return nil, *err
+			return nil, nil, *err
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	for p, pl := range active {
 		if pl.normalize != nil {
 			if s := pl.normalize.NormalizeScore(ctx, state, pod, nodes, raw[p*stride:p*stride+n]); !s.IsSuccess() {
-				return nil, fmt.Errorf("running Normalize on Score plugins: plugin %q failed with: %w", pl.name, s.AsError())
+				return nil, nil, fmt.Errorf("running Normalize on Score plugins: plugin %q failed with: %w", pl.name, s.AsError())
 			}
 		}
 	}
 	// Weighting writes the result, which holds strings: done in parallel
 	// because the write barriers make it as costly as scoring.
-	out := make([]NodePluginScores, n)
-	pluginScores := make([]PluginScore, n*len(active))
+	totals := make([]int64, n)
+	var out []NodePluginScores
+	var pluginScores []PluginScore
+	if f.nodeScores {
+		out = make([]NodePluginScores, n)
+		pluginScores = make([]PluginScore, n*len(active))
+	}
 	parallel.Until(ctx, f.parallelism, n, func(i int) {
-		ns := &out[i]
-		ns.Name = nodes[i].Name()
-		ns.Scores = pluginScores[i*len(active) : (i+1)*len(active) : (i+1)*len(active)]
 		for p, pl := range active {
 			score := raw[p*stride+i]
 			if score < MinNodeScore || score > MaxNodeScore {
 				fail(fmt.Errorf("plugin %q returns an invalid score %d, it should in the range of [%d, %d] after normalizing", pl.name, score, MinNodeScore, MaxNodeScore))
 				return
 			}
-			weighted := score * pl.weight
-			ns.Scores[p] = PluginScore{Name: pl.name, Score: weighted}
-			ns.TotalScore += weighted
+			totals[i] += score * pl.weight
 		}
+		if out == nil {
+			return
+		}
+		scores := pluginScores[i*len(active) : (i+1)*len(active) : (i+1)*len(active)]
+		for p, pl := range active {
+			scores[p] = PluginScore{Name: pl.name, Score: raw[p*stride+i] * pl.weight}
+		}
+		out[i] = NodePluginScores{Name: nodes[i].Name(), Scores: scores, TotalScore: totals[i]}
 	})
 	if err := firstErr.Load(); err != nil {
-		return nil, fmt.Errorf("applying score weights: %w", *err)
+		return nil, nil, fmt.Errorf("applying score weights: %w", *err)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, totals, nil
 }
 
 // runPreScore runs the PreScore plugins and returns the score plugins that
@@ -393,24 +405,25 @@ func scoreError(pl *scorePlugin, s *Status) error {
 	return fmt.Errorf("running Score plugins: plugin %q failed with: %w", pl.name, s.AsError())
 }
 
-// selectHost picks uniformly among the nodes with the highest total: one
-// pass finds the top score and counts the ties, one random draw picks among
-// them, so a large tie costs one draw rather than one per node.
-func (f *Framework) selectHost(scores []NodePluginScores) string {
-	top, ties := scores[0].TotalScore, 0
-	for i := range scores {
+// selectHost returns the index of a node with the highest total, chosen
+// uniformly among ties: one pass finds the top score and counts the ties,
+// one random draw picks among them, so a large tie costs one draw rather
+// than one per node.
+func (f *Framework) selectHost(totals []int64) int {
+	top, ties := totals[0], 0
+	for _, t := range totals {
 		switch {
-		case scores[i].TotalScore > top:
-			top, ties = scores[i].TotalScore, 1
-		case scores[i].TotalScore == top:
+		case t > top:
+			top, ties = t, 1
+		case t == top:
 			ties++
 		}
 	}
 	pick := f.intN(ties)
-	for i := range scores {
-		if scores[i].TotalScore == top {
+	for i, t := range totals {
+		if t == top {
 			if pick == 0 {
-				return scores[i].Name
+				return i
 			}
 			pick--
 		}
