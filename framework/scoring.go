@@ -86,6 +86,9 @@ func (sc *scoring) scoreNode(ctx context.Context, state *CycleState, pod *v1.Pod
 // increasing i (and so j <= i), it compacts in place without overwriting
 // scores not yet moved.
 func (sc *scoring) keep(raw []int64, n, i, j int) {
+	if i == j {
+		return // no node rejected so far: already in place
+	}
 	for p := range sc.active {
 		raw[p*n+j] = raw[p*n+i]
 	}

@@ -39,6 +39,8 @@ type Scorer struct {
 	// kinds[i] says how to read resources[i] off a node, decided once here
 	// rather than by comparing names for every node.
 	kinds []resourceKind
+	// cpuMemory: the resources are exactly cpu then memory (the default).
+	cpuMemory bool
 	shape []shapePoint
 	// useRequested: read the node's and the pod's plain cpu and memory
 	// requests (BalancedAllocation) rather than those with defaults for
@@ -128,6 +130,7 @@ func newScorer(resources []ResourceSpec) *Scorer {
 			sc.kinds[i] = kindScalar
 		}
 	}
+	sc.cpuMemory = len(sc.kinds) == 2 && sc.kinds[0] == kindCPU && sc.kinds[1] == kindMemory
 	return sc
 }
 
@@ -192,6 +195,9 @@ const stackResources = 8
 // nothing left to score gets 0 (75 for balanced allocation). podRequests
 // must have one entry per scored resource.
 func (s *Scorer) Score(podRequests []int64, ni *nodeinfo.NodeInfo) int64 {
+	if s.cpuMemory {
+		return s.scoreCPUMemory(podRequests, ni)
+	}
 	n := len(s.resources)
 	var reqBuf, usedBuf, capBuf [stackResources]int64
 	var requested, allocated, allocatable []int64
@@ -212,7 +218,29 @@ func (s *Scorer) Score(podRequests []int64, ni *nodeinfo.NodeInfo) int64 {
 		allocated[i] = used
 		requested[i] = used + podRequests[i]
 	}
+	return s.combine(requested, allocated, allocatable)
+}
 
+// scoreCPUMemory is Score for the default resources, cpu then memory, read
+// straight off the node: it runs for every node of every cycle.
+func (s *Scorer) scoreCPUMemory(podRequests []int64, ni *nodeinfo.NodeInfo) int64 {
+	used := &ni.NonZeroRequested
+	if s.useRequested {
+		used = &ni.Requested
+	}
+	var requested, allocated, allocatable [2]int64
+	if c := ni.Allocatable.MilliCPU; c != 0 {
+		allocatable[0], allocated[0], requested[0] = c, used.MilliCPU, used.MilliCPU+podRequests[0]
+	}
+	if c := ni.Allocatable.Memory; c != 0 {
+		allocatable[1], allocated[1], requested[1] = c, used.Memory, used.Memory+podRequests[1]
+	}
+	return s.combine(requested[:], allocated[:], allocatable[:])
+}
+
+// combine turns per-resource amounts into the score of the scorer's
+// formula; resources with zero allocatable are left out.
+func (s *Scorer) combine(requested, allocated, allocatable []int64) int64 {
 	switch s.kind {
 	case mostAllocated:
 		return weightedMean(s.resources, requested, allocatable, mostRequestedScore)
