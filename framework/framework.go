@@ -52,8 +52,8 @@ type Framework struct {
 
 	nextStart atomic.Int64
 	index     atomic.Pointer[nodeIndex]
-	// rawScores recycles the per-cycle raw score buffers (*[]int64).
-	rawScores sync.Pool
+	// scratch recycles per-cycle working slices (*scratch).
+	scratch sync.Pool
 	// nodeScores: fill Result.NodeScores.
 	nodeScores bool
 	// podOnlyPreScore: every PreScore plugin is a PodOnlyPreScorer, so
@@ -157,7 +157,7 @@ func New(opts ...Option) (*Framework, error) {
 		}
 	}
 	f := &Framework{percentage: c.percentage, parallelism: c.parallelism, rand: c.rand, nodeScores: !c.noNodeScores}
-	f.rawScores.New = func() any { return new([]int64) }
+	f.scratch.New = func() any { return new(scratch) }
 	names := map[string]sets.Set[string]{}
 	claim := func(phase, name string) error {
 		if names[phase] == nil {

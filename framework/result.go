@@ -32,7 +32,8 @@ type NodePluginScores struct {
 	Name string
 	// Scores holds each scoring plugin's weighted, normalized score, in
 	// plugin order. Plugins that skipped this pod (PreScore returned Skip)
-	// are absent, as in kube-scheduler.
+	// are absent, as in kube-scheduler. Nodes with identical scores may share
+	// one slice: treat it as read-only.
 	Scores     []PluginScore
 	TotalScore int64
 }

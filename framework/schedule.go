@@ -196,8 +196,10 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	statuses := make([]*Status, n)
-	passed := make([]bool, n)
+	statuses := grow(&sc.buf.statuses, n)
+	passed := grow(&sc.buf.passed, n)
+	clear(statuses)
+	clear(passed)
 	// Counting feasible nodes as they are found costs a contended atomic per
 	// node; it is only needed when the search may stop early.
 	earlyStop := want < n
@@ -231,7 +233,7 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 	if s := firstErr.Load(); s != nil {
 		return nil, s.AsError()
 	}
-	feasible := make([]*nodeinfo.NodeInfo, 0, min(n, want))
+	feasible := grow(&sc.buf.feasible, n)[:0]
 	processed := 0
 	for i := range n {
 		ni := nodes[(start+i)%n]
@@ -305,7 +307,7 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 		cancel()
 	}
 	// Plugin p's score of nodes[i] is raw[p*stride+i].
-	raw, stride, active := (*sc.buf), sc.stride, sc.active
+	raw, stride, active := sc.buf.raw, sc.stride, sc.active
 	if sc.early {
 		if err := sc.err.Load(); err != nil {
 			return nil, nil, *err
@@ -340,32 +342,54 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 			}
 		}
 	}
-	// Weighting writes the result, which holds strings: done in parallel
-	// because the write barriers make it as costly as scoring.
+	// Weighting writes the result. Neighbouring nodes often score the same
+	// (identical empty nodes, say), and then share one Scores slice: the
+	// result is most of a cycle's allocation, and its size drives the cost of
+	// garbage collection.
 	totals := make([]int64, n)
 	var out []NodePluginScores
-	var pluginScores []PluginScore
 	if f.nodeScores {
 		out = make([]NodePluginScores, n)
-		pluginScores = make([]PluginScore, n*len(active))
 	}
-	parallel.Until(ctx, f.parallelism, n, func(i int) {
-		for p, pl := range active {
-			score := raw[p*stride+i]
-			if score < MinNodeScore || score > MaxNodeScore {
-				fail(fmt.Errorf("plugin %q returns an invalid score %d, it should in the range of [%d, %d] after normalizing", pl.name, score, MinNodeScore, MaxNodeScore))
-				return
+	k := len(active)
+	parallel.Chunks(ctx, f.parallelism, n, func(start, end int) {
+		// The chunk's last few distinct score lists, most recent first.
+		var recent [4][]PluginScore
+		var slab []PluginScore
+		for i := start; i < end; i++ {
+			for p, pl := range active {
+				score := raw[p*stride+i]
+				if score < MinNodeScore || score > MaxNodeScore {
+					fail(fmt.Errorf("plugin %q returns an invalid score %d, it should in the range of [%d, %d] after normalizing", pl.name, score, MinNodeScore, MaxNodeScore))
+					return
+				}
+				totals[i] += score * pl.weight
 			}
-			totals[i] += score * pl.weight
+			if out == nil {
+				continue
+			}
+			found := -1
+			for r := range recent {
+				if sameScores(recent[r], active, raw, stride, i) {
+					found = r
+					break
+				}
+			}
+			if found < 0 {
+				if len(slab)+k > cap(slab) {
+					// Small at first: most chunks need only a few lists.
+					slab = make([]PluginScore, 0, k*min(end-i, max(2, 2*cap(slab)/k)))
+				}
+				scores := slab[len(slab) : len(slab)+k : len(slab)+k]
+				slab = slab[:len(slab)+k]
+				for p, pl := range active {
+					scores[p] = PluginScore{Name: pl.name, Score: raw[p*stride+i] * pl.weight}
+				}
+				copy(recent[1:], recent[:len(recent)-1])
+				recent[0], found = scores, 0
+			}
+			out[i] = NodePluginScores{Name: nodes[i].Name(), Scores: recent[found], TotalScore: totals[i]}
 		}
-		if out == nil {
-			return
-		}
-		scores := pluginScores[i*len(active) : (i+1)*len(active) : (i+1)*len(active)]
-		for p, pl := range active {
-			scores[p] = PluginScore{Name: pl.name, Score: raw[p*stride+i] * pl.weight}
-		}
-		out[i] = NodePluginScores{Name: nodes[i].Name(), Scores: scores, TotalScore: totals[i]}
 	})
 	if err := firstErr.Load(); err != nil {
 		return nil, nil, fmt.Errorf("applying score weights: %w", *err)
@@ -374,6 +398,19 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 		return nil, nil, err
 	}
 	return out, totals, nil
+}
+
+// sameScores reports whether scores holds node i's weighted scores.
+func sameScores(scores []PluginScore, active []*scorePlugin, raw []int64, stride, i int) bool {
+	if scores == nil {
+		return false
+	}
+	for p, pl := range active {
+		if scores[p].Score != raw[p*stride+i]*pl.weight {
+			return false
+		}
+	}
+	return true
 }
 
 // runPreScore runs the PreScore plugins and returns the score plugins that

@@ -30,7 +30,7 @@ type scoring struct {
 	f      *Framework
 	early  bool
 	active []*scorePlugin // the plugins scoring this pod, when early
-	buf    *[]int64       // pooled backing store for raw scores
+	buf    *scratch       // pooled
 	// stride is the distance between two plugins' scores in the buffer
 	// after early scoring: the number of nodes filtered.
 	stride int
@@ -43,7 +43,7 @@ type scoring struct {
 // scoring. A PreScore failure disables early scoring for the cycle: the
 // failure must surface only if scoring happens, so PreScore runs again then.
 func (f *Framework) startScoring(ctx context.Context, state *CycleState, pod *v1.Pod) *scoring {
-	sc := &scoring{f: f, buf: f.rawScores.Get().(*[]int64)}
+	sc := &scoring{f: f, buf: f.scratch.Get().(*scratch)}
 	if f.podOnlyPreScore && len(f.scores) > 0 {
 		if active, err := f.runPreScore(ctx, state, pod, state.AllNodes()); err == nil {
 			sc.early, sc.active = true, active
@@ -53,13 +53,34 @@ func (f *Framework) startScoring(ctx context.Context, state *CycleState, pod *v1
 }
 
 // release returns the buffer to the pool; the scores are gone afterwards.
-func (sc *scoring) release() { sc.f.rawScores.Put(sc.buf) }
+func (sc *scoring) release() {
+	// Hold no NodeInfo or Status beyond the cycle.
+	clear(sc.buf.feasible[:cap(sc.buf.feasible)])
+	clear(sc.buf.statuses)
+	sc.f.scratch.Put(sc.buf)
+}
 
 func (sc *scoring) buffer(size int) []int64 {
-	if cap(*sc.buf) < size {
-		*sc.buf = make([]int64, size)
+	return grow(&sc.buf.raw, size)
+}
+
+// scratch holds one cycle's per-node working slices. They are recycled
+// across cycles because, sized by the node count, they would otherwise be
+// a large share of the garbage each cycle makes.
+type scratch struct {
+	raw      []int64
+	statuses []*Status
+	passed   []bool
+	feasible []*nodeinfo.NodeInfo
+}
+
+// grow returns (*s)[:n], reallocating if the capacity is short. The
+// contents are whatever the last cycle left.
+func grow[T any](s *[]T, n int) []T {
+	if cap(*s) < n {
+		*s = make([]T, n)
 	}
-	return (*sc.buf)[:size]
+	return (*s)[:n]
 }
 
 // earlyBuffer prepares to score n nodes while filtering, plugin p's score of

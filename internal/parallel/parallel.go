@@ -26,6 +26,17 @@ func chunkSize(pieces, workers int) int {
 // fn must be safe to call concurrently for different indexes; writing
 // results into a preallocated slice by index needs no locking.
 func Until(ctx context.Context, workers, pieces int, fn func(i int)) {
+	Chunks(ctx, workers, pieces, func(start, end int) {
+		for i := start; i < end; i++ {
+			fn(i)
+		}
+	})
+}
+
+// Chunks is [Until] handing each call a whole chunk [start, end) of
+// consecutive indexes, for work that carries state from one index to the
+// next.
+func Chunks(ctx context.Context, workers, pieces int, fn func(start, end int)) {
 	if pieces <= 0 {
 		return
 	}
@@ -44,9 +55,7 @@ func Until(ctx context.Context, workers, pieces int, fn func(i int)) {
 			if start >= pieces {
 				return
 			}
-			for i := start; i < min(start+chunk, pieces); i++ {
-				fn(i)
-			}
+			fn(start, min(start+chunk, pieces))
 		}
 	}
 	if workers == 1 {
