@@ -346,7 +346,8 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 	// (identical empty nodes, say), and then share one Scores slice: the
 	// result is most of a cycle's allocation, and its size drives the cost of
 	// garbage collection.
-	totals := make([]int64, n)
+	totals := grow(&sc.buf.totals, n)
+	clear(totals)
 	var out []NodePluginScores
 	if f.nodeScores {
 		out = make([]NodePluginScores, n)

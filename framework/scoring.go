@@ -69,6 +69,7 @@ func (sc *scoring) buffer(size int) []int64 {
 // a large share of the garbage each cycle makes.
 type scratch struct {
 	raw      []int64
+	totals   []int64
 	statuses []*Status
 	passed   []bool
 	feasible []*nodeinfo.NodeInfo

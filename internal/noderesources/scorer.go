@@ -41,7 +41,7 @@ type Scorer struct {
 	kinds []resourceKind
 	// cpuMemory: the resources are exactly cpu then memory (the default).
 	cpuMemory bool
-	shape []shapePoint
+	shape     []shapePoint
 	// useRequested: read the node's and the pod's plain cpu and memory
 	// requests (BalancedAllocation) rather than those with defaults for
 	// unset requests (NodeResourcesFit).
