@@ -25,7 +25,10 @@ var unschedulableTaint = v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.Tai
 // NodeUnschedulable rejects cordoned nodes (spec.unschedulable) unless the
 // pod tolerates the node.kubernetes.io/unschedulable:NoSchedule taint, as
 // DaemonSet pods do. The zero value is ready to use.
-type NodeUnschedulable struct{}
+type NodeUnschedulable struct {
+	// EnableComparisonOperators: see TaintToleration.
+	EnableComparisonOperators bool
+}
 
 var _ framework.FilterPlugin = NodeUnschedulable{}
 
@@ -37,12 +40,12 @@ func (NodeUnschedulable) Name() string { return names.NodeUnschedulable }
 // Error if ni has no node. Only spec.unschedulable counts: the node's
 // actual taints are TaintToleration's business. It does not allocate,
 // modifies nothing, and is safe for concurrent use.
-func (NodeUnschedulable) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (pl NodeUnschedulable) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
 	node := ni.Node()
 	if node == nil {
 		return errNilNode
 	}
-	if ni.Unschedulable() && !taints.Tolerated(pod.Spec.Tolerations, &unschedulableTaint) {
+	if ni.Unschedulable() && !taints.Tolerated(pod.Spec.Tolerations, &unschedulableTaint, pl.EnableComparisonOperators) {
 		return nodeUnschedulable
 	}
 	return nil

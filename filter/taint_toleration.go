@@ -21,7 +21,13 @@ var untoleratedTaint = framework.NewStatus(framework.UnschedulableAndUnresolvabl
 // does not tolerate (UnschedulableAndUnresolvable). PreferNoSchedule taints
 // only lower the score (see score.TaintToleration). The zero value is ready
 // to use.
-type TaintToleration struct{}
+type TaintToleration struct {
+	// EnableComparisonOperators lets Gt/Lt tolerations match numeric taint
+	// values, as the TaintTolerationComparisonOperators feature gate does
+	// (alpha, off in v1.36.3). Operators this gate introduces tolerate
+	// nothing while it is off.
+	EnableComparisonOperators bool
+}
 
 var _ framework.FilterPlugin = TaintToleration{}
 
@@ -29,12 +35,12 @@ var _ framework.FilterPlugin = TaintToleration{}
 func (TaintToleration) Name() string { return names.TaintToleration }
 
 // Filter implements [framework.FilterPlugin].
-func (TaintToleration) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (pl TaintToleration) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
 	node := ni.Node()
 	if node == nil {
 		return errNilNode
 	}
-	if taints.FirstUntolerated(ni.Taints(), pod.Spec.Tolerations) >= 0 {
+	if taints.FirstUntolerated(ni.Taints(), pod.Spec.Tolerations, pl.EnableComparisonOperators) >= 0 {
 		return untoleratedTaint
 	}
 	return nil

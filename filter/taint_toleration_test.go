@@ -67,3 +67,30 @@ func BenchmarkTaintTolerationFilter(b *testing.B) {
 		}
 	}
 }
+
+func TestTaintTolerationComparisonOperatorsFollowTheOption(t *testing.T) {
+	t.Parallel()
+	node := nodeWithTaints(v1.Taint{Key: "gen", Value: "7", Effect: v1.TaintEffectNoSchedule})
+	tests := []struct {
+		name    string
+		enabled bool
+		value   string
+		op      v1.TolerationOperator
+		fits    bool
+	}{
+		{"Gt tolerates nothing while the option is off, as in v1.36.3", false, "5", v1.TolerationOpGt, false},
+		{"with the option, Gt tolerates a larger taint value", true, "5", v1.TolerationOpGt, true},
+		{"with the option, Lt does not tolerate a larger taint value", true, "5", v1.TolerationOpLt, false},
+		{"with the option, a non-numeric value tolerates nothing", true, "five", v1.TolerationOpGt, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			pod := podWithTolerations(v1.Toleration{Key: "gen", Operator: tc.op, Value: tc.value, Effect: v1.TaintEffectNoSchedule})
+			got := TaintToleration{EnableComparisonOperators: tc.enabled}.Filter(context.Background(), nil, pod, node)
+			if (got == nil) != tc.fits {
+				t.Errorf("got %v, want fits=%v", got, tc.fits)
+			}
+		})
+	}
+}

@@ -16,7 +16,10 @@ var preferNoScheduleKey = framework.NewStateKey[[]v1.Toleration]()
 // TaintToleration prefers nodes with fewer PreferNoSchedule taints the pod
 // does not tolerate: the raw score is that count, normalized in reverse so
 // the node with the fewest gets 100. The zero value is ready to use.
-type TaintToleration struct{}
+type TaintToleration struct {
+	// EnableComparisonOperators: see filter.TaintToleration.
+	EnableComparisonOperators bool
+}
 
 var (
 	_ framework.PodOnlyPreScorer     = TaintToleration{}
@@ -49,7 +52,7 @@ func preferNoScheduleTolerations(pod *v1.Pod) []v1.Toleration {
 }
 
 // Score counts the node's PreferNoSchedule taints the pod does not tolerate.
-func (TaintToleration) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+func (pl TaintToleration) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
 	node := ni.Node()
 	if node == nil {
 		return 0, errNilNode
@@ -62,7 +65,7 @@ func (TaintToleration) Score(_ context.Context, state *framework.CycleState, pod
 	nodeTaints := ni.Taints()
 	for i := range nodeTaints {
 		t := &nodeTaints[i]
-		if t.Effect == v1.TaintEffectPreferNoSchedule && !taints.Tolerated(tolerations, t) {
+		if t.Effect == v1.TaintEffectPreferNoSchedule && !taints.Tolerated(tolerations, t, pl.EnableComparisonOperators) {
 			n++
 		}
 	}
