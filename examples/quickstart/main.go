@@ -105,19 +105,19 @@ func printScores(out io.Writer, res *framework.Result) {
 	slices.SortFunc(scores, func(a, b framework.NodePluginScores) int {
 		return cmp.Or(cmp.Compare(b.TotalScore, a.TotalScore), strings.Compare(a.Name, b.Name))
 	})
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	header := []string{"node"}
 	for _, s := range scores[0].Scores {
 		header = append(header, shorten(s.Name))
 	}
-	fmt.Fprintln(tw, "  "+strings.Join(append(header, "total"), "\t")+"\t")
+	fmt.Fprintln(tw, "  "+strings.Join(append(header, "total"), "\t"))
 	for _, ns := range scores {
 		row := []string{ns.Name}
 		for _, s := range ns.Scores {
 			row = append(row, fmt.Sprint(s.Score))
 		}
 		row = append(row, fmt.Sprint(ns.TotalScore))
-		fmt.Fprintln(tw, "  "+strings.Join(row, "\t")+"\t")
+		fmt.Fprintln(tw, "  "+strings.Join(row, "\t"))
 	}
 	tw.Flush()
 }
