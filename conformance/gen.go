@@ -88,8 +88,8 @@ type generator struct {
 	r *rand.Rand
 }
 
-// Generate returns the scenario for seed: 1 to 30 nodes, up to three bound
-// pods per node on average, and an incoming pod. Equal seeds give equal
+// Generate returns the scenario for seed: 1 to 30 nodes, up to twice as
+// many bound pods as nodes, and an incoming pod. Equal seeds give equal
 // scenarios. Every object is one the API server would accept and default.
 func Generate(seed uint64) *Scenario {
 	g := &generator{r: rand.New(rand.NewPCG(seed, 0x6b75626573636864))}

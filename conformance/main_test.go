@@ -11,6 +11,7 @@ import (
 // concurrent use.
 var testOracle *Oracle
 
+// TestMain builds testOracle once for every test and closes it afterwards.
 func TestMain(m *testing.M) {
 	o, err := NewOracle()
 	if err != nil {

@@ -395,14 +395,19 @@ type snapshotLister struct {
 
 var _ fwk.SharedLister = (*snapshotLister)(nil)
 
+// NodeInfos lists the nodes of the installed cluster.
 func (s *snapshotLister) NodeInfos() fwk.NodeInfoLister {
 	return s.snapshotOrEmpty().NodeInfos()
 }
 
+// StorageInfos reports the installed cluster's PVC usage, which generated
+// pods never have.
 func (s *snapshotLister) StorageInfos() fwk.StorageInfoLister {
 	return s.snapshotOrEmpty().StorageInfos()
 }
 
+// PodGroupStates reports the installed cluster's pod groups, of which
+// there are none.
 func (s *snapshotLister) PodGroupStates() fwk.PodGroupStateLister {
 	return s.snapshotOrEmpty().PodGroupStates()
 }

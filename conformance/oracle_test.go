@@ -69,6 +69,9 @@ func nominatedTo(p *v1.Pod, nodeName string) *v1.Pod {
 
 var dedicated = v1.Taint{Key: "dedicated", Value: "a", Effect: v1.TaintEffectNoSchedule}
 
+// TestOracle pins down what the oracle reports for hand-built clusters
+// whose upstream verdict is known, so that a disagreement in the
+// differential test can be trusted to be kubesched's.
 func TestOracle(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -215,6 +218,8 @@ func TestOracle(t *testing.T) {
 	}
 }
 
+// TestOracleRejectsAnEmptyCluster: upstream fails before any plugin runs
+// when there are no nodes, so Run returns an error rather than a result.
 func TestOracleRejectsAnEmptyCluster(t *testing.T) {
 	t.Parallel()
 	if _, err := testOracle.Run(context.Background(), nil, nil, podRequesting("p", 1)); err == nil {
@@ -222,6 +227,8 @@ func TestOracleRejectsAnEmptyCluster(t *testing.T) {
 	}
 }
 
+// TestGenerateIsDeterministic: a failure is re-run by its seed, so a seed
+// must always give the same scenario.
 func TestGenerateIsDeterministic(t *testing.T) {
 	t.Parallel()
 	for seed := range uint64(20) {
@@ -232,6 +239,8 @@ func TestGenerateIsDeterministic(t *testing.T) {
 	}
 }
 
+// TestGeneratedPodsAreBoundToGeneratedNodes: the oracle ignores pods bound
+// to unknown nodes, so a generator bug there would hide pods from one side.
 func TestGeneratedPodsAreBoundToGeneratedNodes(t *testing.T) {
 	t.Parallel()
 	for seed := range uint64(200) {
@@ -251,6 +260,8 @@ func TestGeneratedPodsAreBoundToGeneratedNodes(t *testing.T) {
 	}
 }
 
+// TestMarshalScenarioRoundTrips: a saved reproduction must replay the
+// scenario that failed, not a lossy copy of it.
 func TestMarshalScenarioRoundTrips(t *testing.T) {
 	t.Parallel()
 	for seed := range uint64(20) {
@@ -273,6 +284,9 @@ func TestMarshalScenarioRoundTrips(t *testing.T) {
 	}
 }
 
+// TestMinimizeKeepsOnlyWhatTheFailureNeeds checks that Minimize drops every
+// node and pod the failure does not need, keeps the pods' nodes, and
+// leaves its input alone.
 func TestMinimizeKeepsOnlyWhatTheFailureNeeds(t *testing.T) {
 	t.Parallel()
 	s := &Scenario{

@@ -74,17 +74,7 @@ func (*NodeResourcesBalancedAllocation) PodOnlyPreScore() {}
 // when the pod requests none of the scored resources, as kube-scheduler
 // does, and Error for a nil pod.
 func (pl *NodeResourcesBalancedAllocation) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) *framework.Status {
-	if pod == nil {
-		return errNilPod
-	}
-	req := pl.getScorer().PodRequests(pod)
-	if noderesources.AllZero(req) {
-		return skip
-	}
-	if state != nil {
-		balancedAllocationKey.Write(state, req)
-	}
-	return nil
+	return preScoreResources(pl.getScorer(), balancedAllocationKey, state, pod, true)
 }
 
 // Score returns the node's score, in [50, 100] for well-formed nodes, or

@@ -99,13 +99,7 @@ func (*NodeResourcesFit) PodOnlyPreScore() {}
 // PreScore computes the pod's requests once for all nodes. Like
 // kube-scheduler's, it never returns Skip; it returns Error for a nil pod.
 func (pl *NodeResourcesFit) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) *framework.Status {
-	if pod == nil {
-		return errNilPod
-	}
-	if state != nil {
-		resourcesFitScoreKey.Write(state, pl.getScorer().PodRequests(pod))
-	}
-	return nil
+	return preScoreResources(pl.getScorer(), resourcesFitScoreKey, state, pod, false)
 }
 
 // Score returns the node's score in [0, 100] for well-formed nodes (0 when
@@ -120,6 +114,21 @@ func (pl *NodeResourcesFit) Score(_ context.Context, state *framework.CycleState
 // the pod's requests from key, or computes them when absent or written by
 // a differently configured plugin. With zeroForBestEffort, computed
 // requests that are all zero score 0, standing in for PreScore's Skip.
+// preScoreResources is PreScore for the resource scorers: it stores the
+// pod's request vector, or skips a pod requesting nothing when
+// skipBestEffort is set.
+func preScoreResources(s *noderesources.Scorer, key framework.StateKey[[]int64], state *framework.CycleState, pod *v1.Pod, skipBestEffort bool) *framework.Status {
+	if pod == nil {
+		return errNilPod
+	}
+	req := s.PodRequests(pod)
+	if skipBestEffort && noderesources.AllZero(req) {
+		return skip
+	}
+	key.Write(state, req)
+	return nil
+}
+
 func scoreResources(s *noderesources.Scorer, key framework.StateKey[[]int64], state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, zeroForBestEffort bool) (int64, *framework.Status) {
 	if ni.Node() == nil {
 		return 0, errNilNode
