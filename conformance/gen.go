@@ -344,8 +344,9 @@ func (g *generator) hostPort() v1.ContainerPort {
 }
 
 // incomingPod returns the pod to schedule, with the node constraints the
-// current plugins understand, and sometimes a nominated node. It never has ownerReferences or labels that
-// services could select, so default topology spreading does not apply.
+// current plugins understand, and sometimes a nominated node. It never has
+// ownerReferences or labels that services could select, so default
+// topology spreading does not apply.
 func (g *generator) incomingPod(nodes []*v1.Node) *v1.Pod {
 	p := g.pod("incoming", 0.05)
 	if g.chance(0.1) {

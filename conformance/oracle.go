@@ -183,8 +183,9 @@ func (o *Oracle) SetCluster(nodes []*v1.Node, pods []*v1.Pod) {
 // percentageOfNodesToScore=100: PreFilter, Filter on every node, then
 // PreScore and Score when more than one node is feasible. A pod with
 // status.nominatedNodeName has that node tried first, as upstream does.
-// Nothing is bound and no preemption is attempted. It returns an error when a plugin fails
-// with an internal error, or when nodes is empty. Inputs are not modified.
+// Nothing is bound and no preemption is attempted. It returns an error
+// when a plugin fails with an internal error, or when nodes is empty.
+// Inputs are not modified.
 func (o *Oracle) Run(ctx context.Context, nodes []*v1.Node, pods []*v1.Pod, pod *v1.Pod) (*OracleResult, error) {
 	if len(nodes) == 0 {
 		return nil, errors.New("no nodes available to schedule pods")
@@ -400,14 +401,12 @@ func (s *snapshotLister) NodeInfos() fwk.NodeInfoLister {
 	return s.snapshotOrEmpty().NodeInfos()
 }
 
-// StorageInfos reports the installed cluster's PVC usage, which generated
-// pods never have.
+// StorageInfos reports which PVCs the installed cluster's pods use.
 func (s *snapshotLister) StorageInfos() fwk.StorageInfoLister {
 	return s.snapshotOrEmpty().StorageInfos()
 }
 
-// PodGroupStates reports the installed cluster's pod groups, of which
-// there are none.
+// PodGroupStates reports the installed cluster's pod groups.
 func (s *snapshotLister) PodGroupStates() fwk.PodGroupStateLister {
 	return s.snapshotOrEmpty().PodGroupStates()
 }

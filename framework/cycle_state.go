@@ -15,6 +15,7 @@ import (
 // plugin at a time; Filter and Score may read it concurrently.
 type CycleState struct {
 	allNodes []*nodeinfo.NodeInfo
+	listers  Listers
 	slots    []any
 	// skipFilter and skipScore are indexed by plugin position.
 	skipFilter, skipScore []bool
@@ -73,4 +74,31 @@ func (k StateKey[T]) Read(s *CycleState) (T, bool) {
 	}
 	v, ok := s.slots[k.index].(T)
 	return v, ok
+}
+
+// StateCloner is implemented by state values that PreFilterExtensions
+// change in place: Clone must return a deep enough copy that changing it
+// leaves the original as it was.
+type StateCloner interface {
+	CloneState() any
+}
+
+// Clone returns a copy of the state whose slots can be rewritten without
+// affecting s. Values implementing [StateCloner] are copied with it; other
+// values are shared, so they must not be modified after being written.
+func (s *CycleState) Clone() *CycleState {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.slots = make([]any, len(s.slots))
+	for i, v := range s.slots {
+		if cl, ok := v.(StateCloner); ok {
+			v = cl.CloneState()
+		}
+		c.slots[i] = v
+	}
+	c.skipFilter = append([]bool(nil), s.skipFilter...)
+	c.skipScore = append([]bool(nil), s.skipScore...)
+	return &c
 }

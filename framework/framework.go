@@ -54,17 +54,16 @@ type Framework struct {
 	index     atomic.Pointer[nodeIndex]
 	// scratch recycles per-cycle working slices (*scratch).
 	scratch sync.Pool
+	listers Listers
 	// nodeScores: fill Result.NodeScores.
 	nodeScores bool
-	// podOnlyPreScore: every PreScore plugin is a PodOnlyPreScorer, so
-	// nodes can be scored while they are filtered.
-	podOnlyPreScore bool
 }
 
 // Option configures a Framework.
 type Option func(*config) error
 
 type config struct {
+	listers      Listers
 	noNodeScores bool
 	plugins      []pluginWeight
 	percentage   int32
@@ -156,7 +155,7 @@ func New(opts ...Option) (*Framework, error) {
 			return nil, err
 		}
 	}
-	f := &Framework{percentage: c.percentage, parallelism: c.parallelism, rand: c.rand, nodeScores: !c.noNodeScores}
+	f := &Framework{percentage: c.percentage, parallelism: c.parallelism, rand: c.rand, nodeScores: !c.noNodeScores, listers: c.listers}
 	f.scratch.New = func() any { return new(scratch) }
 	names := map[string]sets.Set[string]{}
 	claim := func(phase, name string) error {
@@ -202,12 +201,6 @@ func New(opts ...Option) (*Framework, error) {
 			sp := scorePlugin{ScorePlugin: pl, name: name, weight: int64(pw.weight)}
 			sp.normalize, _ = p.(NormalizeScorePlugin)
 			f.scores = append(f.scores, sp)
-		}
-	}
-	f.podOnlyPreScore = true
-	for _, pl := range f.preScores {
-		if _, ok := pl.(PodOnlyPreScorer); !ok {
-			f.podOnlyPreScore = false
 		}
 	}
 	return f, nil

@@ -542,11 +542,11 @@ func TestANominatedNodeLeftOutByPreFilterKeepsItsOwnRejection(t *testing.T) {
 // framework scores nodes while filtering them.
 type podOnly struct{ fakeScore }
 
-func (*podOnly) PodOnlyPreScore() {}
+func (*podOnly) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool { return true }
 
 type podOnlyHalving struct{ halving }
 
-func (*podOnlyHalving) PodOnlyPreScore() {}
+func (*podOnlyHalving) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool { return true }
 
 // failingScore fails to score the named node.
 type failingScore struct {

@@ -35,6 +35,18 @@ type PreFilterPlugin interface {
 	PreFilter(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*PreFilterResult, *Status)
 }
 
+// PreFilterExtensions is implemented by PreFilter plugins whose per-pod
+// state depends on the pods already placed: it updates that state as if a
+// pod were added to or removed from a node, so that callers can evaluate
+// "what if" placements (nominated pods, preemption victims) without
+// running PreFilter again. Both work on a state the caller owns; clone it
+// first ([CycleState.Clone]) to keep the original.
+type PreFilterExtensions interface {
+	PreFilterPlugin
+	AddPod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podToAdd *nodeinfo.PodInfo, node *nodeinfo.NodeInfo) *Status
+	RemovePod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podToRemove *nodeinfo.PodInfo, node *nodeinfo.NodeInfo) *Status
+}
+
 // FilterPlugin decides whether a pod may run on one node.
 type FilterPlugin interface {
 	Plugin

@@ -40,6 +40,7 @@ func (f *Framework) Schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 		return nil, fmt.Errorf("schedule: %w", err)
 	}
 	state := NewCycleState(nodes)
+	state.listers = f.listers
 	state.skipFilter = make([]bool, len(f.filters))
 	state.skipScore = make([]bool, len(f.scores))
 	diagnosis := Diagnosis{NodeToStatus: map[string]*Status{}}

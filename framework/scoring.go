@@ -9,19 +9,20 @@ import (
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
-// PodOnlyPreScorer is implemented by PreScore plugins whose PreScore looks
-// only at the pod and the cycle state, never at the nodes it is given.
+// PodOnlyPreScorer is implemented by PreScore plugins whose PreScore, for
+// some or all pods, does not depend on which nodes passed filtering.
 //
-// When every PreScore plugin of a profile is one, the framework runs
-// PreScore before filtering and scores each node the moment it passes its
-// filters, while the node's data is still in the CPU cache, instead of in a
-// second pass over the feasible nodes. The scores are the same either way;
-// only PreScore's nodes argument differs (all nodes instead of the feasible
-// ones), which such a plugin ignores.
+// When every PreScore plugin of a profile says so for a pod, the framework
+// runs PreScore before filtering and scores each node the moment it passes
+// its filters, while the node's data is still in the CPU cache, instead of
+// in a second pass over the feasible nodes. The scores are the same either
+// way; only PreScore's nodes argument differs (all nodes instead of the
+// feasible ones), which such a plugin ignores for such a pod.
 type PodOnlyPreScorer interface {
 	PreScorePlugin
-	// PodOnlyPreScore is a marker; it is never called.
-	PodOnlyPreScore()
+	// PodOnlyPreScore reports whether PreScore for pod ignores its nodes
+	// argument. It is called after PreFilter, with the cycle's state.
+	PodOnlyPreScore(state *CycleState, pod *v1.Pod) bool
 }
 
 // scoring holds one cycle's raw scores and whether they are computed while
@@ -44,7 +45,7 @@ type scoring struct {
 // failure must surface only if scoring happens, so PreScore runs again then.
 func (f *Framework) startScoring(ctx context.Context, state *CycleState, pod *v1.Pod) *scoring {
 	sc := &scoring{f: f, buf: f.scratch.Get().(*scratch)}
-	if f.podOnlyPreScore && len(f.scores) > 0 {
+	if len(f.scores) > 0 && f.podOnlyPreScore(state, pod) {
 		if active, err := f.runPreScore(ctx, state, pod, state.AllNodes()); err == nil {
 			sc.early, sc.active = true, active
 		}
@@ -114,4 +115,14 @@ func (sc *scoring) keep(raw []int64, n, i, j int) {
 	for p := range sc.active {
 		raw[p*n+j] = raw[p*n+i]
 	}
+}
+
+// podOnlyPreScore reports whether every PreScore plugin is pod-only for pod.
+func (f *Framework) podOnlyPreScore(state *CycleState, pod *v1.Pod) bool {
+	for _, pl := range f.preScores {
+		if p, ok := pl.(PodOnlyPreScorer); !ok || !p.PodOnlyPreScore(state, pod) {
+			return false
+		}
+	}
+	return true
 }

@@ -38,9 +38,9 @@ var (
 // Name returns "ImageLocality".
 func (ImageLocality) Name() string { return names.ImageLocality }
 
-// PodOnlyPreScore marks PreScore as depending on the pod alone, so the
+// PodOnlyPreScore reports true: PreScore depends on the pod alone, so the
 // framework may score nodes while it filters them.
-func (ImageLocality) PodOnlyPreScore() {}
+func (ImageLocality) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool { return true }
 
 // PreScore records the pod's normalized image names and the number of
 // nodes in the cycle (all of them, not only the feasible ones, as

@@ -46,9 +46,9 @@ func NewNodeAffinity(added *v1.NodeAffinity) (*NodeAffinity, error) {
 // Name returns "NodeAffinity".
 func (*NodeAffinity) Name() string { return names.NodeAffinity }
 
-// PodOnlyPreScore marks PreScore as depending on the pod alone, so the
+// PodOnlyPreScore reports true: PreScore depends on the pod alone, so the
 // framework may score nodes while it filters them.
-func (*NodeAffinity) PodOnlyPreScore() {}
+func (*NodeAffinity) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool { return true }
 
 // PreScore compiles the preferred terms once. It skips pods without
 // preferred node affinity (when nothing was added), and returns Error for

@@ -92,9 +92,9 @@ var resourcesFitScoreKey = framework.NewStateKey[[]int64]()
 // errNilPod is what the resource-allocation scorers return for a nil pod.
 var errNilPod = framework.NewStatus(framework.Error, "nil pod")
 
-// PodOnlyPreScore marks PreScore as depending on the pod alone, so the
+// PodOnlyPreScore reports true: PreScore depends on the pod alone, so the
 // framework may score nodes while it filters them.
-func (*NodeResourcesFit) PodOnlyPreScore() {}
+func (*NodeResourcesFit) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool { return true }
 
 // PreScore computes the pod's requests once for all nodes. Like
 // kube-scheduler's, it never returns Skip; it returns Error for a nil pod.

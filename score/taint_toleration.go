@@ -30,9 +30,9 @@ var (
 // Name returns "TaintToleration".
 func (TaintToleration) Name() string { return names.TaintToleration }
 
-// PodOnlyPreScore marks PreScore as depending on the pod alone, so the
+// PodOnlyPreScore reports true: PreScore depends on the pod alone, so the
 // framework may score nodes while it filters them.
-func (TaintToleration) PodOnlyPreScore() {}
+func (TaintToleration) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool { return true }
 
 // PreScore keeps the tolerations that can match a PreferNoSchedule taint
 // (those with that effect or none). It never skips.

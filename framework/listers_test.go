@@ -1,0 +1,83 @@
+package framework_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// capture is a plugin that records the listers it is given.
+type capture struct{ got *framework.Listers }
+
+func (c *capture) Name() string { return "Capture" }
+
+func (c *capture) Filter(_ context.Context, s *framework.CycleState, _ *v1.Pod, _ *nodeinfo.NodeInfo) *framework.Status {
+	l := s.Listers()
+	*c.got = l
+	return nil
+}
+
+func TestWithObjectsServesThemToPlugins(t *testing.T) {
+	t.Parallel()
+	var got framework.Listers
+	meta := func(name string, l map[string]string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: l}
+	}
+	f := mustNew(t, framework.WithPlugin(&capture{got: &got}, 0), framework.WithObjects(
+		&v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns", Labels: map[string]string{"team": "a"}}},
+		&v1.Service{ObjectMeta: meta("svc", nil)},
+		&appsv1.ReplicaSet{ObjectMeta: meta("rs", map[string]string{"app": "web"})},
+		&appsv1.ReplicaSet{ObjectMeta: meta("rs2", map[string]string{"app": "db"})},
+	))
+	if _, err := f.Schedule(context.Background(), testPod, nodes("n1")); err != nil {
+		t.Fatal(err)
+	}
+	if ns, err := got.Namespaces.Get("ns"); err != nil || ns.Labels["team"] != "a" {
+		t.Errorf("Namespaces.Get = %v, %v", ns, err)
+	}
+	if _, err := got.Namespaces.Get("missing"); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("Namespaces.Get(missing) error = %v", err)
+	}
+	if svcs, _ := got.Services.List(labels.Everything()); len(svcs) != 1 {
+		t.Errorf("Services.List = %d, want 1", len(svcs))
+	}
+	if rss, _ := got.ReplicaSets.List(labels.SelectorFromSet(labels.Set{"app": "web"})); len(rss) != 1 || rss[0].Name != "rs" {
+		t.Errorf("ReplicaSets.List(app=web) = %v", rss)
+	}
+	if sss, _ := got.StatefulSets.List(labels.Everything()); len(sss) != 0 {
+		t.Errorf("StatefulSets.List = %v, want none", sss)
+	}
+}
+
+func TestWithObjectsRejectsOtherKinds(t *testing.T) {
+	t.Parallel()
+	_, err := framework.New(framework.WithObjects(&v1.Pod{}))
+	if err == nil || !strings.Contains(err.Error(), "*v1.Pod") {
+		t.Fatalf("err = %v, want one naming *v1.Pod", err)
+	}
+}
+
+func TestCloneKeepsTheOriginalsValues(t *testing.T) {
+	t.Parallel()
+	key := framework.NewStateKey[*counter]()
+	s := framework.NewCycleState(nil)
+	key.Write(s, &counter{n: 1})
+	c := s.Clone()
+	v, _ := key.Read(c)
+	v.n++
+	if orig, _ := key.Read(s); orig.n != 1 {
+		t.Errorf("original changed to %d through the clone", orig.n)
+	}
+}
+
+type counter struct{ n int }
+
+func (c *counter) CloneState() any { return &counter{n: c.n} }
