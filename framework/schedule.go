@@ -204,7 +204,7 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 	// Counting feasible nodes as they are found costs a contended atomic per
 	// node; it is only needed when the search may stop early.
 	earlyStop := want < n
-	var found atomic.Int64
+	var found, rejected atomic.Int64
 	var firstErr atomic.Pointer[Status]
 	var raw []int64
 	if sc.early {
@@ -226,6 +226,7 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 			}
 		case s.IsRejected():
 			statuses[i] = s
+			rejected.Add(1)
 		default:
 			firstErr.CompareAndSwap(nil, s)
 			cancel()
@@ -236,7 +237,13 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 	}
 	feasible := grow(&sc.buf.feasible, n)[:0]
 	processed := 0
-	for i := range n {
+	if rejected.Load() == 0 && !earlyStop && parent.Err() == nil {
+		// Every node passed, in search order: two copies instead of a loop,
+		// and the early scores are already where they belong.
+		feasible = append(append(feasible, nodes[start:]...), nodes[:start]...)
+		processed = n
+	}
+	for i := range n - processed {
 		ni := nodes[(start+i)%n]
 		switch {
 		case passed[i]:
