@@ -115,6 +115,7 @@ type objectSet struct {
 // list is an in-memory lister of one kind.
 type list[T interface{ GetLabels() map[string]string }] []T
 
+// List returns the objects whose labels match selector (all for nil).
 func (l list[T]) List(selector labels.Selector) ([]T, error) {
 	var out []T
 	for _, o := range l {
@@ -127,6 +128,7 @@ func (l list[T]) List(selector labels.Selector) ([]T, error) {
 
 type namespaceList []*v1.Namespace
 
+// List returns the namespaces whose labels match selector (all for nil).
 func (l namespaceList) List(selector labels.Selector) ([]*v1.Namespace, error) {
 	return list[*v1.Namespace](l).List(selector)
 }
