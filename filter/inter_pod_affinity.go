@@ -1,0 +1,325 @@
+package filter
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/podaffinity"
+	"github.com/kubesched/kubesched/names"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// InterPodAffinity's reasons.
+const (
+	// ErrReasonAffinityRulesNotMatch: the node is outside every domain
+	// holding pods that match all of the pod's required affinity terms, or
+	// lacks one of their topology keys.
+	ErrReasonAffinityRulesNotMatch = "node(s) didn't match pod affinity rules"
+	// ErrReasonAntiAffinityRulesNotMatch: the node's domain holds a pod the
+	// pod's required anti-affinity rejects.
+	ErrReasonAntiAffinityRulesNotMatch = "node(s) didn't match pod anti-affinity rules"
+	// ErrReasonExistingAntiAffinityRulesNotMatch: the node's domain holds a
+	// pod whose required anti-affinity rejects the pod.
+	ErrReasonExistingAntiAffinityRulesNotMatch = "node(s) didn't satisfy existing pods anti-affinity rules"
+)
+
+// InterPodAffinityArgs configures InterPodAffinity (score.InterPodAffinityArgs
+// is the same type). The zero value is kube-scheduler's default.
+type InterPodAffinityArgs = podaffinity.Args
+
+// Affinity can only be satisfied by pods arriving, which preemption does
+// not do; anti-affinity can be, by evicting the pods in the way.
+var (
+	affinityRulesMismatch        = framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonAffinityRulesNotMatch).WithPlugin(names.InterPodAffinity)
+	antiAffinityRulesMismatch    = framework.NewStatus(framework.Unschedulable, ErrReasonAntiAffinityRulesNotMatch).WithPlugin(names.InterPodAffinity)
+	existingAntiAffinityMismatch = framework.NewStatus(framework.Unschedulable, ErrReasonExistingAntiAffinityRulesNotMatch).WithPlugin(names.InterPodAffinity)
+	errNoInterPodAffinityState   = framework.NewStatus(framework.Error, "InterPodAffinity: no PreFilter state for the pod (PreFilter did not run or returned Skip)").WithPlugin(names.InterPodAffinity)
+)
+
+var interPodAffinityKey = framework.NewStateKey[*interPodAffinityState]()
+
+// InterPodAffinity enforces required pod affinity and anti-affinity, both
+// the pod's own and that of the pods already placed:
+//
+//   - every required affinity term's topology key must be on the node, and
+//     the node's domains must hold a pod matching all the terms at once
+//     (else UnschedulableAndUnresolvable). When no pod anywhere matches
+//     them but the pod matches its own terms, it is let through, so that
+//     the first pod of a group that wants to be together can start;
+//   - no domain of the node, for any required anti-affinity term, may hold
+//     a pod the term matches (else Unschedulable);
+//   - the node may be in no domain of a placed pod's required anti-affinity
+//     term that the pod matches (else Unschedulable).
+//
+// The zero value is ready to use and safe for concurrent use.
+type InterPodAffinity struct{}
+
+var (
+	_ framework.PreFilterPlugin     = (*InterPodAffinity)(nil)
+	_ framework.FilterPlugin        = (*InterPodAffinity)(nil)
+	_ framework.PreFilterExtensions = (*InterPodAffinity)(nil)
+	_ framework.StateCloner         = (*interPodAffinityState)(nil)
+)
+
+// NewInterPodAffinity returns the filter after validating args, as
+// kube-scheduler does; the filter itself reads none of them.
+func NewInterPodAffinity(args InterPodAffinityArgs) (*InterPodAffinity, error) {
+	if err := args.Validate(); err != nil {
+		return nil, err
+	}
+	return &InterPodAffinity{}, nil
+}
+
+// Name returns "InterPodAffinity".
+func (*InterPodAffinity) Name() string { return names.InterPodAffinity }
+
+// interPodAffinityState is what PreFilter computes once per pod: the pod's
+// required terms, with namespace selectors resolved, and three counts per
+// topology pair (key, value):
+//
+//   - existingAnti: placed pods' required anti-affinity terms the pod
+//     matches, by the domain of the pod holding the term;
+//   - affinity: placed pods matching all the pod's affinity terms, once per
+//     term, by the domain of the placed pod;
+//   - antiAffinity: placed pods each of the pod's anti-affinity terms
+//     matches, by the domain of the placed pod.
+type interPodAffinityState struct {
+	pod          *v1.Pod
+	affinity     []podaffinity.Term
+	antiAffinity []podaffinity.Term
+	// nsLabels are the labels of the pod's namespace, against which placed
+	// pods' namespace selectors are matched.
+	nsLabels labels.Set
+	// matchesOwnAffinity: the pod matches all its own affinity terms.
+	matchesOwnAffinity bool
+
+	existingAnti, affinityCounts, antiAffinityCounts podaffinity.Counts
+}
+
+// CloneState copies the counts, which AddPod and RemovePod change; the
+// rest is never changed and is shared.
+func (s *interPodAffinityState) CloneState() any {
+	c := *s
+	c.existingAnti = s.existingAnti.Clone()
+	c.affinityCounts = s.affinityCounts.Clone()
+	c.antiAffinityCounts = s.antiAffinityCounts.Clone()
+	return &c
+}
+
+// count adds n for a placed pod, with its parsed terms, on a node with
+// nodeLabels.
+func (s *interPodAffinityState) count(placed *v1.Pod, placedTerms *podaffinity.Terms, nodeLabels map[string]string, n int64) {
+	s.countExisting(placedTerms.RequiredAntiAffinity, nodeLabels, n)
+	s.countIncoming(placed, nodeLabels, n)
+}
+
+func (s *interPodAffinityState) countExisting(anti []podaffinity.Term, nodeLabels map[string]string, n int64) {
+	for i := range anti {
+		t := &anti[i]
+		if !t.Matches(s.pod, s.nsLabels) {
+			continue
+		}
+		if v, ok := nodeLabels[t.TopologyKey]; ok {
+			s.existingAnti.Add(t.TopologyKey, v, n)
+		}
+	}
+}
+
+func (s *interPodAffinityState) countIncoming(placed *v1.Pod, nodeLabels map[string]string, n int64) {
+	if podaffinity.MatchesAll(s.affinity, placed) {
+		for i := range s.affinity {
+			if v, ok := nodeLabels[s.affinity[i].TopologyKey]; ok {
+				s.affinityCounts.Add(s.affinity[i].TopologyKey, v, n)
+			}
+		}
+	}
+	for i := range s.antiAffinity {
+		t := &s.antiAffinity[i]
+		// The pod's own terms are resolved: no namespace labels needed.
+		if !t.Matches(placed, nil) {
+			continue
+		}
+		if v, ok := nodeLabels[t.TopologyKey]; ok {
+			s.antiAffinityCounts.Add(t.TopologyKey, v, n)
+		}
+	}
+}
+
+// placedTerms returns the parsed terms of a placed pod. A list that does
+// not parse counts as empty, as in kube-scheduler's cache.
+func placedTerms(pi *nodeinfo.PodInfo) podaffinity.Terms {
+	t, _ := podaffinity.Parse(pi.Pod)
+	return t
+}
+
+// newInterPodAffinityState computes the state for pod over nodes. It
+// returns Skip when there is nothing to check: the pod has no required
+// terms and no placed pod's required anti-affinity matches it. A term that
+// does not parse rejects the pod (UnschedulableAndUnresolvable), as in
+// kube-scheduler, even a preferred one; a namespace lister failure is an
+// Error.
+func newInterPodAffinityState(lister podaffinity.NamespaceLister, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*interPodAffinityState, *framework.Status) {
+	terms, err := podaffinity.Parse(pod)
+	if err != nil {
+		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("parsing pod: %+v", err))
+	}
+	s := &interPodAffinityState{
+		pod:                pod,
+		existingAnti:       podaffinity.Counts{},
+		affinityCounts:     podaffinity.Counts{},
+		antiAffinityCounts: podaffinity.Counts{},
+	}
+	if s.affinity, err = resolveTerms(terms.RequiredAffinity, lister); err != nil {
+		return nil, framework.AsStatus(err)
+	}
+	if s.antiAffinity, err = resolveTerms(terms.RequiredAntiAffinity, lister); err != nil {
+		return nil, framework.AsStatus(err)
+	}
+	s.nsLabels = podaffinity.NamespaceLabels(lister, pod.Namespace)
+	s.matchesOwnAffinity = podaffinity.MatchesAll(s.affinity, pod)
+
+	hasTerms := len(s.affinity) > 0 || len(s.antiAffinity) > 0
+	for _, ni := range nodes {
+		node := ni.Node()
+		// Every count is by a node label.
+		if node == nil || len(node.Labels) == 0 {
+			continue
+		}
+		nodeLabels := node.Labels
+		for _, pi := range ni.PodsWithRequiredAntiAffinity {
+			t := placedTerms(pi)
+			s.countExisting(t.RequiredAntiAffinity, nodeLabels, 1)
+		}
+		if hasTerms {
+			for _, pi := range ni.Pods {
+				s.countIncoming(pi.Pod, nodeLabels, 1)
+			}
+		}
+	}
+	if !hasTerms && len(s.existingAnti) == 0 {
+		return nil, skip
+	}
+	return s, nil
+}
+
+func resolveTerms(terms []podaffinity.Term, lister podaffinity.NamespaceLister) ([]podaffinity.Term, error) {
+	for i := range terms {
+		var err error
+		if terms[i], err = terms[i].Resolve(lister); err != nil {
+			return nil, err
+		}
+	}
+	return terms, nil
+}
+
+// PreFilter counts, once per pod, the matching pods per topology domain
+// over nodes (all the nodes of the cycle): on nodes holding pods with
+// required anti-affinity, those pods' terms that match pod; and, if pod has
+// required terms, the pods on every node that match them. It returns Skip
+// when there is nothing to check, UnschedulableAndUnresolvable when a term
+// of pod does not parse, and Error when the namespace lister fails.
+func (pl *InterPodAffinity) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	s, status := newInterPodAffinityState(state.Listers().Namespaces, pod, nodes)
+	if status != nil {
+		return nil, status
+	}
+	interPodAffinityKey.Write(state, s)
+	return nil, nil
+}
+
+// AddPod counts podToAdd as if it were placed on node. It returns Error
+// when PreFilter did not write state for the pod.
+func (pl *InterPodAffinity) AddPod(_ context.Context, state *framework.CycleState, _ *v1.Pod, podToAdd *nodeinfo.PodInfo, node *nodeinfo.NodeInfo) *framework.Status {
+	return updateInterPodAffinity(state, podToAdd, node, 1)
+}
+
+// RemovePod stops counting podToRemove, placed on node. It returns Error
+// when PreFilter did not write state for the pod.
+func (pl *InterPodAffinity) RemovePod(_ context.Context, state *framework.CycleState, _ *v1.Pod, podToRemove *nodeinfo.PodInfo, node *nodeinfo.NodeInfo) *framework.Status {
+	return updateInterPodAffinity(state, podToRemove, node, -1)
+}
+
+func updateInterPodAffinity(state *framework.CycleState, pi *nodeinfo.PodInfo, ni *nodeinfo.NodeInfo, n int64) *framework.Status {
+	s, ok := interPodAffinityKey.Read(state)
+	if !ok {
+		return errNoInterPodAffinityState
+	}
+	node := ni.Node()
+	if node == nil {
+		return errNilNode
+	}
+	t := placedTerms(pi)
+	s.count(pi.Pod, &t, node.Labels, n)
+	return nil
+}
+
+// Filter checks node against the counts PreFilter wrote; without them
+// (nil state, as in unit tests) it first computes them over the state's
+// nodes, or over node alone if the state has none. It returns
+// UnschedulableAndUnresolvable for pod affinity, Unschedulable for pod
+// anti-affinity, then for placed pods' anti-affinity, in that order, as
+// kube-scheduler does. With state from PreFilter it does not allocate.
+func (pl *InterPodAffinity) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+	node := ni.Node()
+	if node == nil {
+		return errNilNode
+	}
+	s, ok := interPodAffinityKey.Read(state)
+	if !ok {
+		nodes := state.AllNodes()
+		if len(nodes) == 0 {
+			nodes = []*nodeinfo.NodeInfo{ni}
+		}
+		var status *framework.Status
+		if s, status = newInterPodAffinityState(state.Listers().Namespaces, pod, nodes); status != nil {
+			if status.IsSkip() {
+				return nil
+			}
+			return status.WithPlugin(names.InterPodAffinity)
+		}
+	}
+	if !s.satisfiesAffinity(node.Labels) {
+		return affinityRulesMismatch
+	}
+	if !s.satisfiesAntiAffinity(node.Labels) {
+		return antiAffinityRulesMismatch
+	}
+	if s.existingAnti.AnyPositive(node.Labels) {
+		return existingAntiAffinityMismatch
+	}
+	return nil
+}
+
+func (s *interPodAffinityState) satisfiesAffinity(nodeLabels map[string]string) bool {
+	found := true
+	for i := range s.affinity {
+		key := s.affinity[i].TopologyKey
+		v, ok := nodeLabels[key]
+		if !ok {
+			return false
+		}
+		if s.affinityCounts.Get(key, v) <= 0 {
+			found = false
+		}
+	}
+	// The first pod of a group: nothing matches anywhere yet, but the pod
+	// itself will.
+	return found || (len(s.affinityCounts) == 0 && s.matchesOwnAffinity)
+}
+
+func (s *interPodAffinityState) satisfiesAntiAffinity(nodeLabels map[string]string) bool {
+	if len(s.antiAffinityCounts) == 0 {
+		return true
+	}
+	for i := range s.antiAffinity {
+		key := s.antiAffinity[i].TopologyKey
+		if v, ok := nodeLabels[key]; ok && s.antiAffinityCounts.Get(key, v) > 0 {
+			return false
+		}
+	}
+	return true
+}

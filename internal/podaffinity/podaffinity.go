@@ -1,0 +1,280 @@
+// Package podaffinity holds what the InterPodAffinity plugins of packages
+// filter and score share: a pod's affinity terms parsed once into label
+// selectors, the test of whether a term matches a pod, the listing of the
+// namespaces an incoming pod's namespaceSelector selects, and per-topology
+// counts. Both plugins use it, so their notion of "matches" cannot drift.
+//
+// Semantics are kube-scheduler v1.36.3's:
+//   - a nil labelSelector matches no pod, an empty one every pod;
+//   - a term with neither namespaces nor a namespaceSelector applies to the
+//     namespace of the pod that owns it; otherwise to the listed namespaces
+//     plus those whose labels match namespaceSelector (an empty selector
+//     matches every namespace, a nil one none), with the quirk described
+//     at [Term.Resolve] for the incoming pod's terms;
+//   - matchLabelKeys and mismatchLabelKeys are ignored: the API server
+//     merges them into labelSelector when the pod is created, and the
+//     scheduler reads only the merged selector;
+//   - the topology key is used as given, even when empty.
+//
+// The package depends on neither the framework nor nodeinfo, so that a
+// NodeInfo may one day cache its pods' parsed terms.
+package podaffinity
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+// NamespaceLister is the part of a namespace lister this package reads;
+// framework.NamespaceLister satisfies it. A nil lister has no namespaces.
+type NamespaceLister interface {
+	List(selector labels.Selector) ([]*v1.Namespace, error)
+	Get(name string) (*v1.Namespace, error)
+}
+
+// Term is one parsed PodAffinityTerm. The zero value matches nothing.
+type Term struct {
+	// TopologyKey is the node label whose value defines the term's domain.
+	TopologyKey string
+
+	selector   labels.Selector
+	namespaces sets.Set[string]
+	nsSelector labels.Selector
+	// listNamespaces is set when nsSelector selects some but not
+	// necessarily all namespaces, and the term is not yet resolved: only
+	// then does Resolve have names to look up.
+	listNamespaces bool
+}
+
+// WeightedTerm is a parsed WeightedPodAffinityTerm.
+type WeightedTerm struct {
+	Term
+	Weight int32
+}
+
+// Terms are a pod's parsed pod affinity and anti-affinity terms.
+type Terms struct {
+	RequiredAffinity      []Term
+	RequiredAntiAffinity  []Term
+	PreferredAffinity     []WeightedTerm
+	PreferredAntiAffinity []WeightedTerm
+}
+
+// Parse parses the pod affinity and anti-affinity terms of pod. As in
+// kube-scheduler, a list holding a term that does not parse is dropped
+// whole (left nil) while the other lists are kept, and the error names
+// every failing list, aggregated the way kube-scheduler aggregates it.
+// A pod without pod affinity costs no allocation.
+func Parse(pod *v1.Pod) (Terms, error) {
+	var t Terms
+	a := pod.Spec.Affinity
+	if a == nil || (a.PodAffinity == nil && a.PodAntiAffinity == nil) {
+		return t, nil
+	}
+	var errs []error
+	var err error
+	if pa := a.PodAffinity; pa != nil {
+		if t.RequiredAffinity, err = parseTerms(pod, pa.RequiredDuringSchedulingIgnoredDuringExecution); err != nil {
+			errs = append(errs, fmt.Errorf("requiredAffinityTerms: %w", err))
+		}
+	}
+	if pa := a.PodAntiAffinity; pa != nil {
+		if t.RequiredAntiAffinity, err = parseTerms(pod, pa.RequiredDuringSchedulingIgnoredDuringExecution); err != nil {
+			errs = append(errs, fmt.Errorf("requiredAntiAffinityTerms: %w", err))
+		}
+	}
+	if pa := a.PodAffinity; pa != nil {
+		if t.PreferredAffinity, err = parseWeighted(pod, pa.PreferredDuringSchedulingIgnoredDuringExecution); err != nil {
+			errs = append(errs, fmt.Errorf("preferredAffinityTerms: %w", err))
+		}
+	}
+	if pa := a.PodAntiAffinity; pa != nil {
+		if t.PreferredAntiAffinity, err = parseWeighted(pod, pa.PreferredDuringSchedulingIgnoredDuringExecution); err != nil {
+			errs = append(errs, fmt.Errorf("preferredAntiAffinityTerms: %w", err))
+		}
+	}
+	return t, utilerrors.NewAggregate(errs)
+}
+
+func parseTerms(pod *v1.Pod, in []v1.PodAffinityTerm) ([]Term, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	out := make([]Term, len(in))
+	for i := range in {
+		var err error
+		if out[i], err = parseTerm(pod, &in[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func parseWeighted(pod *v1.Pod, in []v1.WeightedPodAffinityTerm) ([]WeightedTerm, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	out := make([]WeightedTerm, len(in))
+	for i := range in {
+		t, err := parseTerm(pod, &in[i].PodAffinityTerm)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = WeightedTerm{Term: t, Weight: in[i].Weight}
+	}
+	return out, nil
+}
+
+func parseTerm(pod *v1.Pod, in *v1.PodAffinityTerm) (Term, error) {
+	sel, err := metav1.LabelSelectorAsSelector(in.LabelSelector)
+	if err != nil {
+		return Term{}, err
+	}
+	nsSel, err := metav1.LabelSelectorAsSelector(in.NamespaceSelector)
+	if err != nil {
+		return Term{}, err
+	}
+	t := Term{TopologyKey: in.TopologyKey, selector: sel, nsSelector: nsSel}
+	if len(in.Namespaces) == 0 && in.NamespaceSelector == nil {
+		t.namespaces = sets.New(pod.Namespace)
+	} else {
+		t.namespaces = sets.New(in.Namespaces...)
+	}
+	// A nil selector parses to Nothing, an empty one to Everything; only
+	// the rest name a subset of namespaces.
+	t.listNamespaces = in.NamespaceSelector != nil && !nsSel.Empty()
+	return t, nil
+}
+
+// Matches reports whether pod matches the term's label selector and is in
+// one of its namespaces or in a namespace with labels nsLabels that its
+// namespaceSelector matches.
+func (t *Term) Matches(pod *v1.Pod, nsLabels labels.Set) bool {
+	if t.selector == nil {
+		return false
+	}
+	if t.namespaces.Has(pod.Namespace) || t.nsSelector.Matches(nsLabels) {
+		return t.selector.Matches(labels.Set(pod.Labels))
+	}
+	return false
+}
+
+// MatchesAll reports whether pod matches every one of terms, resolved
+// terms of the incoming pod, matched with no namespace labels. It is false
+// when there are no terms.
+func MatchesAll(terms []Term, pod *v1.Pod) bool {
+	if len(terms) == 0 {
+		return false
+	}
+	for i := range terms {
+		if !terms[i].Matches(pod, nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// Resolve returns the term with the names of the namespaces lister lists
+// for its namespaceSelector added to its namespaces. This is how
+// kube-scheduler prepares the incoming pod's own terms, which it then
+// matches with no namespace labels (nil): a quirk worth knowing is that
+// it keeps the selector too, so a selector that matches a namespace
+// without labels (NotIn, DoesNotExist) still matches pods of every
+// namespace. The terms of pods already placed are not resolved; they are
+// matched with the incoming pod's namespace labels. An empty selector
+// (every namespace) or a nil one (none) needs no lookup. t is not
+// modified; the error is the lister's.
+func (t *Term) Resolve(lister NamespaceLister) (Term, error) {
+	if !t.listNamespaces || lister == nil {
+		return *t, nil
+	}
+	list, err := lister.List(t.nsSelector)
+	if err != nil {
+		return Term{}, err
+	}
+	r := *t
+	r.namespaces = t.namespaces.Clone()
+	for _, ns := range list {
+		r.namespaces.Insert(ns.Name)
+	}
+	r.listNamespaces = false
+	return r, nil
+}
+
+// NamespaceLabels returns the labels of namespace name, or nil if lister
+// is nil or cannot get it, which kube-scheduler also reads as no labels.
+func NamespaceLabels(lister NamespaceLister, name string) labels.Set {
+	if lister == nil {
+		return nil
+	}
+	ns, err := lister.Get(name)
+	if err != nil || ns == nil {
+		return nil
+	}
+	return ns.Labels
+}
+
+// Counts maps a topology key to each of its values to a count. Entries
+// that reach zero are deleted, inner maps with them, so an empty Counts
+// has len 0.
+type Counts map[string]map[string]int64
+
+// Add adds n to the count of (key, value).
+func (c Counts) Add(key, value string, n int64) {
+	values := c[key]
+	if values == nil {
+		values = map[string]int64{}
+		c[key] = values
+	}
+	values[value] += n
+	if values[value] == 0 {
+		delete(values, value)
+		if len(values) == 0 {
+			delete(c, key)
+		}
+	}
+}
+
+// Get returns the count of (key, value).
+func (c Counts) Get(key, value string) int64 { return c[key][value] }
+
+// AnyPositive reports whether some (key, value) of nodeLabels has a
+// positive count. It looks up the counted keys in nodeLabels rather than
+// the other way round, since there are usually far fewer of them.
+func (c Counts) AnyPositive(nodeLabels map[string]string) bool {
+	for key, values := range c {
+		if v, ok := nodeLabels[key]; ok && values[v] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Sum returns the sum of the counts of the pairs in nodeLabels.
+func (c Counts) Sum(nodeLabels map[string]string) int64 {
+	var n int64
+	for key, values := range c {
+		if v, ok := nodeLabels[key]; ok {
+			n += values[v]
+		}
+	}
+	return n
+}
+
+// Clone returns a deep copy.
+func (c Counts) Clone() Counts {
+	out := make(Counts, len(c))
+	for key, values := range c {
+		cp := make(map[string]int64, len(values))
+		for v, n := range values {
+			cp[v] = n
+		}
+		out[key] = cp
+	}
+	return out
+}

@@ -1,0 +1,259 @@
+package podaffinity
+
+import (
+	"errors"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+func pod(ns string, kv ...string) *v1.Pod {
+	l := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		l[kv[i]] = kv[i+1]
+	}
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: ns, Labels: l}}
+}
+
+func withTerm(p *v1.Pod, t v1.PodAffinityTerm) *v1.Pod {
+	p.Spec.Affinity = &v1.Affinity{PodAffinity: &v1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{t}}}
+	return p
+}
+
+func appIs(v string) *metav1.LabelSelector {
+	return &metav1.LabelSelector{MatchLabels: map[string]string{"app": v}}
+}
+
+func bogus() *metav1.LabelSelector {
+	return &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus"}}}
+}
+
+type namespaces []*v1.Namespace
+
+func (l namespaces) List(sel labels.Selector) ([]*v1.Namespace, error) {
+	var out []*v1.Namespace
+	for _, ns := range l {
+		if sel.Matches(labels.Set(ns.Labels)) {
+			out = append(out, ns)
+		}
+	}
+	return out, nil
+}
+
+func (l namespaces) Get(name string) (*v1.Namespace, error) {
+	for _, ns := range l {
+		if ns.Name == name {
+			return ns, nil
+		}
+	}
+	return nil, errors.New("not found")
+}
+
+var cluster = namespaces{
+	{ObjectMeta: metav1.ObjectMeta{Name: "red", Labels: map[string]string{"team": "x"}}},
+	{ObjectMeta: metav1.ObjectMeta{Name: "blue", Labels: map[string]string{"team": "y"}}},
+}
+
+func TestTermMatches(t *testing.T) {
+	t.Parallel()
+	teamX := &metav1.LabelSelector{MatchLabels: map[string]string{"team": "x"}}
+	tests := []struct {
+		name      string
+		term      v1.PodAffinityTerm
+		candidate *v1.Pod
+		nsLabels  labels.Set
+		want      bool
+	}{
+		{"a term applies to its owner's namespace by default", v1.PodAffinityTerm{LabelSelector: appIs("web")}, pod("red", "app", "web"), nil, true},
+		{"a term ignores other namespaces by default", v1.PodAffinityTerm{LabelSelector: appIs("web")}, pod("blue", "app", "web"), nil, false},
+		{"listed namespaces replace the owner's", v1.PodAffinityTerm{LabelSelector: appIs("web"), Namespaces: []string{"blue"}}, pod("red", "app", "web"), nil, false},
+		{"a listed namespace matches", v1.PodAffinityTerm{LabelSelector: appIs("web"), Namespaces: []string{"blue"}}, pod("blue", "app", "web"), nil, true},
+		{"a namespace selector matches by the namespace's labels", v1.PodAffinityTerm{LabelSelector: appIs("web"), NamespaceSelector: teamX}, pod("blue", "app", "web"), labels.Set{"team": "x"}, true},
+		{"a namespace selector alone drops the owner's namespace", v1.PodAffinityTerm{LabelSelector: appIs("web"), NamespaceSelector: teamX}, pod("red", "app", "web"), labels.Set{"team": "y"}, false},
+		{"an empty namespace selector matches every namespace", v1.PodAffinityTerm{LabelSelector: appIs("web"), NamespaceSelector: &metav1.LabelSelector{}}, pod("blue", "app", "web"), nil, true},
+		{"the label selector must match too", v1.PodAffinityTerm{LabelSelector: appIs("web")}, pod("red", "app", "db"), nil, false},
+		{"a nil label selector matches nothing", v1.PodAffinityTerm{}, pod("red", "app", "web"), nil, false},
+		{"an empty label selector matches everything", v1.PodAffinityTerm{LabelSelector: &metav1.LabelSelector{}}, pod("red"), nil, true},
+		{"matchLabelKeys are left to the API server", v1.PodAffinityTerm{LabelSelector: &metav1.LabelSelector{}, MatchLabelKeys: []string{"app"}}, pod("red", "app", "other"), nil, true},
+		{"mismatchLabelKeys are left to the API server", v1.PodAffinityTerm{LabelSelector: &metav1.LabelSelector{}, MismatchLabelKeys: []string{"app"}}, pod("red", "app", "web"), nil, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			owner := withTerm(pod("red", "app", "web"), tc.term)
+			terms, err := Parse(owner)
+			if err != nil || len(terms.RequiredAffinity) != 1 {
+				t.Fatalf("Parse = %+v, %v", terms, err)
+			}
+			if got := terms.RequiredAffinity[0].Matches(tc.candidate, tc.nsLabels); got != tc.want {
+				t.Errorf("Matches = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestAZeroTermMatchesNothing(t *testing.T) {
+	t.Parallel()
+	var term Term
+	if term.Matches(pod("red"), nil) {
+		t.Error("the zero Term matched a pod")
+	}
+}
+
+func TestParseDropsOnlyTheListThatFails(t *testing.T) {
+	t.Parallel()
+	p := pod("red")
+	p.Spec.Affinity = &v1.Affinity{
+		PodAffinity: &v1.PodAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution:  []v1.PodAffinityTerm{{LabelSelector: appIs("a")}, {LabelSelector: bogus()}},
+			PreferredDuringSchedulingIgnoredDuringExecution: []v1.WeightedPodAffinityTerm{{Weight: 3, PodAffinityTerm: v1.PodAffinityTerm{LabelSelector: appIs("b"), TopologyKey: "zone"}}},
+		},
+		PodAntiAffinity: &v1.PodAntiAffinity{
+			PreferredDuringSchedulingIgnoredDuringExecution: []v1.WeightedPodAffinityTerm{{Weight: 1, PodAffinityTerm: v1.PodAffinityTerm{
+				LabelSelector: appIs("c"), NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "team", Operator: metav1.LabelSelectorOpIn}}},
+			}}},
+		},
+	}
+	terms, err := Parse(p)
+	const want = `[requiredAffinityTerms: "Bogus" is not a valid label selector operator, ` +
+		`preferredAntiAffinityTerms: values: Invalid value: null: for 'in', 'notin' operators, values set can't be empty]`
+	if err == nil || err.Error() != want {
+		t.Errorf("error = %v, want %s", err, want)
+	}
+	if terms.RequiredAffinity != nil || terms.PreferredAntiAffinity != nil {
+		t.Errorf("failing lists kept: %+v", terms)
+	}
+	if len(terms.PreferredAffinity) != 1 || terms.PreferredAffinity[0].Weight != 3 || terms.PreferredAffinity[0].TopologyKey != "zone" {
+		t.Errorf("PreferredAffinity = %+v, want the one good term", terms.PreferredAffinity)
+	}
+}
+
+func TestParseOfAPodWithoutPodAffinityDoesNotAllocate(t *testing.T) {
+	p := pod("red")
+	p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{}}
+	if n := testing.AllocsPerRun(100, func() { _, _ = Parse(p) }); n != 0 {
+		t.Errorf("Parse allocated %v times", n)
+	}
+}
+
+func TestResolveAddsTheSelectedNamespaces(t *testing.T) {
+	t.Parallel()
+	teamX := &metav1.LabelSelector{MatchLabels: map[string]string{"team": "x"}}
+	notTeamX := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "team", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"x"}}}}
+	tests := []struct {
+		name      string
+		term      v1.PodAffinityTerm
+		lister    NamespaceLister
+		candidate *v1.Pod
+		want      bool
+	}{
+		{"a selected namespace matches", v1.PodAffinityTerm{LabelSelector: appIs("web"), NamespaceSelector: teamX}, cluster, pod("red", "app", "web"), true},
+		{"an unselected namespace does not", v1.PodAffinityTerm{LabelSelector: appIs("web"), NamespaceSelector: teamX}, cluster, pod("blue", "app", "web"), false},
+		{"listed namespaces are kept", v1.PodAffinityTerm{LabelSelector: appIs("web"), NamespaceSelector: teamX, Namespaces: []string{"green"}}, cluster, pod("green", "app", "web"), true},
+		{"no lister means no namespaces to add", v1.PodAffinityTerm{LabelSelector: appIs("web"), NamespaceSelector: teamX}, nil, pod("red", "app", "web"), false},
+		// kube-scheduler keeps the selector and matches it against no
+		// labels, which NotIn accepts: every namespace then matches.
+		{"a selector accepting no labels matches every namespace", v1.PodAffinityTerm{LabelSelector: appIs("web"), NamespaceSelector: notTeamX}, cluster, pod("red", "app", "web"), true},
+		{"an empty selector matches every namespace", v1.PodAffinityTerm{LabelSelector: appIs("web"), NamespaceSelector: &metav1.LabelSelector{}}, cluster, pod("nowhere", "app", "web"), true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			terms, err := Parse(withTerm(pod("blue"), tc.term))
+			if err != nil {
+				t.Fatal(err)
+			}
+			orig := terms.RequiredAffinity[0]
+			resolved, err := orig.Resolve(tc.lister)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := MatchesAll([]Term{resolved}, tc.candidate); got != tc.want {
+				t.Errorf("MatchesAll = %v, want %v", got, tc.want)
+			}
+			if len(tc.term.Namespaces) == 0 && orig.namespaces.Len() != 0 {
+				t.Errorf("Resolve changed the original term: %v", orig.namespaces)
+			}
+		})
+	}
+}
+
+type failingLister struct{ namespaces }
+
+func (failingLister) List(labels.Selector) ([]*v1.Namespace, error) { return nil, errors.New("boom") }
+
+func TestResolveReturnsTheListersError(t *testing.T) {
+	t.Parallel()
+	terms, _ := Parse(withTerm(pod("red"), v1.PodAffinityTerm{LabelSelector: appIs("a"), NamespaceSelector: appIs("x")}))
+	if _, err := terms.RequiredAffinity[0].Resolve(failingLister{}); err == nil || err.Error() != "boom" {
+		t.Errorf("err = %v, want boom", err)
+	}
+}
+
+func TestMatchesAllNeedsAtLeastOneTerm(t *testing.T) {
+	t.Parallel()
+	if MatchesAll(nil, pod("red")) {
+		t.Error("no terms matched a pod")
+	}
+}
+
+func TestNamespaceLabels(t *testing.T) {
+	t.Parallel()
+	if got := NamespaceLabels(cluster, "red"); got["team"] != "x" {
+		t.Errorf("red = %v", got)
+	}
+	if got := NamespaceLabels(cluster, "missing"); got != nil {
+		t.Errorf("missing = %v, want nil", got)
+	}
+	if got := NamespaceLabels(nil, "red"); got != nil {
+		t.Errorf("nil lister = %v, want nil", got)
+	}
+}
+
+func TestCountsDropZeroEntries(t *testing.T) {
+	t.Parallel()
+	c := Counts{}
+	c.Add("zone", "a", 2)
+	c.Add("host", "n1", 1)
+	clone := c.Clone()
+	c.Add("zone", "a", -2)
+	if _, ok := c["zone"]; ok || len(c) != 1 {
+		t.Errorf("after cancelling out: %v, want only host", c)
+	}
+	if clone.Get("zone", "a") != 2 {
+		t.Errorf("the clone changed with the original: %v", clone)
+	}
+	node := map[string]string{"zone": "a", "host": "n1"}
+	if !clone.AnyPositive(node) || clone.Sum(node) != 3 {
+		t.Errorf("AnyPositive = %v, Sum = %d; want true, 3", clone.AnyPositive(node), clone.Sum(node))
+	}
+	c.Add("host", "n1", -2)
+	if c.AnyPositive(node) || c.Sum(node) != -1 {
+		t.Errorf("negative count: AnyPositive = %v, Sum = %d; want false, -1", c.AnyPositive(node), c.Sum(node))
+	}
+}
+
+func TestArgs(t *testing.T) {
+	t.Parallel()
+	w := func(v int32) *int32 { return &v }
+	if got := (Args{}).HardWeight(); got != 1 {
+		t.Errorf("default HardWeight = %d, want 1", got)
+	}
+	if got := (Args{HardPodAffinityWeight: w(0)}).HardWeight(); got != 0 {
+		t.Errorf("HardWeight(0) = %d, want 0", got)
+	}
+	for _, v := range []int32{0, 1, 100} {
+		if err := (Args{HardPodAffinityWeight: w(v)}).Validate(); err != nil {
+			t.Errorf("weight %d: %v", v, err)
+		}
+	}
+	const want = "hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]"
+	if err := (Args{HardPodAffinityWeight: w(101)}).Validate(); err == nil || err.Error() != want {
+		t.Errorf("weight 101: %v, want %s", err, want)
+	}
+	if err := (Args{HardPodAffinityWeight: w(-1)}).Validate(); err == nil {
+		t.Error("weight -1 accepted")
+	}
+}

@@ -1,0 +1,239 @@
+package score
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/podaffinity"
+	"github.com/kubesched/kubesched/names"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// InterPodAffinityArgs configures InterPodAffinity (filter.InterPodAffinityArgs
+// is the same type). The zero value is kube-scheduler's default.
+type InterPodAffinityArgs = podaffinity.Args
+
+// interPodAffinityScoresKey holds, per topology key and value, what a node
+// in that domain scores.
+var interPodAffinityScoresKey = framework.NewStateKey[podaffinity.Counts]()
+
+// InterPodAffinity prefers nodes whose topology domains hold the pods the
+// pod prefers to be near, and avoids those holding pods it prefers to
+// avoid. A domain scores, for each placed pod in it:
+//
+//   - plus or minus the weight of each of the pod's preferred affinity or
+//     anti-affinity terms the placed pod matches;
+//   - plus HardPodAffinityWeight for each of the placed pod's required
+//     affinity terms the pod matches;
+//   - plus or minus the weight of each of the placed pod's preferred
+//     affinity or anti-affinity terms the pod matches.
+//
+// A node's raw score sums its domains' scores; NormalizeScore maps the
+// lowest raw score among the feasible nodes to 0 and the highest to 100.
+// The zero value uses kube-scheduler's default arguments and is safe for
+// concurrent use.
+type InterPodAffinity struct {
+	args InterPodAffinityArgs
+}
+
+var (
+	_ framework.PodOnlyPreScorer     = (*InterPodAffinity)(nil)
+	_ framework.PreScorePlugin       = (*InterPodAffinity)(nil)
+	_ framework.NormalizeScorePlugin = (*InterPodAffinity)(nil)
+)
+
+// NewInterPodAffinity returns the scorer configured by args, or an error
+// saying which argument is out of range.
+func NewInterPodAffinity(args InterPodAffinityArgs) (*InterPodAffinity, error) {
+	if err := args.Validate(); err != nil {
+		return nil, err
+	}
+	if args.HardPodAffinityWeight != nil {
+		w := *args.HardPodAffinityWeight
+		args.HardPodAffinityWeight = &w // not the caller's variable
+	}
+	return &InterPodAffinity{args: args}, nil
+}
+
+// Name returns "InterPodAffinity".
+func (*InterPodAffinity) Name() string { return names.InterPodAffinity }
+
+// PodOnlyPreScore reports true: like kube-scheduler's, PreScore reads every
+// node of the cycle (from the state), never just the feasible ones it is
+// given, so it may run before filtering.
+func (*InterPodAffinity) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool { return true }
+
+// PreScore sums, once per pod, the score of every topology domain over all
+// the nodes of the cycle (state.AllNodes; nodes only when the state has
+// none, as when called outside a framework). It visits every pod when the
+// pod has preferred terms, otherwise only pods with affinity of their own.
+//
+// It returns Skip when IgnorePreferredTermsOfExistingPods is set and the
+// pod has no preferred terms, or when no term matched on any node carrying
+// its topology key; Error when a term of the pod does not parse or the
+// namespace lister fails.
+func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) *framework.Status {
+	if all := state.AllNodes(); len(all) > 0 {
+		nodes = all
+	}
+	scores, status := pl.domainScores(state.Listers().Namespaces, pod, nodes)
+	if status != nil {
+		return status
+	}
+	interPodAffinityScoresKey.Write(state, scores)
+	return nil
+}
+
+// domainScores computes what PreScore writes, or Skip or Error.
+func (pl *InterPodAffinity) domainScores(lister podaffinity.NamespaceLister, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (podaffinity.Counts, *framework.Status) {
+	a := pod.Spec.Affinity
+	hasPreferred := a != nil &&
+		((a.PodAffinity != nil && len(a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0) ||
+			(a.PodAntiAffinity != nil && len(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0))
+	if pl.args.IgnorePreferredTermsOfExistingPods && !hasPreferred {
+		return nil, skip
+	}
+	terms, err := podaffinity.Parse(pod)
+	if err != nil {
+		return nil, framework.AsStatus(fmt.Errorf("failed to parse pod: %w", err))
+	}
+	if err := resolveWeighted(terms.PreferredAffinity, lister); err != nil {
+		return nil, framework.AsStatus(fmt.Errorf("updating PreferredAffinityTerms: %w", err))
+	}
+	if err := resolveWeighted(terms.PreferredAntiAffinity, lister); err != nil {
+		return nil, framework.AsStatus(fmt.Errorf("updating PreferredAntiAffinityTerms: %w", err))
+	}
+	d := domainScorer{
+		pod:        pod,
+		terms:      &terms,
+		nsLabels:   podaffinity.NamespaceLabels(lister, pod.Namespace),
+		hardWeight: pl.args.HardWeight(),
+		scores:     podaffinity.Counts{},
+	}
+	for _, ni := range nodes {
+		node := ni.Node()
+		// Every score is by a node label.
+		if node == nil || len(node.Labels) == 0 {
+			continue
+		}
+		// Without preferred terms of the pod's own, only placed pods'
+		// terms can score.
+		pods := ni.PodsWithAffinity
+		if hasPreferred {
+			pods = ni.Pods
+		}
+		for _, pi := range pods {
+			d.add(pi.Pod, node.Labels)
+		}
+	}
+	if !d.matched {
+		return nil, skip
+	}
+	return d.scores, nil
+}
+
+func resolveWeighted(terms []podaffinity.WeightedTerm, lister podaffinity.NamespaceLister) error {
+	for i := range terms {
+		var err error
+		if terms[i].Term, err = terms[i].Resolve(lister); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// domainScorer accumulates domain scores for one incoming pod.
+type domainScorer struct {
+	pod        *v1.Pod
+	terms      *podaffinity.Terms // the pod's, resolved
+	nsLabels   labels.Set         // of the pod's namespace
+	hardWeight int32
+	scores     podaffinity.Counts
+	// matched is set once any term scored: a score may cancel out to zero
+	// and leave scores empty, yet kube-scheduler then still scores.
+	matched bool
+}
+
+// add scores placed, bound to a node with nodeLabels.
+func (d *domainScorer) add(placed *v1.Pod, nodeLabels map[string]string) {
+	// The pod's own terms are resolved: no namespace labels needed.
+	d.addWeighted(d.terms.PreferredAffinity, placed, nil, nodeLabels, 1)
+	d.addWeighted(d.terms.PreferredAntiAffinity, placed, nil, nodeLabels, -1)
+
+	theirs, _ := podaffinity.Parse(placed) // a list that does not parse counts as empty
+	if d.hardWeight > 0 {
+		for i := range theirs.RequiredAffinity {
+			d.addTerm(&theirs.RequiredAffinity[i], d.hardWeight, d.pod, d.nsLabels, nodeLabels, 1)
+		}
+	}
+	d.addWeighted(theirs.PreferredAffinity, d.pod, d.nsLabels, nodeLabels, 1)
+	d.addWeighted(theirs.PreferredAntiAffinity, d.pod, d.nsLabels, nodeLabels, -1)
+}
+
+func (d *domainScorer) addWeighted(terms []podaffinity.WeightedTerm, pod *v1.Pod, nsLabels labels.Set, nodeLabels map[string]string, sign int32) {
+	for i := range terms {
+		d.addTerm(&terms[i].Term, terms[i].Weight, pod, nsLabels, nodeLabels, sign)
+	}
+}
+
+func (d *domainScorer) addTerm(t *podaffinity.Term, weight int32, pod *v1.Pod, nsLabels labels.Set, nodeLabels map[string]string, sign int32) {
+	if !t.Matches(pod, nsLabels) {
+		return
+	}
+	if v, ok := nodeLabels[t.TopologyKey]; ok {
+		// The product is an int32, as in kube-scheduler.
+		d.scores.Add(t.TopologyKey, v, int64(weight*sign))
+		d.matched = true
+	}
+}
+
+// Score sums the scores of node's domains. Without PreScore's state (nil
+// state, as in unit tests) it computes them first over the state's nodes,
+// or over node alone if the state has none. Scores may be negative until
+// normalized. With state from PreScore it does not allocate.
+func (pl *InterPodAffinity) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+	node := ni.Node()
+	if node == nil {
+		return 0, errNilNode
+	}
+	scores, ok := interPodAffinityScoresKey.Read(state)
+	if !ok {
+		nodes := state.AllNodes()
+		if len(nodes) == 0 {
+			nodes = []*nodeinfo.NodeInfo{ni}
+		}
+		var status *framework.Status
+		if scores, status = pl.domainScores(state.Listers().Namespaces, pod, nodes); status != nil {
+			if status.IsSkip() {
+				return 0, nil
+			}
+			return 0, status
+		}
+	}
+	return scores.Sum(node.Labels), nil
+}
+
+// NormalizeScore maps scores linearly so the lowest becomes 0 and the
+// highest 100, rounding down; equal scores all become 0.
+func (pl *InterPodAffinity) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, _ []*nodeinfo.NodeInfo, scores []int64) *framework.Status {
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, s := range scores {
+		lo, hi = min(lo, s), max(hi, s)
+	}
+	spread := hi - lo
+	for i, s := range scores {
+		var f float64
+		if spread > 0 {
+			// The same float64 arithmetic as kube-scheduler, so that
+			// truncation agrees.
+			f = float64(framework.MaxNodeScore) * (float64(s-lo) / float64(spread))
+		}
+		scores[i] = int64(f)
+	}
+	return nil
+}
