@@ -161,11 +161,20 @@ func formatDiffs(diffs []disagreement, limit int) string {
 }
 
 // compare runs s through the oracle and kubesched and lists where they
-// differ. The error is for failures of the oracle itself.
-func compare(ctx context.Context, fw *framework.Framework, s *Scenario) ([]disagreement, error) {
-	want, err := testOracle.Run(ctx, s.Nodes, s.Pods, s.Pod)
+// differ. kubesched runs with shared, or for a scenario with cluster
+// objects with a framework of its own that lists them. The error is for
+// failures of the oracle itself, or objects kubesched refuses.
+func compare(ctx context.Context, shared *framework.Framework, s *Scenario) ([]disagreement, error) {
+	want, err := testOracle.RunScenario(ctx, s)
 	if err != nil {
 		return nil, fmt.Errorf("oracle: %w", err)
+	}
+	fw := shared
+	if len(s.Objects) > 0 {
+		fw, err = kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100), framework.WithObjects(s.Objects...))
+		if err != nil {
+			return nil, fmt.Errorf("DefaultFramework with the scenario's objects: %w", err)
+		}
 	}
 	before := snapshotScenario(s)
 	got, err := fw.Schedule(ctx, s.Pod, nodeinfo.Build(s.Nodes, s.Pods))
@@ -325,6 +334,9 @@ func snapshotScenario(s *Scenario) []any {
 	}
 	for _, p := range s.Pods {
 		objects = append(objects, p.DeepCopy())
+	}
+	for _, o := range s.Objects {
+		objects = append(objects, o.DeepCopyObject())
 	}
 	return objects
 }

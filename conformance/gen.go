@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -24,6 +25,10 @@ type Scenario struct {
 	Pods []*v1.Pod
 	// Pod is the pod being scheduled.
 	Pod *v1.Pod
+	// Objects are the other cluster objects plugins read: Namespaces,
+	// Services, ReplicaSets, StatefulSets and ReplicationControllers (see
+	// [objectKinds]), as pointers, with unique kinds and names.
+	Objects []runtime.Object
 }
 
 // Label keys and values are drawn from small sets so that selectors,
@@ -91,7 +96,19 @@ type generator struct {
 // Generate returns the scenario for seed: 1 to 30 nodes, up to twice as
 // many bound pods as nodes, and an incoming pod. Equal seeds give equal
 // scenarios. Every object is one the API server would accept and default.
+//
+// With KUBESCHED_CONFORMANCE_AFFINITY=1 in the environment, the pods also
+// get labels, namespaces, owners, pod (anti-)affinity and topology spread
+// constraints, and the scenario gets Namespaces, Services and controllers;
+// see [generateAffinityAndSpread].
 func Generate(seed uint64) *Scenario {
+	return generate(seed, generateAffinityAndSpread)
+}
+
+// generate is [Generate] with the affinity and spreading generators on or
+// off. Their randomness is drawn after everything else, so a seed's nodes
+// and resources are the same either way.
+func generate(seed uint64, affinityAndSpread bool) *Scenario {
 	g := &generator{r: rand.New(rand.NewPCG(seed, 0x6b75626573636864))}
 	s := &Scenario{Seed: seed}
 	numNodes := 1 + g.r.IntN(30)
@@ -105,6 +122,9 @@ func Generate(seed uint64) *Scenario {
 		s.Pods = append(s.Pods, p)
 	}
 	s.Pod = g.incomingPod(s.Nodes)
+	if affinityAndSpread {
+		g.affinityAndSpread(s)
+	}
 	return s
 }
 
@@ -343,9 +363,9 @@ func (g *generator) hostPort() v1.ContainerPort {
 	return cp
 }
 
-// incomingPod returns the pod to schedule, with the node constraints the
-// current plugins understand, and sometimes a nominated node. It never has
-// ownerReferences or labels that services could select, so default
+// incomingPod returns the pod to schedule, with node constraints, and
+// sometimes a nominated node. Without [generator.affinityAndSpread] it has
+// no ownerReferences or labels that services could select, so default
 // topology spreading does not apply.
 func (g *generator) incomingPod(nodes []*v1.Node) *v1.Pod {
 	p := g.pod("incoming", 0.05)
@@ -393,14 +413,19 @@ func (g *generator) incomingPod(nodes []*v1.Node) *v1.Pod {
 	return p
 }
 
-func ensureNodeAffinity(p *v1.Pod) *v1.NodeAffinity {
+func ensureAffinity(p *v1.Pod) *v1.Affinity {
 	if p.Spec.Affinity == nil {
 		p.Spec.Affinity = &v1.Affinity{}
 	}
-	if p.Spec.Affinity.NodeAffinity == nil {
-		p.Spec.Affinity.NodeAffinity = &v1.NodeAffinity{}
+	return p.Spec.Affinity
+}
+
+func ensureNodeAffinity(p *v1.Pod) *v1.NodeAffinity {
+	a := ensureAffinity(p)
+	if a.NodeAffinity == nil {
+		a.NodeAffinity = &v1.NodeAffinity{}
 	}
-	return p.Spec.Affinity.NodeAffinity
+	return a.NodeAffinity
 }
 
 // labelPair returns a label some node has, or occasionally a key or value

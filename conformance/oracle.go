@@ -18,6 +18,8 @@
 //	go run ./cmd/sidebyside -nodes 5000 -duration 5s       # timing table
 //
 // KUBESCHED_CONFORMANCE_SCENARIOS sets the number of scenarios as well.
+// KUBESCHED_CONFORMANCE_AFFINITY=1 adds pod affinity, topology spreading
+// and the cluster objects they read to the generated scenarios.
 package conformance
 
 import (
@@ -59,6 +61,7 @@ type Oracle struct {
 	mu       sync.Mutex
 	fw       schedframework.Framework
 	snapshot *snapshotLister
+	objects  *clusterObjects
 	stop     context.CancelFunc
 }
 
@@ -110,7 +113,8 @@ type OracleResult struct {
 
 // NewOracle builds upstream's framework from the default v1 profile, minus
 // [excludedPlugins], over a fake API server whose informers are synced and
-// empty. Call [Oracle.Close] to stop its goroutines.
+// empty; [Oracle.RunScenario] fills them with a scenario's objects. Call
+// [Oracle.Close] to stop its goroutines.
 func NewOracle() (*Oracle, error) {
 	// Plugins and the framework record into registered metric vectors.
 	metrics.Register()
@@ -124,6 +128,11 @@ func NewOracle() (*Oracle, error) {
 	client := fake.NewClientset()
 	informerFactory := informers.NewSharedInformerFactory(client, 0)
 	snapshot := &snapshotLister{}
+	objects, err := newClusterObjects(client.Tracker(), informerFactory)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
 	fw, err := frameworkruntime.NewFramework(ctx, frameworkplugins.NewInTreeRegistry(), profile,
 		frameworkruntime.WithClientSet(client),
 		frameworkruntime.WithInformerFactory(informerFactory),
@@ -143,7 +152,7 @@ func NewOracle() (*Oracle, error) {
 			return nil, fmt.Errorf("informer for %v did not sync", informerType)
 		}
 	}
-	return &Oracle{fw: fw, snapshot: snapshot, stop: cancel}, nil
+	return &Oracle{fw: fw, snapshot: snapshot, objects: objects, stop: cancel}, nil
 }
 
 // defaultProfile returns kube-scheduler's default profile as the v1 config
@@ -172,26 +181,41 @@ func (o *Oracle) Close() {
 
 // SetCluster installs a cluster as the framework's snapshot, for
 // [Oracle.SelectHost]. Pods whose spec.nodeName names no node in nodes are
-// ignored, as kube-scheduler's cache would not hold them on a node. It must
-// not be called concurrently with [Oracle.Run].
+// ignored, as kube-scheduler's cache would not hold them on a node. The
+// cluster objects stay those of the last [Oracle.RunScenario] (none
+// before one, and after [Oracle.Run]). It must not be called concurrently
+// with [Oracle.Run].
 func (o *Oracle) SetCluster(nodes []*v1.Node, pods []*v1.Pod) {
 	o.snapshot.current = cache.NewSnapshot(boundPods(nodes, pods), nodes)
 }
 
 // Run schedules pod in the cluster made of nodes and the pods bound to them
-// (by spec.nodeName), as kube-scheduler's scheduling cycle would with
-// percentageOfNodesToScore=100: PreFilter, Filter on every node, then
-// PreScore and Score when more than one node is feasible. A pod with
-// status.nominatedNodeName has that node tried first, as upstream does.
-// Nothing is bound and no preemption is attempted. It returns an error
-// when a plugin fails with an internal error, or when nodes is empty.
+// (by spec.nodeName), and no other objects, as kube-scheduler's scheduling
+// cycle would with percentageOfNodesToScore=100: PreFilter, Filter on every
+// node, then PreScore and Score when more than one node is feasible. A pod
+// with status.nominatedNodeName has that node tried first, as upstream
+// does. Nothing is bound and no preemption is attempted. It returns an
+// error when a plugin fails with an internal error, or when nodes is empty.
 // Inputs are not modified.
 func (o *Oracle) Run(ctx context.Context, nodes []*v1.Node, pods []*v1.Pod, pod *v1.Pod) (*OracleResult, error) {
+	return o.RunScenario(ctx, &Scenario{Nodes: nodes, Pods: pods, Pod: pod})
+}
+
+// RunScenario is [Oracle.Run] for s, whose Objects (Namespaces, Services
+// and controllers) it first writes to its fake API server, waiting until
+// the informers that upstream's plugins list from hold exactly those. It
+// also returns an error when an object is of another kind, two objects
+// share a name, or the informers do not catch up within a few seconds.
+func (o *Oracle) RunScenario(ctx context.Context, s *Scenario) (*OracleResult, error) {
+	nodes, pods, pod := s.Nodes, s.Pods, s.Pod
 	if len(nodes) == 0 {
 		return nil, errors.New("no nodes available to schedule pods")
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if err := o.objects.install(ctx, s.Objects); err != nil {
+		return nil, err
+	}
 	o.SetCluster(nodes, pods)
 	defer func() { o.snapshot.current = nil }()
 

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -228,13 +229,23 @@ func TestOracleRejectsAnEmptyCluster(t *testing.T) {
 }
 
 // TestGenerateIsDeterministic: a failure is re-run by its seed, so a seed
-// must always give the same scenario.
+// must always give the same scenario, with or without the affinity and
+// spreading generators. Those draw after the rest, so the nodes are the
+// same either way.
 func TestGenerateIsDeterministic(t *testing.T) {
 	t.Parallel()
 	for seed := range uint64(20) {
-		a, b := Generate(seed), Generate(seed)
-		if !equality.Semantic.DeepEqual(a, b) {
-			t.Fatalf("Generate(%d) differs between calls", seed)
+		for _, affinityAndSpread := range []bool{false, true} {
+			a, b := generate(seed, affinityAndSpread), generate(seed, affinityAndSpread)
+			if !equality.Semantic.DeepEqual(a, b) {
+				t.Fatalf("generate(%d, %v) differs between calls", seed, affinityAndSpread)
+			}
+		}
+		if !equality.Semantic.DeepEqual(generate(seed, false).Nodes, generate(seed, true).Nodes) {
+			t.Fatalf("generate(%d, ...) has other nodes with affinity and spreading", seed)
+		}
+		if g := generate(seed, false); len(g.Objects) > 0 {
+			t.Fatalf("generate(%d, false) has %d objects", seed, len(g.Objects))
 		}
 	}
 }
@@ -264,8 +275,9 @@ func TestGeneratedPodsAreBoundToGeneratedNodes(t *testing.T) {
 // scenario that failed, not a lossy copy of it.
 func TestMarshalScenarioRoundTrips(t *testing.T) {
 	t.Parallel()
-	for seed := range uint64(20) {
-		s := Generate(seed)
+	for seed := range uint64(40) {
+		// Odd seeds have affinity, spreading and cluster objects.
+		s := generate(seed, seed%2 == 1)
 		data, err := MarshalScenario(s)
 		if err != nil {
 			t.Fatalf("seed %d: MarshalScenario: %v", seed, err)
@@ -284,35 +296,59 @@ func TestMarshalScenarioRoundTrips(t *testing.T) {
 	}
 }
 
+// TestParseScenarioRejectsOtherKinds: a kind the scheduler does not read
+// would be silently ignored by both sides, so it is an error.
+func TestParseScenarioRejectsOtherKinds(t *testing.T) {
+	t.Parallel()
+	for _, doc := range []string{
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n",
+		"apiVersion: extensions/v1beta1\nkind: ReplicaSet\nmetadata:\n  name: r\n",
+	} {
+		data := "---\n" + doc + "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
+		if _, err := ParseScenario([]byte(data)); err == nil {
+			t.Errorf("ParseScenario accepted\n%s", data)
+		}
+	}
+}
+
 // TestMinimizeKeepsOnlyWhatTheFailureNeeds checks that Minimize drops every
-// node and pod the failure does not need, keeps the pods' nodes, and
-// leaves its input alone.
+// node, pod and object the failure does not need, keeps the pods' nodes,
+// and leaves its input alone.
 func TestMinimizeKeepsOnlyWhatTheFailureNeeds(t *testing.T) {
 	t.Parallel()
 	s := &Scenario{
-		Seed:  7,
-		Nodes: []*v1.Node{node("a", 1000), node("b", 1000), node("c", 1000)},
-		Pods:  []*v1.Pod{boundTo(podRequesting("on-a", 1), "a"), boundTo(podRequesting("on-b", 1), "b"), boundTo(podRequesting("on-c", 1), "c")},
-		Pod:   podRequesting("p", 1),
+		Seed:    7,
+		Nodes:   []*v1.Node{node("a", 1000), node("b", 1000), node("c", 1000)},
+		Pods:    []*v1.Pod{boundTo(podRequesting("on-a", 1), "a"), boundTo(podRequesting("on-b", 1), "b"), boundTo(podRequesting("on-c", 1), "c")},
+		Pod:     podRequesting("p", 1),
+		Objects: []runtime.Object{namespace("x", nil), service("x", "needed", nil), service("x", "other", nil)},
 	}
-	// The "failure" needs node b and the pod on c, which needs node c.
+	// The "failure" needs node b, the pod on c (which needs node c) and
+	// one Service.
 	fails := func(s *Scenario) bool {
 		hasNode := slices.ContainsFunc(s.Nodes, func(n *v1.Node) bool { return n.Name == "b" })
 		hasPod := slices.ContainsFunc(s.Pods, func(p *v1.Pod) bool { return p.Name == "on-c" })
-		return hasNode && hasPod
+		hasService := slices.ContainsFunc(s.Objects, func(o runtime.Object) bool {
+			svc, ok := o.(*v1.Service)
+			return ok && svc.Name == "needed"
+		})
+		return hasNode && hasPod && hasService
 	}
 	got := Minimize(s, fails)
-	var nodes, pods []string
+	var nodes, pods, objects []string
 	for _, n := range got.Nodes {
 		nodes = append(nodes, n.Name)
 	}
 	for _, p := range got.Pods {
 		pods = append(pods, p.Name)
 	}
-	if !slices.Equal(nodes, []string{"b", "c"}) || !slices.Equal(pods, []string{"on-c"}) || got.Seed != 0 {
-		t.Errorf("Minimize kept nodes %v, pods %v, seed %d; want [b c], [on-c], 0", nodes, pods, got.Seed)
+	for _, o := range got.Objects {
+		objects = append(objects, o.(metav1.Object).GetName())
 	}
-	if len(s.Nodes) != 3 || len(s.Pods) != 3 {
+	if !slices.Equal(nodes, []string{"b", "c"}) || !slices.Equal(pods, []string{"on-c"}) || !slices.Equal(objects, []string{"needed"}) || got.Seed != 0 {
+		t.Errorf("Minimize kept nodes %v, pods %v, objects %v, seed %d; want [b c], [on-c], [needed], 0", nodes, pods, objects, got.Seed)
+	}
+	if len(s.Nodes) != 3 || len(s.Pods) != 3 || len(s.Objects) != 3 {
 		t.Errorf("Minimize modified its input")
 	}
 }

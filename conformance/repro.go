@@ -4,22 +4,26 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 )
 
 // documentSeparator splits the multi-document YAML of a scenario.
 const documentSeparator = "---\n"
 
-// MarshalScenario writes s as multi-document YAML: every Node, then every
-// bound Pod, then the incoming Pod last. [ParseScenario] reads it back, and
-// kubectl could create the objects as they are.
+// MarshalScenario writes s as multi-document YAML: every Node, then the
+// other cluster objects (Namespaces first), then every bound Pod, then the
+// incoming Pod last. [ParseScenario] reads it back, and kubectl could
+// create the objects as they are.
 func MarshalScenario(s *Scenario) ([]byte, error) {
 	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "# %d nodes, %d bound pods; the last Pod is the one to schedule.\n", len(s.Nodes), len(s.Pods))
+	fmt.Fprintf(&buf, "# %d nodes, %d other objects, %d bound pods; the last Pod is the one to schedule.\n", len(s.Nodes), len(s.Objects), len(s.Pods))
 	var docs []map[string]any
 	for _, n := range s.Nodes {
 		n = n.DeepCopy()
@@ -38,6 +42,39 @@ func MarshalScenario(s *Scenario) ([]byte, error) {
 		}
 		docs = append(docs, doc)
 	}
+	// Namespaces go first, as kubectl needs them first.
+	objects := slices.Clone(s.Objects)
+	slices.SortStableFunc(objects, func(a, b runtime.Object) int {
+		_, aNamespace := a.(*v1.Namespace)
+		_, bNamespace := b.(*v1.Namespace)
+		switch {
+		case aNamespace && !bNamespace:
+			return -1
+		case bNamespace && !aNamespace:
+			return 1
+		}
+		return 0
+	})
+	for _, obj := range objects {
+		gvk, err := objectKind(obj)
+		if err != nil {
+			return nil, err
+		}
+		obj = obj.DeepCopyObject()
+		obj.GetObjectKind().SetGroupVersionKind(gvk)
+		doc, err := toMap(obj)
+		if err != nil {
+			return nil, err
+		}
+		// An empty spec (a Namespace's) or a status the API server has not
+		// filled in yet is only noise.
+		for field, key := range map[string]string{"Spec": "spec", "Status": "status"} {
+			if reflect.ValueOf(obj).Elem().FieldByName(field).IsZero() {
+				delete(doc, key)
+			}
+		}
+		docs = append(docs, doc)
+	}
 	for _, p := range append(slices.Clone(s.Pods), s.Pod) {
 		p = p.DeepCopy()
 		p.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
@@ -48,10 +85,7 @@ func MarshalScenario(s *Scenario) ([]byte, error) {
 		docs = append(docs, doc)
 	}
 	for _, doc := range docs {
-		// Every object carries a null creationTimestamp: only noise here.
-		if meta, ok := doc["metadata"].(map[string]any); ok && meta["creationTimestamp"] == nil {
-			delete(meta, "creationTimestamp")
-		}
+		dropNullTimestamps(doc)
 		data, err := yaml.Marshal(doc)
 		if err != nil {
 			return nil, err
@@ -60,6 +94,25 @@ func MarshalScenario(s *Scenario) ([]byte, error) {
 		buf.Write(data)
 	}
 	return buf.Bytes(), nil
+}
+
+// dropNullTimestamps deletes the null creationTimestamp that every object
+// and pod template carries: only noise here.
+func dropNullTimestamps(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for key, value := range v {
+			if key == "creationTimestamp" && value == nil {
+				delete(v, key)
+				continue
+			}
+			dropNullTimestamps(value)
+		}
+	case []any:
+		for _, value := range v {
+			dropNullTimestamps(value)
+		}
+	}
 }
 
 // toMap converts an API object to its generic JSON form.
@@ -72,8 +125,10 @@ func toMap(obj any) (map[string]any, error) {
 	return m, json.Unmarshal(data, &m)
 }
 
-// ParseScenario reads what [MarshalScenario] wrote: Nodes and Pods in any
-// order, where the last Pod is the incoming one and the others are bound.
+// ParseScenario reads what [MarshalScenario] wrote: Nodes, Pods and the
+// other kinds of [Scenario] Objects in any order, where the last Pod is the
+// incoming one and the others are bound. Unknown kinds and fields are
+// errors.
 func ParseScenario(data []byte) (*Scenario, error) {
 	s := &Scenario{}
 	var pods []*v1.Pod
@@ -98,7 +153,18 @@ func ParseScenario(data []byte) (*Scenario, error) {
 			}
 			pods = append(pods, p)
 		default:
-			return nil, fmt.Errorf("document %d: unexpected kind %q", i, meta.Kind)
+			gvk := meta.GroupVersionKind()
+			if !slices.Contains(objectKinds, gvk) {
+				return nil, fmt.Errorf("document %d: unexpected kind %q (apiVersion %q)", i, meta.Kind, meta.APIVersion)
+			}
+			obj, err := scheme.Scheme.New(gvk)
+			if err != nil {
+				return nil, fmt.Errorf("document %d: %w", i, err)
+			}
+			if err := yaml.UnmarshalStrict(doc, obj); err != nil {
+				return nil, fmt.Errorf("document %d: %w", i, err)
+			}
+			s.Objects = append(s.Objects, obj)
 		}
 	}
 	if len(pods) == 0 {
@@ -110,10 +176,11 @@ func ParseScenario(data []byte) (*Scenario, error) {
 
 // Minimize shrinks s while stillFails keeps returning true for the smaller
 // scenario: it drops nodes one at a time (with the pods bound to them, and
-// never the last node), then bound pods one at a time, and repeats until no
-// single removal keeps the failure. s is not modified.
+// never the last node), then bound pods one at a time, then other objects
+// one at a time, and repeats until no single removal keeps the failure. s
+// is not modified.
 func Minimize(s *Scenario, stillFails func(*Scenario) bool) *Scenario {
-	current := &Scenario{Seed: s.Seed, Nodes: slices.Clone(s.Nodes), Pods: slices.Clone(s.Pods), Pod: s.Pod}
+	current := &Scenario{Seed: s.Seed, Nodes: slices.Clone(s.Nodes), Pods: slices.Clone(s.Pods), Pod: s.Pod, Objects: slices.Clone(s.Objects)}
 	for changed := true; changed; {
 		changed = false
 		for i := 0; i < len(current.Nodes) && len(current.Nodes) > 1; {
@@ -125,16 +192,26 @@ func Minimize(s *Scenario, stillFails func(*Scenario) bool) *Scenario {
 			i++
 		}
 		for i := 0; i < len(current.Pods); {
-			candidate := &Scenario{Seed: current.Seed, Nodes: current.Nodes, Pods: slices.Delete(slices.Clone(current.Pods), i, i+1), Pod: current.Pod}
-			if stillFails(candidate) {
-				current, changed = candidate, true
+			candidate := *current
+			candidate.Pods = slices.Delete(slices.Clone(current.Pods), i, i+1)
+			if stillFails(&candidate) {
+				current, changed = &candidate, true
+				continue
+			}
+			i++
+		}
+		for i := 0; i < len(current.Objects); {
+			candidate := *current
+			candidate.Objects = slices.Delete(slices.Clone(current.Objects), i, i+1)
+			if stillFails(&candidate) {
+				current, changed = &candidate, true
 				continue
 			}
 			i++
 		}
 	}
 	// What is left is no longer what the seed generates.
-	if len(current.Nodes) != len(s.Nodes) || len(current.Pods) != len(s.Pods) {
+	if len(current.Nodes) != len(s.Nodes) || len(current.Pods) != len(s.Pods) || len(current.Objects) != len(s.Objects) {
 		current.Seed = 0
 	}
 	return current
@@ -143,9 +220,10 @@ func Minimize(s *Scenario, stillFails func(*Scenario) bool) *Scenario {
 func withoutNode(s *Scenario, i int) *Scenario {
 	name := s.Nodes[i].Name
 	return &Scenario{
-		Seed:  s.Seed,
-		Nodes: slices.Delete(slices.Clone(s.Nodes), i, i+1),
-		Pods:  slices.DeleteFunc(slices.Clone(s.Pods), func(p *v1.Pod) bool { return p.Spec.NodeName == name }),
-		Pod:   s.Pod,
+		Seed:    s.Seed,
+		Nodes:   slices.Delete(slices.Clone(s.Nodes), i, i+1),
+		Pods:    slices.DeleteFunc(slices.Clone(s.Pods), func(p *v1.Pod) bool { return p.Spec.NodeName == name }),
+		Pod:     s.Pod,
+		Objects: s.Objects,
 	}
 }

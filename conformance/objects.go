@@ -1,0 +1,212 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/scheme"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+)
+
+// objectKinds are the kinds a [Scenario]'s Objects may have: the cluster
+// objects kube-scheduler's default plugins read through informers
+// (InterPodAffinity reads Namespaces for namespace selectors;
+// PodTopologySpread reads Services and controllers for default spreading),
+// which are also the kinds kubesched's framework.WithObjects accepts.
+var objectKinds = []schema.GroupVersionKind{
+	v1.SchemeGroupVersion.WithKind("Namespace"),
+	v1.SchemeGroupVersion.WithKind("Service"),
+	v1.SchemeGroupVersion.WithKind("ReplicationController"),
+	appsv1.SchemeGroupVersion.WithKind("ReplicaSet"),
+	appsv1.SchemeGroupVersion.WithKind("StatefulSet"),
+}
+
+// objectKind returns obj's kind, or an error when it is not one of
+// [objectKinds]. obj's own TypeMeta is not consulted.
+func objectKind(obj runtime.Object) (schema.GroupVersionKind, error) {
+	gvks, _, err := scheme.Scheme.ObjectKinds(obj)
+	if err != nil {
+		return schema.GroupVersionKind{}, err
+	}
+	for _, gvk := range gvks {
+		if slices.Contains(objectKinds, gvk) {
+			return gvk, nil
+		}
+	}
+	return schema.GroupVersionKind{}, fmt.Errorf("a %T is not a cluster object the scheduler reads; want one of %v", obj, objectKinds)
+}
+
+// objectKey identifies a cluster object, as the API server does.
+type objectKey struct {
+	kind            schema.GroupVersionKind
+	namespace, name string
+}
+
+func keyOf(obj runtime.Object) (objectKey, error) {
+	gvk, err := objectKind(obj)
+	if err != nil {
+		return objectKey{}, err
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return objectKey{}, err
+	}
+	return objectKey{kind: gvk, namespace: m.GetNamespace(), name: m.GetName()}, nil
+}
+
+// clusterObjects keeps the objects of the oracle's fake API server equal to
+// a scenario's, and tells when its informers (which upstream's plugins
+// list) have caught up.
+type clusterObjects struct {
+	tracker clienttesting.ObjectTracker
+	// stores are the informers' caches, by kind.
+	stores map[schema.GroupVersionKind]cache.Store
+	// installed are the objects last written to the tracker.
+	installed map[objectKey]runtime.Object
+}
+
+// newClusterObjects registers an informer for each of [objectKinds] with
+// factory, so it must be called before the factory is started. Upstream's
+// plugins ask for the same informers, and the factory shares them.
+func newClusterObjects(tracker clienttesting.ObjectTracker, factory informers.SharedInformerFactory) (*clusterObjects, error) {
+	c := &clusterObjects{tracker: tracker, stores: map[schema.GroupVersionKind]cache.Store{}}
+	for _, gvk := range objectKinds {
+		informer, err := factory.ForResource(resourceOf(gvk))
+		if err != nil {
+			return nil, err
+		}
+		c.stores[gvk] = informer.Informer().GetStore()
+	}
+	return c, nil
+}
+
+func resourceOf(gvk schema.GroupVersionKind) schema.GroupVersionResource {
+	// Exact for these kinds: namespaces, services, replicasets, ...
+	gvr, _ := meta.UnsafeGuessKindToResource(gvk)
+	return gvr
+}
+
+// informerTimeout bounds the wait for the fake API server's watch events,
+// which normally arrive within a millisecond.
+const informerTimeout = 5 * time.Second
+
+// install makes objs the fake API server's only cluster objects, creating,
+// updating and deleting only what differs from the previous call, and
+// waits until the informers list exactly objs. It does not modify objs.
+// After an error, the next call starts from what was written.
+func (c *clusterObjects) install(ctx context.Context, objs []runtime.Object) error {
+	want := make(map[objectKey]runtime.Object, len(objs))
+	for _, obj := range objs {
+		key, err := keyOf(obj)
+		if err != nil {
+			return err
+		}
+		if _, dup := want[key]; dup {
+			return fmt.Errorf("two objects are %s %s/%s", key.kind.Kind, key.namespace, key.name)
+		}
+		want[key] = obj
+	}
+	for key := range c.installed {
+		if _, keep := want[key]; !keep {
+			if err := c.tracker.Delete(resourceOf(key.kind), key.namespace, key.name); err != nil {
+				return fmt.Errorf("deleting %s %s/%s: %w", key.kind.Kind, key.namespace, key.name, err)
+			}
+			delete(c.installed, key)
+		}
+	}
+	if c.installed == nil {
+		c.installed = map[objectKey]runtime.Object{}
+	}
+	for key, obj := range want {
+		old, exists := c.installed[key]
+		if exists && equality.Semantic.DeepEqual(normalized(old), normalized(obj)) {
+			continue
+		}
+		// The tracker keeps what it is given, and the informers hand it to
+		// plugins: give it a copy.
+		copied := obj.DeepCopyObject()
+		var err error
+		if exists {
+			err = c.tracker.Update(resourceOf(key.kind), copied, key.namespace)
+		} else {
+			err = c.tracker.Create(resourceOf(key.kind), copied, key.namespace)
+		}
+		if err != nil {
+			// installed still says what the tracker holds.
+			return fmt.Errorf("writing %s %s/%s: %w", key.kind.Kind, key.namespace, key.name, err)
+		}
+		c.installed[key] = copied
+	}
+	return c.waitForInformers(ctx, want)
+}
+
+// waitForInformers polls the informers' caches until they hold exactly
+// want, or fails after [informerTimeout].
+func (c *clusterObjects) waitForInformers(ctx context.Context, want map[objectKey]runtime.Object) error {
+	ctx, cancel := context.WithTimeout(ctx, informerTimeout)
+	defer cancel()
+	for {
+		diff := c.informerDiff(want)
+		if diff == "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("informers did not catch up with the scenario's objects: %s", diff)
+		case <-time.After(200 * time.Microsecond):
+		}
+	}
+}
+
+// informerDiff describes the first difference between the informers'
+// caches and want, or returns "" when there is none.
+func (c *clusterObjects) informerDiff(want map[objectKey]runtime.Object) string {
+	seen := 0
+	for gvk, store := range c.stores {
+		for _, item := range store.List() {
+			obj, ok := item.(runtime.Object)
+			if !ok {
+				return fmt.Sprintf("the %s informer holds a %T", gvk.Kind, item)
+			}
+			m, err := meta.Accessor(obj)
+			if err != nil {
+				return err.Error()
+			}
+			key := objectKey{kind: gvk, namespace: m.GetNamespace(), name: m.GetName()}
+			w, ok := want[key]
+			if !ok {
+				return fmt.Sprintf("%s %s/%s is still listed", gvk.Kind, key.namespace, key.name)
+			}
+			if !equality.Semantic.DeepEqual(normalized(obj), normalized(w)) {
+				return fmt.Sprintf("%s %s/%s is listed with old contents", gvk.Kind, key.namespace, key.name)
+			}
+			seen++
+		}
+	}
+	if seen != len(want) {
+		return fmt.Sprintf("%d of %d objects are listed", seen, len(want))
+	}
+	return ""
+}
+
+// normalized returns a copy of obj without the fields the fake API server
+// may set or drop: type metadata, resource version and managed fields.
+func normalized(obj runtime.Object) runtime.Object {
+	obj = obj.DeepCopyObject()
+	obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetResourceVersion("")
+		m.SetManagedFields(nil)
+	}
+	return obj
+}
