@@ -19,6 +19,8 @@ const (
 	NodeResourcesFitWeight                = 1
 	NodeResourcesBalancedAllocationWeight = 1
 	ImageLocalityWeight                   = 1
+	PodTopologySpreadWeight               = 2
+	InterPodAffinityWeight                = 2
 )
 
 // DefaultPlugins returns the plugins of kube-scheduler v1.36.3's default
@@ -37,6 +39,10 @@ func DefaultPlugins() []framework.Option {
 		framework.WithPlugin(&filter.NodePorts{}, 0),
 		framework.WithPlugin(&filter.NodeResourcesFit{}, 0),
 		framework.WithPlugin(&score.NodeResourcesFit{}, NodeResourcesFitWeight),
+		framework.WithPlugin(&filter.PodTopologySpread{}, 0),
+		framework.WithPlugin(&score.PodTopologySpread{}, PodTopologySpreadWeight),
+		framework.WithPlugin(&filter.InterPodAffinity{}, 0),
+		framework.WithPlugin(&score.InterPodAffinity{}, InterPodAffinityWeight),
 		framework.WithPlugin(&score.NodeResourcesBalancedAllocation{}, NodeResourcesBalancedAllocationWeight),
 		framework.WithPlugin(&score.ImageLocality{}, ImageLocalityWeight),
 	}

@@ -16,11 +16,10 @@ import (
 )
 
 // generateAffinityAndSpread turns on, for [Generate], the generators of
-// this file: what InterPodAffinity and PodTopologySpread read. It is off
-// unless KUBESCHED_CONFORMANCE_AFFINITY=1, because kubesched does not
-// implement those plugins yet, so TestDifferential would fail with it on.
-// Off, every seed gives the scenario it always gave.
-var generateAffinityAndSpread = os.Getenv("KUBESCHED_CONFORMANCE_AFFINITY") == "1"
+// this file: what InterPodAffinity and PodTopologySpread read. It is on
+// unless KUBESCHED_CONFORMANCE_AFFINITY=0, which gives back the scenarios
+// seeds gave before these generators existed.
+var generateAffinityAndSpread = os.Getenv("KUBESCHED_CONFORMANCE_AFFINITY") != "0"
 
 // Pod labels come from a few keys and values, so that affinity terms,
 // spread constraints, Services and controllers select some pods and not

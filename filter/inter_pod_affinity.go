@@ -162,7 +162,10 @@ func placedTerms(pi *nodeinfo.PodInfo) podaffinity.Terms {
 // does not parse rejects the pod (UnschedulableAndUnresolvable), as in
 // kube-scheduler, even a preferred one; a namespace lister failure is an
 // Error.
-func newInterPodAffinityState(lister podaffinity.NamespaceLister, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*interPodAffinityState, *framework.Status) {
+//
+// antiNodes are the nodes among nodes that hold pods with required
+// anti-affinity: without terms of its own, the pod needs only those.
+func newInterPodAffinityState(lister podaffinity.NamespaceLister, pod *v1.Pod, nodes, antiNodes []*nodeinfo.NodeInfo) (*interPodAffinityState, *framework.Status) {
 	terms, err := podaffinity.Parse(pod)
 	if err != nil {
 		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("parsing pod: %+v", err))
@@ -183,6 +186,9 @@ func newInterPodAffinityState(lister podaffinity.NamespaceLister, pod *v1.Pod, n
 	s.matchesOwnAffinity = podaffinity.MatchesAll(s.affinity, pod)
 
 	hasTerms := len(s.affinity) > 0 || len(s.antiAffinity) > 0
+	if !hasTerms {
+		nodes = antiNodes
+	}
 	for _, ni := range nodes {
 		node := ni.Node()
 		// Every count is by a node label.
@@ -206,6 +212,22 @@ func newInterPodAffinityState(lister podaffinity.NamespaceLister, pod *v1.Pod, n
 	return s, nil
 }
 
+// requiredAntiNodes returns the nodes among nodes holding pods with
+// required anti-affinity: from the framework's index when nodes are the
+// cycle's nodes, which spares a visit to every node.
+func requiredAntiNodes(state *framework.CycleState, nodes []*nodeinfo.NodeInfo) []*nodeinfo.NodeInfo {
+	if all := state.AllNodes(); len(all) == len(nodes) && len(all) > 0 && &all[0] == &nodes[0] {
+		return state.NodesWithRequiredPodAntiAffinity()
+	}
+	var out []*nodeinfo.NodeInfo
+	for _, ni := range nodes {
+		if len(ni.PodsWithRequiredAntiAffinity) > 0 {
+			out = append(out, ni)
+		}
+	}
+	return out
+}
+
 func resolveTerms(terms []podaffinity.Term, lister podaffinity.NamespaceLister) ([]podaffinity.Term, error) {
 	for i := range terms {
 		var err error
@@ -223,7 +245,7 @@ func resolveTerms(terms []podaffinity.Term, lister podaffinity.NamespaceLister) 
 // when there is nothing to check, UnschedulableAndUnresolvable when a term
 // of pod does not parse, and Error when the namespace lister fails.
 func (pl *InterPodAffinity) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
-	s, status := newInterPodAffinityState(state.Listers().Namespaces, pod, nodes)
+	s, status := newInterPodAffinityState(state.Listers().Namespaces, pod, nodes, requiredAntiNodes(state, nodes))
 	if status != nil {
 		return nil, status
 	}
@@ -275,7 +297,7 @@ func (pl *InterPodAffinity) Filter(_ context.Context, state *framework.CycleStat
 			nodes = []*nodeinfo.NodeInfo{ni}
 		}
 		var status *framework.Status
-		if s, status = newInterPodAffinityState(state.Listers().Namespaces, pod, nodes); status != nil {
+		if s, status = newInterPodAffinityState(state.Listers().Namespaces, pod, nodes, requiredAntiNodes(state, nodes)); status != nil {
 			if status.IsSkip() {
 				return nil
 			}

@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -16,6 +17,10 @@ import (
 type CycleState struct {
 	allNodes []*nodeinfo.NodeInfo
 	listers  Listers
+	// affinityNodes are the nodes with pods that have pod affinity terms,
+	// set by the framework from its cached node index or computed on first
+	// use.
+	affinityNodes *affinityNodes
 	slots    []any
 	// skipFilter and skipScore are indexed by plugin position.
 	skipFilter, skipScore []bool
@@ -24,7 +29,7 @@ type CycleState struct {
 // NewCycleState returns the state for one scheduling cycle over allNodes.
 // Plugin tests use it to call plugins outside a framework.
 func NewCycleState(allNodes []*nodeinfo.NodeInfo) *CycleState {
-	return &CycleState{allNodes: allNodes}
+	return &CycleState{allNodes: allNodes, affinityNodes: &affinityNodes{}}
 }
 
 // AllNodes returns every node of the cycle, feasible or not. Nil state
@@ -34,6 +39,52 @@ func (s *CycleState) AllNodes() []*nodeinfo.NodeInfo {
 		return nil
 	}
 	return s.allNodes
+}
+
+// NodesWithPodAffinity returns the cycle's nodes that hold a pod with pod
+// affinity or anti-affinity terms, so that plugins need not visit every node.
+func (s *CycleState) NodesWithPodAffinity() []*nodeinfo.NodeInfo {
+	return s.podAffinityNodes().any
+}
+
+// NodesWithRequiredPodAntiAffinity returns the cycle's nodes that hold a
+// pod with required pod anti-affinity terms.
+func (s *CycleState) NodesWithRequiredPodAntiAffinity() []*nodeinfo.NodeInfo {
+	return s.podAffinityNodes().requiredAnti
+}
+
+type affinityNodes struct {
+	once         sync.Once
+	any          []*nodeinfo.NodeInfo
+	requiredAnti []*nodeinfo.NodeInfo
+}
+
+func newAffinityNodes(nodes []*nodeinfo.NodeInfo) *affinityNodes {
+	a := &affinityNodes{}
+	a.once.Do(func() { a.fill(nodes) })
+	return a
+}
+
+func (a *affinityNodes) fill(nodes []*nodeinfo.NodeInfo) {
+	for _, ni := range nodes {
+		if ni == nil {
+			continue
+		}
+		if len(ni.PodsWithAffinity) > 0 {
+			a.any = append(a.any, ni)
+		}
+		if len(ni.PodsWithRequiredAntiAffinity) > 0 {
+			a.requiredAnti = append(a.requiredAnti, ni)
+		}
+	}
+}
+
+func (s *CycleState) podAffinityNodes() *affinityNodes {
+	if s == nil {
+		return &affinityNodes{}
+	}
+	s.affinityNodes.once.Do(func() { s.affinityNodes.fill(s.allNodes) })
+	return s.affinityNodes
 }
 
 var stateKeys atomic.Int32

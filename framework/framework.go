@@ -212,6 +212,7 @@ type nodeIndex struct {
 	fingerprint uint64
 	n           int
 	byName      map[string]int
+	affinity    *affinityNodes
 }
 
 // fingerprint identifies a node list by its NodeInfo pointers and their
@@ -238,7 +239,7 @@ func (f *Framework) indexNodes(nodes []*nodeinfo.NodeInfo) (*nodeIndex, error) {
 	if idx := f.index.Load(); idx != nil && idx.fingerprint == fp && idx.n == len(nodes) {
 		return idx, nil
 	}
-	idx := &nodeIndex{fingerprint: fp, n: len(nodes), byName: make(map[string]int, len(nodes))}
+	idx := &nodeIndex{fingerprint: fp, n: len(nodes), byName: make(map[string]int, len(nodes)), affinity: newAffinityNodes(nodes)}
 	for i, ni := range nodes {
 		name := ni.Name()
 		if _, dup := idx.byName[name]; dup {

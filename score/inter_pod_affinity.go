@@ -81,7 +81,7 @@ func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleSt
 	if all := state.AllNodes(); len(all) > 0 {
 		nodes = all
 	}
-	scores, status := pl.domainScores(state.Listers().Namespaces, pod, nodes)
+	scores, status := pl.domainScores(state, pod, nodes)
 	if status != nil {
 		return status
 	}
@@ -90,7 +90,8 @@ func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleSt
 }
 
 // domainScores computes what PreScore writes, or Skip or Error.
-func (pl *InterPodAffinity) domainScores(lister podaffinity.NamespaceLister, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (podaffinity.Counts, *framework.Status) {
+func (pl *InterPodAffinity) domainScores(state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (podaffinity.Counts, *framework.Status) {
+	lister := state.Listers().Namespaces
 	a := pod.Spec.Affinity
 	hasPreferred := a != nil &&
 		((a.PodAffinity != nil && len(a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0) ||
@@ -115,14 +116,17 @@ func (pl *InterPodAffinity) domainScores(lister podaffinity.NamespaceLister, pod
 		hardWeight: pl.args.HardWeight(),
 		scores:     podaffinity.Counts{},
 	}
+	// Without preferred terms of the pod's own, only placed pods' terms
+	// can score, and only nodes holding such pods need a visit.
+	if !hasPreferred {
+		nodes = affinityNodes(state, nodes)
+	}
 	for _, ni := range nodes {
 		node := ni.Node()
 		// Every score is by a node label.
 		if node == nil || len(node.Labels) == 0 {
 			continue
 		}
-		// Without preferred terms of the pod's own, only placed pods'
-		// terms can score.
 		pods := ni.PodsWithAffinity
 		if hasPreferred {
 			pods = ni.Pods
@@ -135,6 +139,22 @@ func (pl *InterPodAffinity) domainScores(lister podaffinity.NamespaceLister, pod
 		return nil, skip
 	}
 	return d.scores, nil
+}
+
+// affinityNodes returns the nodes among nodes holding pods with pod
+// affinity terms: from the framework's index when nodes are the cycle's
+// nodes, which spares a visit to every node.
+func affinityNodes(state *framework.CycleState, nodes []*nodeinfo.NodeInfo) []*nodeinfo.NodeInfo {
+	if all := state.AllNodes(); len(all) == len(nodes) && len(all) > 0 && &all[0] == &nodes[0] {
+		return state.NodesWithPodAffinity()
+	}
+	var out []*nodeinfo.NodeInfo
+	for _, ni := range nodes {
+		if len(ni.PodsWithAffinity) > 0 {
+			out = append(out, ni)
+		}
+	}
+	return out
 }
 
 func resolveWeighted(terms []podaffinity.WeightedTerm, lister podaffinity.NamespaceLister) error {
@@ -208,7 +228,7 @@ func (pl *InterPodAffinity) Score(_ context.Context, state *framework.CycleState
 			nodes = []*nodeinfo.NodeInfo{ni}
 		}
 		var status *framework.Status
-		if scores, status = pl.domainScores(state.Listers().Namespaces, pod, nodes); status != nil {
+		if scores, status = pl.domainScores(state, pod, nodes); status != nil {
 			if status.IsSkip() {
 				return 0, nil
 			}

@@ -1,0 +1,165 @@
+package filter
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/topologyspread"
+	"github.com/kubesched/kubesched/names"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// PodTopologySpread's reasons.
+const (
+	// ErrReasonConstraintsNotMatch: placing the pod on the node would make
+	// its domain exceed a hard constraint's maxSkew.
+	ErrReasonConstraintsNotMatch = "node(s) didn't match pod topology spread constraints"
+	// ErrReasonNodeLabelNotMatch: the node lacks a hard constraint's
+	// topology key.
+	ErrReasonNodeLabelNotMatch = ErrReasonConstraintsNotMatch + " (missing required label)"
+)
+
+// PodTopologySpreadArgs configures PodTopologySpread (its filter and its
+// score take the same arguments). The zero value is kube-scheduler's
+// default: system default constraints, which are all ScheduleAnyway and so
+// concern only scoring.
+type PodTopologySpreadArgs = topologyspread.Args
+
+// PodTopologySpreadDefaultingType says where default constraints come from.
+type PodTopologySpreadDefaultingType = topologyspread.DefaultingType
+
+// The defaulting types of [PodTopologySpreadArgs].
+const (
+	// SystemDefaulting (also the empty value) spreads over hostnames
+	// (maxSkew 3) and zones (maxSkew 5), both ScheduleAnyway.
+	SystemDefaulting = topologyspread.SystemDefaulting
+	// ListDefaulting uses PodTopologySpreadArgs.DefaultConstraints.
+	ListDefaulting = topologyspread.ListDefaulting
+)
+
+var (
+	spreadMissingLabel = framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonNodeLabelNotMatch).WithPlugin(names.PodTopologySpread)
+	spreadTooSkewed    = framework.NewStatus(framework.Unschedulable, ErrReasonConstraintsNotMatch).WithPlugin(names.PodTopologySpread)
+)
+
+var spreadDomainsKey = framework.NewStateKey[*topologyspread.Domains]()
+
+var (
+	_ framework.PreFilterPlugin     = (*PodTopologySpread)(nil)
+	_ framework.FilterPlugin        = (*PodTopologySpread)(nil)
+	_ framework.PreFilterExtensions = (*PodTopologySpread)(nil)
+	_ framework.StateCloner         = (*topologyspread.Domains)(nil)
+)
+
+// PodTopologySpread rejects nodes where the pod would break one of its
+// DoNotSchedule topology spread constraints: in every constraint's
+// topology, the node's domain may hold at most maxSkew more matching pods
+// (the pod included, if it matches) than the emptiest domain, which counts
+// as empty while there are fewer domains than minDomains. Domains are
+// those of nodes that have every constraint's topology key and pass the
+// constraint's nodeAffinityPolicy (default Honor) and nodeTaintsPolicy
+// (default Ignore). Matching pods are those in the pod's namespace, not
+// being deleted, that the constraint's selector (with matchLabelKeys
+// merged in) selects.
+//
+// A node lacking a topology key is rejected as UnschedulableAndUnresolvable
+// ([ErrReasonNodeLabelNotMatch]); a too skewed one as Unschedulable
+// ([ErrReasonConstraintsNotMatch]), since moving pods could fix it.
+//
+// Pods without constraints get the default ones, whose selector comes from
+// the Services and controllers selecting the pod, read through
+// [framework.CycleState.Listers].
+//
+// The zero value uses kube-scheduler's default arguments. It is safe for
+// concurrent use.
+type PodTopologySpread struct {
+	defaults topologyspread.Defaults
+}
+
+// NewPodTopologySpread returns the filter configured by args, or an error
+// saying which argument is invalid.
+func NewPodTopologySpread(args PodTopologySpreadArgs) (*PodTopologySpread, error) {
+	d, err := topologyspread.NewDefaults(args)
+	if err != nil {
+		return nil, err
+	}
+	return &PodTopologySpread{defaults: d}, nil
+}
+
+// Name returns "PodTopologySpread".
+func (*PodTopologySpread) Name() string { return names.PodTopologySpread }
+
+// PreFilter counts the matching pods of every domain once, over nodes. It
+// returns Skip when the pod has no hard constraints (its own, or default
+// ones), and Error when a constraint's selector does not parse or ctx is
+// cancelled.
+func (pl *PodTopologySpread) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	d, err := pl.domains(ctx, state, pod, nodes)
+	if err != nil {
+		return nil, framework.AsStatus(err)
+	}
+	if d.Empty() {
+		return nil, skip
+	}
+	spreadDomainsKey.Write(state, d)
+	return nil, nil
+}
+
+func (pl *PodTopologySpread) domains(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*topologyspread.Domains, error) {
+	cs, err := pl.defaults.Constraints(pod, v1.DoNotSchedule, state.Listers())
+	if err != nil {
+		return nil, fmt.Errorf("get constraints from pod: %w", err)
+	}
+	return topologyspread.NewDomains(ctx, pod, cs, nodes)
+}
+
+// Filter checks node against the counts PreFilter made. Without them (a nil
+// state, in tests) it counts on the spot over the state's nodes, or node
+// alone. It returns UnschedulableAndUnresolvable for a node missing a
+// topology key, Unschedulable for one too skewed, and Error for a NodeInfo
+// without a node. With PreFilter's counts it does not allocate.
+func (pl *PodTopologySpread) Filter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+	node := ni.Node()
+	if node == nil {
+		return errNilNode
+	}
+	d, ok := spreadDomainsKey.Read(state)
+	if !ok {
+		nodes := state.AllNodes()
+		if len(nodes) == 0 {
+			nodes = []*nodeinfo.NodeInfo{ni}
+		}
+		var err error
+		if d, err = pl.domains(ctx, state, pod, nodes); err != nil {
+			return framework.AsStatus(err)
+		}
+	}
+	switch d.Check(node) {
+	case topologyspread.MissingLabel:
+		return spreadMissingLabel
+	case topologyspread.TooSkewed:
+		return spreadTooSkewed
+	}
+	return nil
+}
+
+// AddPod updates PreFilter's counts as if podToAdd were on node. Without
+// counts (PreFilter skipped the pod) there is nothing to update.
+func (pl *PodTopologySpread) AddPod(_ context.Context, state *framework.CycleState, podToSchedule *v1.Pod, podToAdd *nodeinfo.PodInfo, node *nodeinfo.NodeInfo) *framework.Status {
+	return updateSpread(state, podToSchedule, podToAdd, node, 1)
+}
+
+// RemovePod updates PreFilter's counts as if podToRemove left node.
+func (pl *PodTopologySpread) RemovePod(_ context.Context, state *framework.CycleState, podToSchedule *v1.Pod, podToRemove *nodeinfo.PodInfo, node *nodeinfo.NodeInfo) *framework.Status {
+	return updateSpread(state, podToSchedule, podToRemove, node, -1)
+}
+
+func updateSpread(state *framework.CycleState, podToSchedule *v1.Pod, p *nodeinfo.PodInfo, node *nodeinfo.NodeInfo, delta int) *framework.Status {
+	if d, ok := spreadDomainsKey.Read(state); ok {
+		d.Update(p.Pod, podToSchedule, node.Node(), delta)
+	}
+	return nil
+}

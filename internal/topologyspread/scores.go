@@ -1,0 +1,157 @@
+package topologyspread
+
+import (
+	"context"
+	"math"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// Scores holds what scoring one pod's soft constraints needs: the matching
+// pods of each domain of the feasible nodes, and each constraint's topology
+// weight. Build it once per pod with [NewScores]; its methods may then run
+// concurrently.
+type Scores struct {
+	constraints []Constraint
+	namespace   string
+	// ignored are the feasible nodes missing a topology key, when every key
+	// is required: they score 0.
+	ignored sets.Set[string]
+	// counts[i] maps each domain of constraint i among the feasible nodes to
+	// the matching pods of the whole cluster in it. Hostname constraints
+	// have none: each node counts its own pods when scored.
+	counts []map[string]int64
+	// weights[i] is log(domains of constraint i + 2), so that constraints
+	// with few domains (zones) are not drowned by those with many (hosts).
+	weights []float64
+}
+
+// NewScores prepares the scoring of pod's soft constraints cs over
+// feasible (the nodes that passed filtering), counting matching pods over
+// all (every node of the cluster). With requireAll, nodes lacking any
+// topology key are ignored; without it (system default constraints), a
+// node missing the zone label is still scored by hostname. It returns an
+// error only if ctx is cancelled.
+func NewScores(ctx context.Context, pod *v1.Pod, cs []Constraint, requireAll bool, all, feasible []*nodeinfo.NodeInfo) (*Scores, error) {
+	s := &Scores{
+		constraints: cs,
+		namespace:   pod.Namespace,
+		ignored:     sets.New[string](),
+		counts:      make([]map[string]int64, len(cs)),
+		weights:     make([]float64, len(cs)),
+	}
+	domains := make([]int, len(cs))
+	for i := range cs {
+		s.counts[i] = map[string]int64{}
+	}
+	for _, ni := range feasible {
+		node := ni.Node()
+		if node == nil {
+			continue
+		}
+		if requireAll && !hasAllKeys(node.Labels, cs) {
+			s.ignored.Insert(node.Name)
+			continue
+		}
+		for i := range cs {
+			if cs[i].TopologyKey == v1.LabelHostname {
+				continue
+			}
+			// A missing label reads as the domain "", as in kube-scheduler.
+			v := node.Labels[cs[i].TopologyKey]
+			if _, ok := s.counts[i][v]; !ok {
+				s.counts[i][v] = 0
+				domains[i]++
+			}
+		}
+	}
+	for i := range cs {
+		n := domains[i]
+		if cs[i].TopologyKey == v1.LabelHostname {
+			n = len(feasible) - s.ignored.Len()
+		}
+		s.weights[i] = math.Log(float64(n + 2))
+	}
+
+	// Only domains of feasible nodes are worth counting; the maps are
+	// read-only while counting.
+	want := func(i int, value string) bool {
+		_, ok := s.counts[i][value]
+		return ok
+	}
+	e := eligibilityOf(pod)
+	perNode, err := countNodes(ctx, pod, cs, &e, all, requireAll, want)
+	if err != nil {
+		return nil, err
+	}
+	k := len(cs)
+	for n, ni := range all {
+		for i := range cs {
+			if c := perNode[n*k+i]; c != notCounted {
+				s.counts[i][ni.Node().Labels[cs[i].TopologyKey]] += int64(c)
+			}
+		}
+	}
+	return s, nil
+}
+
+// Score returns node's raw score, lower being better: for each constraint
+// whose topology key the node has, its domain's matching pods times the
+// constraint's weight, plus maxSkew-1 to soften small differences; summed
+// and rounded. Ignored nodes score 0.
+func (s *Scores) Score(ni *nodeinfo.NodeInfo) int64 {
+	node := ni.Node()
+	if s.ignored.Has(node.Name) {
+		return 0
+	}
+	var sum float64
+	for i := range s.constraints {
+		c := &s.constraints[i]
+		v, ok := node.Labels[c.TopologyKey]
+		if !ok {
+			continue
+		}
+		var n int64
+		if c.TopologyKey == v1.LabelHostname {
+			n = int64(countMatching(ni.Pods, c.Selector, s.namespace))
+		} else {
+			n = s.counts[i][v]
+		}
+		sum += float64(n)*s.weights[i] + float64(c.MaxSkew-1)
+	}
+	return int64(math.Round(sum))
+}
+
+// Normalize turns raw scores into [0, 100], the fewest matching pods
+// scoring highest: 100*(max+min-score)/max over the scored nodes, 100 for
+// all when max is 0, and 0 for ignored nodes. scores[i] is nodes[i]'s.
+//
+// As in kube-scheduler, a raw score of -1 (possible only with maxSkew 0)
+// is taken for an ignored node's, and negative raw scores can give
+// results outside [0, 100], which the framework reports as an error.
+func (s *Scores) Normalize(nodes []*nodeinfo.NodeInfo, scores []int64) {
+	const ignored = -1
+	lowest, highest := int64(math.MaxInt64), int64(0)
+	for i, ni := range nodes {
+		if s.ignored.Has(ni.Name()) {
+			scores[i] = ignored
+			continue
+		}
+		lowest = min(lowest, scores[i])
+		highest = max(highest, scores[i])
+	}
+	for i, v := range scores {
+		switch {
+		case v == ignored:
+			scores[i] = 0
+		case highest == 0:
+			scores[i] = framework.MaxNodeScore
+		default:
+			scores[i] = framework.MaxNodeScore * (highest + lowest - v) / highest
+		}
+	}
+}

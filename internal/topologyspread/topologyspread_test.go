@@ -1,0 +1,373 @@
+package topologyspread
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// fakeList is an in-memory lister of one kind.
+type fakeList[T any] []T
+
+func (l fakeList[T]) List(labels.Selector) ([]T, error) { return l, nil }
+
+func labelled(kv ...string) map[string]string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
+}
+
+func pod(ns string, kv ...string) *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: ns, Labels: labelled(kv...)}}
+}
+
+func withConstraints(p *v1.Pod, cs ...v1.TopologySpreadConstraint) *v1.Pod {
+	p.Spec.TopologySpreadConstraints = cs
+	return p
+}
+
+func ownedBy(p *v1.Pod, apiVersion, kind, name string) *v1.Pod {
+	yes := true
+	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: name, Controller: &yes}}
+	return p
+}
+
+func constraint(key string, action v1.UnsatisfiableConstraintAction, app string) v1.TopologySpreadConstraint {
+	return v1.TopologySpreadConstraint{MaxSkew: 1, TopologyKey: key, WhenUnsatisfiable: action,
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}}
+}
+
+func service(ns string, selector map[string]string) *v1.Service {
+	return &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc", Namespace: ns}, Spec: v1.ServiceSpec{Selector: selector}}
+}
+
+func TestArgsValidate(t *testing.T) {
+	t.Parallel()
+	ok := v1.TopologySpreadConstraint{MaxSkew: 1, TopologyKey: "zone", WhenUnsatisfiable: v1.DoNotSchedule}
+	with := func(f func(*v1.TopologySpreadConstraint)) v1.TopologySpreadConstraint {
+		c := ok
+		f(&c)
+		return c
+	}
+	tests := []struct {
+		name string
+		args Args
+		want string // substring of the error; "" for none
+	}{
+		{"the zero value is valid", Args{}, ""},
+		{"a list of sound constraints is valid", Args{DefaultingType: ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{ok}}, ""},
+		{"an empty list is valid", Args{DefaultingType: ListDefaulting}, ""},
+		{"an unknown defaulting type is rejected", Args{DefaultingType: "Zonal"}, "defaultingType"},
+		{"constraints with system defaulting are rejected", Args{DefaultConstraints: []v1.TopologySpreadConstraint{ok}}, "must be List"},
+		{"a maxSkew of zero is rejected", Args{DefaultingType: ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{with(func(c *v1.TopologySpreadConstraint) { c.MaxSkew = 0 })}}, "defaultConstraints[0].maxSkew"},
+		{"an empty topology key is rejected", Args{DefaultingType: ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{with(func(c *v1.TopologySpreadConstraint) { c.TopologyKey = "" })}}, "defaultConstraints[0].topologyKey"},
+		{"a topology key that is no label name is rejected", Args{DefaultingType: ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{with(func(c *v1.TopologySpreadConstraint) { c.TopologyKey = "a b" })}}, "defaultConstraints[0].topologyKey"},
+		{"an unknown whenUnsatisfiable is rejected", Args{DefaultingType: ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{with(func(c *v1.TopologySpreadConstraint) { c.WhenUnsatisfiable = "Maybe" })}}, "whenUnsatisfiable"},
+		{"a label selector is rejected", Args{DefaultingType: ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{with(func(c *v1.TopologySpreadConstraint) { c.LabelSelector = &metav1.LabelSelector{} })}}, "labelSelector"},
+		{"a repeated key and action is rejected", Args{DefaultingType: ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{ok, ok}}, "defaultConstraints[1]: Duplicate"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := tc.args.Validate()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("got %v, want no error", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("got %v, want an error mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestConstraints(t *testing.T) {
+	t.Parallel()
+	honor, ignore := v1.NodeInclusionPolicyHonor, v1.NodeInclusionPolicyIgnore
+	three := int32(3)
+	listDefaults, err := NewDefaults(Args{DefaultingType: ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{
+		{MaxSkew: 2, TopologyKey: "zone", WhenUnsatisfiable: v1.DoNotSchedule},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	webService := framework.Listers{Services: fakeList[*v1.Service]{service("ns", labelled("app", "web"))}}
+	tests := []struct {
+		name     string
+		defaults Defaults
+		pod      *v1.Pod
+		action   v1.UnsatisfiableConstraintAction
+		listers  framework.Listers
+		want     []string // each constraint as "key maxSkew minDomains affinity taints selector"
+	}{
+		{
+			name:   "only the constraints of the requested kind are kept, in order",
+			pod:    withConstraints(pod("ns", "app", "web"), constraint("zone", v1.DoNotSchedule, "web"), constraint("host", v1.ScheduleAnyway, "web"), constraint("rack", v1.DoNotSchedule, "db")),
+			action: v1.DoNotSchedule,
+			want:   []string{"zone 1 1 Honor Ignore app=web", "rack 1 1 Honor Ignore app=db"},
+		},
+		{
+			name: "set minDomains and inclusion policies are kept",
+			pod: withConstraints(pod("ns"), func() v1.TopologySpreadConstraint {
+				c := constraint("zone", v1.DoNotSchedule, "web")
+				c.MinDomains, c.NodeAffinityPolicy, c.NodeTaintsPolicy = &three, &ignore, &honor
+				return c
+			}()),
+			action: v1.DoNotSchedule,
+			want:   []string{"zone 1 3 Ignore Honor app=web"},
+		},
+		{
+			name: "matchLabelKeys add the pod's own values of those keys it has",
+			pod: withConstraints(pod("ns", "app", "web", "hash", "abc"), func() v1.TopologySpreadConstraint {
+				c := constraint("zone", v1.DoNotSchedule, "web")
+				c.MatchLabelKeys = []string{"hash", "absent"}
+				return c
+			}()),
+			action: v1.DoNotSchedule,
+			want:   []string{"zone 1 1 Honor Ignore app=web,hash=abc"},
+		},
+		{
+			name: "matchLabelKeys leave a nil label selector matching nothing",
+			pod: withConstraints(pod("ns", "hash", "abc"), v1.TopologySpreadConstraint{
+				MaxSkew: 1, TopologyKey: "zone", WhenUnsatisfiable: v1.DoNotSchedule, MatchLabelKeys: []string{"hash"},
+			}),
+			action: v1.DoNotSchedule,
+			want:   []string{"zone 1 1 Honor Ignore <nothing>"},
+		},
+		{
+			name:    "a pod with constraints of its own ignores the defaults",
+			pod:     withConstraints(pod("ns", "app", "web"), constraint("rack", v1.ScheduleAnyway, "web")),
+			action:  v1.ScheduleAnyway,
+			listers: webService,
+			want:    []string{"rack 1 1 Honor Ignore app=web"},
+		},
+		{
+			name:    "system defaults take the selector of the Service selecting the pod",
+			pod:     pod("ns", "app", "web", "extra", "x"),
+			action:  v1.ScheduleAnyway,
+			listers: webService,
+			want:    []string{"kubernetes.io/hostname 3 1 Honor Ignore app=web", "topology.kubernetes.io/zone 5 1 Honor Ignore app=web"},
+		},
+		{
+			name:    "system defaults give no hard constraints",
+			pod:     pod("ns", "app", "web"),
+			action:  v1.DoNotSchedule,
+			listers: webService,
+		},
+		{
+			name:   "defaults are dropped when nothing selects the pod",
+			pod:    pod("ns", "app", "web"),
+			action: v1.ScheduleAnyway,
+		},
+		{
+			name:     "list defaults of the requested kind apply",
+			defaults: listDefaults,
+			pod:      pod("ns", "app", "web"),
+			action:   v1.DoNotSchedule,
+			listers:  webService,
+			want:     []string{"zone 2 1 Honor Ignore app=web"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cs, err := tc.defaults.Constraints(tc.pod, tc.action, tc.listers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, c := range cs {
+				sel := c.Selector.String()
+				if sel == "" {
+					sel = "<everything>"
+				}
+				if _, ok := c.Selector.Requirements(); !ok {
+					sel = "<nothing>"
+				}
+				got = append(got, strings.Join([]string{c.TopologyKey, itoa(c.MaxSkew), itoa(c.MinDomains), string(c.NodeAffinityPolicy), string(c.NodeTaintsPolicy), sel}, " "))
+			}
+			if strings.Join(got, "; ") != strings.Join(tc.want, "; ") {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func itoa(n int32) string { return strconv.Itoa(int(n)) }
+
+func TestConstraintsReportSelectorsThatDoNotParse(t *testing.T) {
+	t.Parallel()
+	c := constraint("zone", v1.DoNotSchedule, "web")
+	c.LabelSelector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Near"}}
+	_, err := Defaults{}.Constraints(withConstraints(pod("ns"), c), v1.DoNotSchedule, framework.Listers{})
+	if err == nil || !strings.HasPrefix(err.Error(), "obtaining pod's hard topology spread constraints: ") {
+		t.Errorf("got %v, want kube-scheduler's wording", err)
+	}
+}
+
+func TestDefaultSelector(t *testing.T) {
+	t.Parallel()
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"},
+		Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labelled("app", "web")}}}
+	rsElsewhere := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "other"},
+		Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labelled("app", "elsewhere")}}}
+	ss := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns"},
+		Spec: appsv1.StatefulSetSpec{Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpExists}}}}}
+	rc := &v1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: "old", Namespace: "ns"},
+		Spec: v1.ReplicationControllerSpec{Selector: labelled("tier", "back")}}
+	all := framework.Listers{
+		Services: fakeList[*v1.Service]{
+			service("ns", labelled("app", "web")),
+			service("ns", labelled("tier", "back")),
+			service("ns", nil),
+			service("other", labelled("app", "web")),
+			service("ns", labelled("app", "db")),
+		},
+		ReplicaSets:            fakeList[*appsv1.ReplicaSet]{rsElsewhere, rs},
+		StatefulSets:           fakeList[*appsv1.StatefulSet]{ss},
+		ReplicationControllers: fakeList[*v1.ReplicationController]{rc},
+	}
+	tests := []struct {
+		name    string
+		pod     *v1.Pod
+		listers framework.Listers
+		want    string
+	}{
+		{"the selectors of the Services selecting the pod are merged", pod("ns", "app", "web", "tier", "back"), all, "app=web,tier=back"},
+		{"nothing selects a pod without matching Services or a controller", pod("ns", "app", "cache"), all, ""},
+		{"nil listers are empty", pod("ns", "app", "web"), framework.Listers{}, ""},
+		{"a ReplicaSet owner in the pod's namespace adds its requirements", ownedBy(pod("ns", "app", "web"), "apps/v1", "ReplicaSet", "web"), all, "app=web,app=web"},
+		{"a StatefulSet owner adds its requirements", ownedBy(pod("ns", "tier", "front"), "apps/v1", "StatefulSet", "db"), all, "tier"},
+		{"a ReplicationController owner's selector is merged", ownedBy(pod("ns", "app", "web"), "v1", "ReplicationController", "old"), all, "app=web,tier=back"},
+		{"an owner that does not exist adds nothing", ownedBy(pod("ns", "app", "web"), "apps/v1", "ReplicaSet", "gone"), all, "app=web"},
+		{"an owner of another kind adds nothing", ownedBy(pod("ns", "app", "web"), "apps/v1", "Deployment", "web"), all, "app=web"},
+		{"an owner of the wrong group adds nothing", ownedBy(pod("ns", "app", "web"), "extensions/v1beta1", "ReplicaSet", "web"), all, "app=web"},
+		{"an owner with a broken apiVersion adds nothing", ownedBy(pod("ns", "app", "web"), "a/b/c", "ReplicaSet", "web"), all, "app=web"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := DefaultSelector(tc.pod, tc.listers).String(); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestLowestTwoTracksTheEmptiestDomain(t *testing.T) {
+	t.Parallel()
+	l := newLowestTwo()
+	for _, d := range []struct {
+		v string
+		n int
+	}{{"a", 4}, {"b", 2}, {"c", 3}, {"d", 5}} {
+		l.set(d.v, d.n)
+	}
+	if l[0].value != "b" || l[0].count != 2 || l[1].value != "c" || l[1].count != 3 {
+		t.Fatalf("after the initial counts got %+v, want b=2 then c=3", l)
+	}
+	// Pods added to the emptiest domain, one node at a time.
+	l.set("b", 3)
+	l.set("b", 4)
+	if l[0].value != "c" || l[0].count != 3 {
+		t.Errorf("after filling b got %+v, want c=3 first", l)
+	}
+	l.set("d", 1)
+	if l[0].value != "d" || l[0].count != 1 {
+		t.Errorf("after emptying d got %+v, want d=1 first", l)
+	}
+}
+
+func nodeIn(name string, kv ...string) *v1.Node {
+	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labelled(kv...)}}
+}
+
+func on(p *v1.Pod, node string) *v1.Pod {
+	p.Spec.NodeName = node
+	return p
+}
+
+func TestDomainsCheck(t *testing.T) {
+	t.Parallel()
+	nodes := nodeinfo.Build(
+		[]*v1.Node{nodeIn("a1", "zone", "a"), nodeIn("a2", "zone", "a"), nodeIn("b1", "zone", "b"), nodeIn("x", "rack", "1")},
+		[]*v1.Pod{on(pod("ns", "app", "web"), "a1"), on(pod("ns", "app", "web"), "a2"), on(pod("ns", "app", "db"), "b1")},
+	)
+	incoming := withConstraints(pod("ns", "app", "web"), constraint("zone", v1.DoNotSchedule, "web"))
+	cs, err := Defaults{}.Constraints(incoming, v1.DoNotSchedule, framework.Listers{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := NewDomains(context.Background(), incoming, cs, nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := d.Count(0, "a"); n != 2 || !ok {
+		t.Errorf("zone a holds %d (%v), want 2", n, ok)
+	}
+	if n, ok := d.Count(0, "b"); n != 0 || !ok {
+		t.Errorf("zone b holds %d (%v), want an empty domain", n, ok)
+	}
+	for node, want := range map[string]Verdict{"a1": TooSkewed, "b1": Fits, "x": MissingLabel} {
+		if got := d.Check(nodes[map[string]int{"a1": 0, "b1": 2, "x": 3}[node]].Node()); got != want {
+			t.Errorf("%s: got %v, want %v", node, got, want)
+		}
+	}
+
+	// A "what if" on a clone leaves the original as it was.
+	c := d.CloneState().(*Domains)
+	c.Update(pod("ns", "app", "web"), incoming, nodes[2].Node(), 1)
+	c.Update(pod("ns", "app", "web"), incoming, nodes[0].Node(), -1)
+	if got := c.Check(nodes[0].Node()); got != Fits {
+		t.Errorf("after moving a pod from a to b, a1 got %v, want Fits", got)
+	}
+	if got := d.Check(nodes[0].Node()); got != TooSkewed {
+		t.Errorf("the original changed: a1 got %v, want TooSkewed", got)
+	}
+	c.Update(pod("other", "app", "web"), incoming, nodes[2].Node(), 5)
+	if n, _ := c.Count(0, "b"); n != 1 {
+		t.Errorf("a pod of another namespace was counted: zone b holds %d, want 1", n)
+	}
+}
+
+func TestScoresOfTwoZones(t *testing.T) {
+	t.Parallel()
+	nodes := nodeinfo.Build(
+		[]*v1.Node{nodeIn("a1", "zone", "a"), nodeIn("a2", "zone", "a"), nodeIn("b1", "zone", "b"), nodeIn("bare")},
+		[]*v1.Pod{on(pod("ns", "app", "web"), "a1"), on(pod("ns", "app", "web"), "a1"), on(pod("ns", "app", "web"), "b1")},
+	)
+	incoming := withConstraints(pod("ns", "app", "web"), constraint("zone", v1.ScheduleAnyway, "web"))
+	cs, err := Defaults{}.Constraints(incoming, v1.ScheduleAnyway, framework.Listers{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewScores(context.Background(), incoming, cs, true, nodes, nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two zones weigh log(4): zone a's 2 pods give round(2.77) = 3, zone
+	// b's 1 gives round(1.39) = 1; "bare" lacks the key and is ignored.
+	raw := make([]int64, len(nodes))
+	for i, ni := range nodes {
+		raw[i] = s.Score(ni)
+	}
+	if want := []int64{3, 3, 1, 0}; !slices.Equal(raw, want) {
+		t.Errorf("raw scores %v, want %v", raw, want)
+	}
+	s.Normalize(nodes, raw)
+	// 100*(3+1-3)/3 = 33 and 100*(3+1-1)/3 = 100.
+	if want := []int64{33, 33, 100, 0}; !slices.Equal(raw, want) {
+		t.Errorf("normalized scores %v, want %v", raw, want)
+	}
+}
