@@ -20,7 +20,7 @@ func BenchmarkSchedule(b *testing.B) {
 		for _, workload := range testcluster.Workloads {
 			b.Run(fmt.Sprintf("%dnodes/%s", n, workload), func(b *testing.B) {
 				nodes := testcluster.Nodes(n, workload)
-				infos := nodeinfo.Build(nodes, testcluster.ExistingPods(n/5, nodes))
+				infos := nodeinfo.Build(nodes, testcluster.ExistingPods(n/5, nodes, workload))
 				pod := testcluster.Pod("incoming", workload)
 				f, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100))
 				if err != nil {
@@ -49,7 +49,7 @@ func BenchmarkSchedule(b *testing.B) {
 // want only the placement (framework.WithoutNodeScores).
 func BenchmarkScheduleWithoutNodeScores(b *testing.B) {
 	nodes := testcluster.Nodes(5000, testcluster.Basic)
-	infos := nodeinfo.Build(nodes, testcluster.ExistingPods(1000, nodes))
+	infos := nodeinfo.Build(nodes, testcluster.ExistingPods(1000, nodes, testcluster.Basic))
 	pod := testcluster.Pod("incoming", testcluster.Basic)
 	f, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100), framework.WithoutNodeScores())
 	if err != nil {

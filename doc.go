@@ -26,7 +26,13 @@
 //	}
 //
 // Plugins implemented so far: NodeUnschedulable, NodeName, TaintToleration,
-// NodeAffinity, NodePorts, NodeResourcesFit, NodeResourcesBalancedAllocation
-// and ImageLocality. Pods whose placement depends on volumes, topology
-// spread or inter-pod affinity are not yet judged by those constraints.
+// NodeAffinity, NodePorts, NodeResourcesFit, PodTopologySpread,
+// InterPodAffinity, NodeResourcesBalancedAllocation and ImageLocality. The
+// volume plugins are not implemented yet: a pod's volumes do not constrain
+// its placement.
+//
+// PodTopologySpread's default constraints and InterPodAffinity's namespace
+// selectors read Services, controllers and Namespaces; give them with
+// [framework.WithObjects] or a controller's listers with
+// [framework.WithListers].
 package kubesched

@@ -117,7 +117,7 @@ func TestScheduleOnBadInputReturnsAnErrorOrAReason(t *testing.T) {
 func TestConcurrentSchedulesWithTheDefaultFramework(t *testing.T) {
 	t.Parallel()
 	nodes := testcluster.Nodes(300, testcluster.Taints)
-	infos := nodeinfo.Build(nodes, testcluster.ExistingPods(60, nodes))
+	infos := nodeinfo.Build(nodes, testcluster.ExistingPods(60, nodes, testcluster.Basic))
 	var wg sync.WaitGroup
 	for _, w := range testcluster.Workloads {
 		wg.Add(1)

@@ -35,7 +35,7 @@ type PerfWorkload struct {
 // filter, as in scheduler_perf; it costs both schedulers alike.
 // numNodes must be positive.
 func PerfWorkloads(numNodes, numPods int) []PerfWorkload {
-	workloads := []string{testcluster.Basic, testcluster.NodeAffinity}
+	workloads := testcluster.Workloads
 	perf := make([]PerfWorkload, len(workloads))
 	for i, name := range workloads {
 		// Built per workload, as the root benchmarks do.
@@ -43,7 +43,7 @@ func PerfWorkloads(numNodes, numPods int) []PerfWorkload {
 		perf[i] = PerfWorkload{
 			Name:  name,
 			Nodes: nodes,
-			Pods:  testcluster.ExistingPods(numPods, nodes),
+			Pods:  testcluster.ExistingPods(numPods, nodes, name),
 			Pod:   testcluster.Pod("incoming", name),
 		}
 	}

@@ -18,15 +18,24 @@ const Zones = 3
 // ZoneLabel is the well-known zone label.
 const ZoneLabel = "topology.kubernetes.io/zone"
 
-// Workload names.
+// Workload names, after kube-scheduler's scheduler_perf.
 const (
-	Basic        = "Basic"
-	NodeAffinity = "NodeAffinity"
-	Taints       = "Taints"
+	Basic                = "Basic"
+	NodeAffinity         = "NodeAffinity"
+	Taints               = "Taints"
+	TopologySpreading    = "TopologySpreading"
+	PodAntiAffinity      = "PodAntiAffinity"
+	PreferredPodAffinity = "PreferredPodAffinity"
 )
 
 // Workloads lists the workloads the benchmarks run.
-var Workloads = []string{Basic, NodeAffinity, Taints}
+var Workloads = []string{Basic, NodeAffinity, Taints, TopologySpreading, PodAntiAffinity, PreferredPodAffinity}
+
+// podAffinityWorkload reports whether a workload's running pods are its own
+// kind of pod (labelled, with affinity terms), as in scheduler_perf.
+func podAffinityWorkload(workload string) bool {
+	return workload == TopologySpreading || workload == PodAntiAffinity || workload == PreferredPodAffinity
+}
 
 // Nodes returns n nodes of 4 CPU, 32Gi and 110 pods, round-robin over
 // Zones zones, each with a hostname label. For the Taints workload every
@@ -63,11 +72,17 @@ func Nodes(n int, workload string) []*v1.Node {
 	return nodes
 }
 
-// ExistingPods returns n pods of 100m / 500Mi bound round-robin to nodes.
-func ExistingPods(n int, nodes []*v1.Node) []*v1.Pod {
+// ExistingPods returns n pods of 100m / 500Mi bound round-robin to nodes:
+// for the pod-affinity workloads, pods of the workload's own kind; plain
+// pods otherwise.
+func ExistingPods(n int, nodes []*v1.Node, workload string) []*v1.Pod {
+	kind := Basic
+	if podAffinityWorkload(workload) {
+		kind = workload
+	}
 	pods := make([]*v1.Pod, n)
 	for i := range pods {
-		p := Pod(fmt.Sprintf("existing-%05d", i), Basic)
+		p := Pod(fmt.Sprintf("existing-%05d", i), kind)
 		p.Spec.NodeName = nodes[i%len(nodes)].Name
 		pods[i] = p
 	}
@@ -76,7 +91,10 @@ func ExistingPods(n int, nodes []*v1.Node) []*v1.Pod {
 
 // Pod returns a pending pod of 100m / 500Mi for workload: NodeAffinity
 // requires two of the three zones and prefers one; Taints tolerates the
-// NoSchedule taint.
+// NoSchedule taint; TopologySpreading spreads over zones with maxSkew 5
+// (DoNotSchedule); PodAntiAffinity repels pods of its kind from its node;
+// PreferredPodAffinity prefers nodes already running pods of its kind. The
+// last three carry the label app=<workload>.
 func Pod(name, workload string) *v1.Pod {
 	p := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(name)},
@@ -102,6 +120,31 @@ func Pod(name, workload string) *v1.Pod {
 		}}
 	case Taints:
 		p.Spec.Tolerations = []v1.Toleration{{Key: "dedicated", Operator: v1.TolerationOpEqual, Value: "infra", Effect: v1.TaintEffectNoSchedule}}
+	case TopologySpreading:
+		p.Labels = map[string]string{"app": workload}
+		p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{
+			MaxSkew: 5, TopologyKey: ZoneLabel, WhenUnsatisfiable: v1.DoNotSchedule,
+			LabelSelector: &metav1.LabelSelector{MatchLabels: p.Labels},
+		}}
+	case PodAntiAffinity:
+		p.Labels = map[string]string{"app": workload}
+		p.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
+				LabelSelector: &metav1.LabelSelector{MatchLabels: p.Labels},
+				TopologyKey:   "kubernetes.io/hostname",
+			}},
+		}}
+	case PreferredPodAffinity:
+		p.Labels = map[string]string{"app": workload}
+		p.Spec.Affinity = &v1.Affinity{PodAffinity: &v1.PodAffinity{
+			PreferredDuringSchedulingIgnoredDuringExecution: []v1.WeightedPodAffinityTerm{{
+				Weight: 1,
+				PodAffinityTerm: v1.PodAffinityTerm{
+					LabelSelector: &metav1.LabelSelector{MatchLabels: p.Labels},
+					TopologyKey:   "kubernetes.io/hostname",
+				},
+			}},
+		}}
 	}
 	return p
 }
