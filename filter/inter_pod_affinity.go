@@ -151,9 +151,8 @@ func (s *interPodAffinityState) countIncoming(placed *v1.Pod, nodeLabels map[str
 
 // placedTerms returns the parsed terms of a placed pod. A list that does
 // not parse counts as empty, as in kube-scheduler's cache.
-func placedTerms(pi *nodeinfo.PodInfo) podaffinity.Terms {
-	t, _ := podaffinity.Parse(pi.Pod)
-	return t
+func placedTerms(pi *nodeinfo.PodInfo) *podaffinity.Terms {
+	return pi.AffinityTerms()
 }
 
 // newInterPodAffinityState computes the state for pod over nodes. It
@@ -275,7 +274,7 @@ func updateInterPodAffinity(state *framework.CycleState, pi *nodeinfo.PodInfo, n
 		return errNilNode
 	}
 	t := placedTerms(pi)
-	s.count(pi.Pod, &t, node.Labels, n)
+	s.count(pi.Pod, t, node.Labels, n)
 	return nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/internal/podaffinity"
 )
 
 // PodInfo is a bound pod with the request totals the plugins need, computed
@@ -16,12 +18,36 @@ type PodInfo struct {
 	// NonZeroCPU and NonZeroMem are the cpu and memory requests with
 	// kube-scheduler's defaults standing in for unset ones.
 	NonZeroCPU, NonZeroMem int64
+
+	affinity *podaffinity.Terms // parsed once, for pods with pod affinity
 }
 
-// NewPodInfo computes a pod's request totals.
+// NewPodInfo computes a pod's request totals and parses its pod affinity.
 func NewPodInfo(pod *v1.Pod) *PodInfo {
 	req, cpu, mem := PodRequests(pod)
-	return &PodInfo{Pod: pod, Requests: req, NonZeroCPU: cpu, NonZeroMem: mem}
+	pi := &PodInfo{Pod: pod, Requests: req, NonZeroCPU: cpu, NonZeroMem: mem}
+	if hasAffinity(pod) {
+		pi.affinity = parseAffinity(pod)
+	}
+	return pi
+}
+
+// AffinityTerms returns the pod's parsed pod affinity and anti-affinity
+// terms. They are parsed once, when the PodInfo is made, so that the
+// affinity plugins do not parse every running pod in every cycle; callers
+// must not modify them. Lists that fail to parse are empty, as in
+// kube-scheduler's cache. (The type is internal: this is for kubesched's
+// own plugins.)
+func (pi *PodInfo) AffinityTerms() *podaffinity.Terms {
+	if pi.affinity == nil {
+		return parseAffinity(pi.Pod)
+	}
+	return pi.affinity
+}
+
+func parseAffinity(pod *v1.Pod) *podaffinity.Terms {
+	t, _ := podaffinity.Parse(pod)
+	return &t
 }
 
 // ImageStateSummary describes an image present on a node.

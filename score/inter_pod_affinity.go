@@ -132,7 +132,7 @@ func (pl *InterPodAffinity) domainScores(state *framework.CycleState, pod *v1.Po
 			pods = ni.Pods
 		}
 		for _, pi := range pods {
-			d.add(pi.Pod, node.Labels)
+			d.add(pi, node.Labels)
 		}
 	}
 	if !d.matched {
@@ -180,12 +180,13 @@ type domainScorer struct {
 }
 
 // add scores placed, bound to a node with nodeLabels.
-func (d *domainScorer) add(placed *v1.Pod, nodeLabels map[string]string) {
+func (d *domainScorer) add(pi *nodeinfo.PodInfo, nodeLabels map[string]string) {
+	placed := pi.Pod
 	// The pod's own terms are resolved: no namespace labels needed.
 	d.addWeighted(d.terms.PreferredAffinity, placed, nil, nodeLabels, 1)
 	d.addWeighted(d.terms.PreferredAntiAffinity, placed, nil, nodeLabels, -1)
 
-	theirs, _ := podaffinity.Parse(placed) // a list that does not parse counts as empty
+	theirs := pi.AffinityTerms() // a list that does not parse is empty
 	if d.hardWeight > 0 {
 		for i := range theirs.RequiredAffinity {
 			d.addTerm(&theirs.RequiredAffinity[i], d.hardWeight, d.pod, d.nsLabels, nodeLabels, 1)
