@@ -21,7 +21,7 @@ type CycleState struct {
 	// set by the framework from its cached node index or computed on first
 	// use.
 	affinityNodes *affinityNodes
-	slots    []any
+	slots         []any
 	// skipFilter and skipScore are indexed by plugin position.
 	skipFilter, skipScore []bool
 }

@@ -5,8 +5,11 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -60,4 +63,58 @@ func ExampleStateKey() {
 	// Output:
 	// [computed once] true
 	// false
+}
+
+// namespaceCache stands in for a controller's namespace informer lister;
+// client-go's listers satisfy the same interfaces and plug in the same way.
+type namespaceCache map[string]*v1.Namespace
+
+func (c namespaceCache) Get(name string) (*v1.Namespace, error) {
+	if ns, ok := c[name]; ok {
+		return ns, nil
+	}
+	return nil, fmt.Errorf("namespace %q not found", name)
+}
+
+func (c namespaceCache) List(selector labels.Selector) ([]*v1.Namespace, error) {
+	var out []*v1.Namespace
+	for _, ns := range c {
+		if selector.Matches(labels.Set(ns.Labels)) {
+			out = append(out, ns)
+		}
+	}
+	return out, nil
+}
+
+// A controller passes its own listers; with client-go that is
+// framework.Listers{Namespaces: factory.Core().V1().Namespaces().Lister(), ...}.
+// Here InterPodAffinity needs the namespaces' labels to see that the
+// running database is in a production namespace.
+func ExampleWithListers() {
+	cache := namespaceCache{"team-a": {ObjectMeta: metav1.ObjectMeta{Name: "team-a", Labels: map[string]string{"env": "prod"}}}}
+	f, err := kubesched.DefaultFramework(framework.WithListers(framework.Listers{Namespaces: cache}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	node := func(name string) *v1.Node {
+		return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name}},
+			Status: v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse("4"), v1.ResourceMemory: resource.MustParse("8Gi"), v1.ResourcePods: resource.MustParse("10")}}}
+	}
+	db := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "team-a", Labels: map[string]string{"app": "db"}}, Spec: v1.PodSpec{NodeName: "n1"}}
+	// Keep away from databases in production namespaces.
+	web := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}, Spec: v1.PodSpec{Affinity: &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
+			LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}},
+			TopologyKey:       "kubernetes.io/hostname",
+		}},
+	}}}}
+	res, err := f.Schedule(context.Background(), web, nodeinfo.Build([]*v1.Node{node("n1"), node("n2")}, []*v1.Pod{db}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.SuggestedHost, res.Diagnosis.NodeToStatus["n1"].Reasons())
+	// Output: n2 [node(s) didn't match pod anti-affinity rules]
 }
