@@ -211,22 +211,6 @@ func newInterPodAffinityState(lister podaffinity.NamespaceLister, pod *v1.Pod, n
 	return s, nil
 }
 
-// requiredAntiNodes returns the nodes among nodes holding pods with
-// required anti-affinity: from the framework's index when nodes are the
-// cycle's nodes, which spares a visit to every node.
-func requiredAntiNodes(state *framework.CycleState, nodes []*nodeinfo.NodeInfo) []*nodeinfo.NodeInfo {
-	if all := state.AllNodes(); len(all) == len(nodes) && len(all) > 0 && &all[0] == &nodes[0] {
-		return state.NodesWithRequiredPodAntiAffinity()
-	}
-	var out []*nodeinfo.NodeInfo
-	for _, ni := range nodes {
-		if len(ni.PodsWithRequiredAntiAffinity) > 0 {
-			out = append(out, ni)
-		}
-	}
-	return out
-}
-
 func resolveTerms(terms []podaffinity.Term, lister podaffinity.NamespaceLister) ([]podaffinity.Term, error) {
 	for i := range terms {
 		var err error
@@ -244,7 +228,7 @@ func resolveTerms(terms []podaffinity.Term, lister podaffinity.NamespaceLister) 
 // when there is nothing to check, UnschedulableAndUnresolvable when a term
 // of pod does not parse, and Error when the namespace lister fails.
 func (pl *InterPodAffinity) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
-	s, status := newInterPodAffinityState(state.Listers().Namespaces, pod, nodes, requiredAntiNodes(state, nodes))
+	s, status := newInterPodAffinityState(state.Listers().Namespaces, pod, nodes, state.NodesWithRequiredPodAntiAffinity(nodes))
 	if status != nil {
 		return nil, status
 	}
@@ -296,7 +280,7 @@ func (pl *InterPodAffinity) Filter(_ context.Context, state *framework.CycleStat
 			nodes = []*nodeinfo.NodeInfo{ni}
 		}
 		var status *framework.Status
-		if s, status = newInterPodAffinityState(state.Listers().Namespaces, pod, nodes, requiredAntiNodes(state, nodes)); status != nil {
+		if s, status = newInterPodAffinityState(state.Listers().Namespaces, pod, nodes, state.NodesWithRequiredPodAntiAffinity(nodes)); status != nil {
 			if status.IsSkip() {
 				return nil
 			}

@@ -41,16 +41,31 @@ func (s *CycleState) AllNodes() []*nodeinfo.NodeInfo {
 	return s.allNodes
 }
 
-// NodesWithPodAffinity returns the cycle's nodes that hold a pod with pod
-// affinity or anti-affinity terms, so that plugins need not visit every node.
-func (s *CycleState) NodesWithPodAffinity() []*nodeinfo.NodeInfo {
-	return s.podAffinityNodes().any
+// NodesWithPodAffinity returns the nodes among nodes that hold a pod with
+// pod affinity or anti-affinity terms, so that plugins need not visit every
+// node. When nodes are the cycle's nodes (the slice the framework passes to
+// PreFilter and, for pod-only plugins, PreScore), the framework's cached
+// index answers without a pass over them.
+func (s *CycleState) NodesWithPodAffinity(nodes []*nodeinfo.NodeInfo) []*nodeinfo.NodeInfo {
+	if s.isAllNodes(nodes) {
+		return s.podAffinityNodes().any
+	}
+	return (&affinityNodes{}).filled(nodes).any
 }
 
-// NodesWithRequiredPodAntiAffinity returns the cycle's nodes that hold a
-// pod with required pod anti-affinity terms.
-func (s *CycleState) NodesWithRequiredPodAntiAffinity() []*nodeinfo.NodeInfo {
-	return s.podAffinityNodes().requiredAnti
+// NodesWithRequiredPodAntiAffinity is [CycleState.NodesWithPodAffinity] for
+// pods with required pod anti-affinity terms.
+func (s *CycleState) NodesWithRequiredPodAntiAffinity(nodes []*nodeinfo.NodeInfo) []*nodeinfo.NodeInfo {
+	if s.isAllNodes(nodes) {
+		return s.podAffinityNodes().requiredAnti
+	}
+	return (&affinityNodes{}).filled(nodes).requiredAnti
+}
+
+// isAllNodes reports whether nodes is the cycle's own node slice.
+func (s *CycleState) isAllNodes(nodes []*nodeinfo.NodeInfo) bool {
+	all := s.AllNodes()
+	return len(all) == len(nodes) && len(all) > 0 && &all[0] == &nodes[0]
 }
 
 type affinityNodes struct {
@@ -62,6 +77,11 @@ type affinityNodes struct {
 func newAffinityNodes(nodes []*nodeinfo.NodeInfo) *affinityNodes {
 	a := &affinityNodes{}
 	a.once.Do(func() { a.fill(nodes) })
+	return a
+}
+
+func (a *affinityNodes) filled(nodes []*nodeinfo.NodeInfo) *affinityNodes {
+	a.fill(nodes)
 	return a
 }
 
@@ -80,9 +100,6 @@ func (a *affinityNodes) fill(nodes []*nodeinfo.NodeInfo) {
 }
 
 func (s *CycleState) podAffinityNodes() *affinityNodes {
-	if s == nil {
-		return &affinityNodes{}
-	}
 	s.affinityNodes.once.Do(func() { s.affinityNodes.fill(s.allNodes) })
 	return s.affinityNodes
 }

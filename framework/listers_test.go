@@ -81,3 +81,38 @@ func TestCloneKeepsTheOriginalsValues(t *testing.T) {
 type counter struct{ n int }
 
 func (c *counter) CloneState() any { return &counter{n: c.n} }
+
+func TestNodesWithPodAffinity(t *testing.T) {
+	t.Parallel()
+	all := nodes("plain", "affinity", "anti")
+	all[1].AddPod(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a", UID: "a"}, Spec: v1.PodSpec{Affinity: &v1.Affinity{
+		PodAffinity: &v1.PodAffinity{}}}})
+	all[2].AddPod(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "b", UID: "b"}, Spec: v1.PodSpec{Affinity: &v1.Affinity{
+		PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{TopologyKey: "zone"}}}}}})
+	names := func(nis []*nodeinfo.NodeInfo) string {
+		var out []string
+		for _, ni := range nis {
+			out = append(out, ni.Name())
+		}
+		return strings.Join(out, ",")
+	}
+	state := framework.NewCycleState(all)
+	other := append([]*nodeinfo.NodeInfo(nil), all[2], all[1])
+	for _, tc := range []struct {
+		name      string
+		state     *framework.CycleState
+		nodes     []*nodeinfo.NodeInfo
+		any, anti string
+	}{
+		{"the cycle's own nodes", state, all, "affinity,anti", "anti"},
+		{"another node list is filtered as given", state, other, "anti,affinity", "anti"},
+		{"without a state the list is filtered as given", nil, all, "affinity,anti", "anti"},
+	} {
+		if got := names(tc.state.NodesWithPodAffinity(tc.nodes)); got != tc.any {
+			t.Errorf("%s: NodesWithPodAffinity = %s, want %s", tc.name, got, tc.any)
+		}
+		if got := names(tc.state.NodesWithRequiredPodAntiAffinity(tc.nodes)); got != tc.anti {
+			t.Errorf("%s: NodesWithRequiredPodAntiAffinity = %s, want %s", tc.name, got, tc.anti)
+		}
+	}
+}

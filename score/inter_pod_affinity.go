@@ -119,7 +119,7 @@ func (pl *InterPodAffinity) domainScores(state *framework.CycleState, pod *v1.Po
 	// Without preferred terms of the pod's own, only placed pods' terms
 	// can score, and only nodes holding such pods need a visit.
 	if !hasPreferred {
-		nodes = affinityNodes(state, nodes)
+		nodes = state.NodesWithPodAffinity(nodes)
 	}
 	for _, ni := range nodes {
 		node := ni.Node()
@@ -139,22 +139,6 @@ func (pl *InterPodAffinity) domainScores(state *framework.CycleState, pod *v1.Po
 		return nil, skip
 	}
 	return d.scores, nil
-}
-
-// affinityNodes returns the nodes among nodes holding pods with pod
-// affinity terms: from the framework's index when nodes are the cycle's
-// nodes, which spares a visit to every node.
-func affinityNodes(state *framework.CycleState, nodes []*nodeinfo.NodeInfo) []*nodeinfo.NodeInfo {
-	if all := state.AllNodes(); len(all) == len(nodes) && len(all) > 0 && &all[0] == &nodes[0] {
-		return state.NodesWithPodAffinity()
-	}
-	var out []*nodeinfo.NodeInfo
-	for _, ni := range nodes {
-		if len(ni.PodsWithAffinity) > 0 {
-			out = append(out, ni)
-		}
-	}
-	return out
 }
 
 func resolveWeighted(terms []podaffinity.WeightedTerm, lister podaffinity.NamespaceLister) error {
