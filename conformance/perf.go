@@ -23,11 +23,13 @@ type PerfWorkload struct {
 	Pod *v1.Pod
 }
 
-// PerfWorkloads returns the Basic and NodeAffinity workloads over numNodes
-// nodes of 4 CPU, 32Gi and 110 pods, spread over three zones, running
-// numPods pods of 100m and 500Mi. Basic's pod asks for 100m and 500Mi;
+// PerfWorkloads returns every workload of testcluster.Workloads over
+// numNodes nodes of 4 CPU, 32Gi and 110 pods, spread over three zones,
+// running numPods pods of 100m and 500Mi (of the workload's own kind for
+// the pod-affinity workloads). Basic's pod asks for 100m and 500Mi;
 // NodeAffinity's also requires one of two zones, so a third of the nodes
-// are filtered out, and prefers one of them.
+// are filtered out, and prefers one of them; see testcluster.Pod for the
+// others.
 //
 // The clusters come from internal/testcluster, which the root module's
 // benchmarks build theirs with, so both time exactly the same clusters.
@@ -35,19 +37,24 @@ type PerfWorkload struct {
 // filter, as in scheduler_perf; it costs both schedulers alike.
 // numNodes must be positive.
 func PerfWorkloads(numNodes, numPods int) []PerfWorkload {
-	workloads := testcluster.Workloads
-	perf := make([]PerfWorkload, len(workloads))
-	for i, name := range workloads {
-		// Built per workload, as the root benchmarks do.
-		nodes := testcluster.Nodes(numNodes, name)
-		perf[i] = PerfWorkload{
-			Name:  name,
-			Nodes: nodes,
-			Pods:  testcluster.ExistingPods(numPods, nodes, name),
-			Pod:   testcluster.Pod("incoming", name),
-		}
+	perf := make([]PerfWorkload, len(testcluster.Workloads))
+	for i, name := range testcluster.Workloads {
+		perf[i] = NewPerfWorkload(name, numNodes, numPods)
 	}
 	return perf
+}
+
+// NewPerfWorkload builds one workload of [PerfWorkloads], for callers that
+// time one workload at a time and want the others' clusters not to weigh
+// on the garbage collector meanwhile.
+func NewPerfWorkload(name string, numNodes, numPods int) PerfWorkload {
+	nodes := testcluster.Nodes(numNodes, name)
+	return PerfWorkload{
+		Name:  name,
+		Nodes: nodes,
+		Pods:  testcluster.ExistingPods(numPods, nodes, name),
+		Pod:   testcluster.Pod("incoming", name),
+	}
 }
 
 // SelectHost schedules pod on the cluster installed by [Oracle.SetCluster]
