@@ -287,13 +287,14 @@ func (pl *InterPodAffinity) Filter(_ context.Context, state *framework.CycleStat
 			return status.WithPlugin(names.InterPodAffinity)
 		}
 	}
-	if !s.satisfiesAffinity(node.Labels) {
+	nodeLabels := ni.Labels()
+	if !s.satisfiesAffinity(nodeLabels) {
 		return affinityRulesMismatch
 	}
-	if !s.satisfiesAntiAffinity(node.Labels) {
+	if !s.satisfiesAntiAffinity(nodeLabels) {
 		return antiAffinityRulesMismatch
 	}
-	if s.existingAnti.AnyPositive(node.Labels) {
+	if s.existingAnti.AnyPositive(nodeLabels) {
 		return existingAntiAffinityMismatch
 	}
 	return nil

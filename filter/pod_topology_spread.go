@@ -137,7 +137,7 @@ func (pl *PodTopologySpread) Filter(ctx context.Context, state *framework.CycleS
 			return framework.AsStatus(err)
 		}
 	}
-	switch d.Check(node) {
+	switch d.Check(ni.Labels()) {
 	case topologyspread.MissingLabel:
 		return spreadMissingLabel
 	case topologyspread.TooSkewed:

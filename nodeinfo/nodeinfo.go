@@ -70,6 +70,7 @@ type NodeInfo struct {
 	// Copies of the node fields every cycle reads for every node, kept here
 	// so that the hot path touches one object per node instead of two.
 	name          string
+	labels        map[string]string
 	taints        []v1.Taint
 	unschedulable bool
 
@@ -131,6 +132,9 @@ func (n *NodeInfo) Node() *v1.Node {
 // Name returns the node's name, or "" if no node is set.
 func (n *NodeInfo) Name() string { return n.name }
 
+// Labels returns the node's labels. The map is the node's own: read only.
+func (n *NodeInfo) Labels() map[string]string { return n.labels }
+
 // Taints returns the node's taints.
 func (n *NodeInfo) Taints() []v1.Taint { return n.taints }
 
@@ -143,11 +147,11 @@ func (n *NodeInfo) Unschedulable() bool { return n.unschedulable }
 // to change it, call SetNode with the new object, as an informer delivers it.
 func (n *NodeInfo) SetNode(node *v1.Node) {
 	n.node = node
-	n.name, n.taints, n.unschedulable = "", nil, false
+	n.name, n.labels, n.taints, n.unschedulable = "", nil, nil, false
 	n.Allocatable = Resource{}
 	n.ImageStates = nil
 	if node != nil {
-		n.name, n.taints, n.unschedulable = node.Name, node.Spec.Taints, node.Spec.Unschedulable
+		n.name, n.labels, n.taints, n.unschedulable = node.Name, node.Labels, node.Spec.Taints, node.Spec.Unschedulable
 		n.Allocatable = NewResource(node.Status.Allocatable)
 		n.ImageStates = make(map[string]*ImageStateSummary, len(node.Status.Images))
 		for _, img := range node.Status.Images {

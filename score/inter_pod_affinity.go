@@ -220,7 +220,7 @@ func (pl *InterPodAffinity) Score(_ context.Context, state *framework.CycleState
 			return 0, status
 		}
 	}
-	return scores.Sum(node.Labels), nil
+	return scores.Sum(ni.Labels()), nil
 }
 
 // NormalizeScore maps scores linearly so the lowest becomes 0 and the

@@ -98,16 +98,16 @@ func (d *Domains) Count(i int, value string) (int, bool) {
 	return c, ok
 }
 
-// Check tells whether placing the pod on node keeps every constraint, in
+// Check tells whether placing the pod on a node with nodeLabels keeps every constraint, in
 // constraint order: for each, the node must have the topology key, and the
 // node's domain count, plus one if the pod matches itself, minus the global
 // minimum must not exceed maxSkew. The global minimum is the emptiest
 // domain's count, or 0 while there are fewer domains than minDomains. It
 // does not allocate.
-func (d *Domains) Check(node *v1.Node) Verdict {
+func (d *Domains) Check(nodeLabels map[string]string) Verdict {
 	for i := range d.constraints {
 		c := &d.constraints[i]
-		value, ok := node.Labels[c.TopologyKey]
+		value, ok := nodeLabels[c.TopologyKey]
 		if !ok {
 			return MissingLabel
 		}

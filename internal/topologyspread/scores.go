@@ -104,14 +104,13 @@ func NewScores(ctx context.Context, pod *v1.Pod, cs []Constraint, requireAll boo
 // constraint's weight, plus maxSkew-1 to soften small differences; summed
 // and rounded. Ignored nodes score 0.
 func (s *Scores) Score(ni *nodeinfo.NodeInfo) int64 {
-	node := ni.Node()
-	if s.ignored.Has(node.Name) {
+	if s.ignored.Has(ni.Name()) {
 		return 0
 	}
 	var sum float64
 	for i := range s.constraints {
 		c := &s.constraints[i]
-		v, ok := node.Labels[c.TopologyKey]
+		v, ok := ni.Labels()[c.TopologyKey]
 		if !ok {
 			continue
 		}

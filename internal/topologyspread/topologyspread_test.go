@@ -320,7 +320,7 @@ func TestDomainsCheck(t *testing.T) {
 		t.Errorf("zone b holds %d (%v), want an empty domain", n, ok)
 	}
 	for node, want := range map[string]Verdict{"a1": TooSkewed, "b1": Fits, "x": MissingLabel} {
-		if got := d.Check(nodes[map[string]int{"a1": 0, "b1": 2, "x": 3}[node]].Node()); got != want {
+		if got := d.Check(nodes[map[string]int{"a1": 0, "b1": 2, "x": 3}[node]].Labels()); got != want {
 			t.Errorf("%s: got %v, want %v", node, got, want)
 		}
 	}
@@ -329,10 +329,10 @@ func TestDomainsCheck(t *testing.T) {
 	c := d.CloneState().(*Domains)
 	c.Update(pod("ns", "app", "web"), incoming, nodes[2].Node(), 1)
 	c.Update(pod("ns", "app", "web"), incoming, nodes[0].Node(), -1)
-	if got := c.Check(nodes[0].Node()); got != Fits {
+	if got := c.Check(nodes[0].Labels()); got != Fits {
 		t.Errorf("after moving a pod from a to b, a1 got %v, want Fits", got)
 	}
-	if got := d.Check(nodes[0].Node()); got != TooSkewed {
+	if got := d.Check(nodes[0].Labels()); got != TooSkewed {
 		t.Errorf("the original changed: a1 got %v, want TooSkewed", got)
 	}
 	c.Update(pod("other", "app", "web"), incoming, nodes[2].Node(), 5)
