@@ -59,7 +59,11 @@ var defaultFramework = sync.OnceValues(func() (*framework.Framework, error) { re
 
 // Schedule schedules pod on nodes with the default profile, as
 // [framework.Framework.Schedule] does. It shares one framework between
-// calls, so the search start rotates as in kube-scheduler.
+// calls, so the search start rotates as in kube-scheduler. That framework
+// knows no Services, controllers or Namespaces, so pods get no default
+// topology spreading and namespace selectors match nothing; when those
+// matter, build one with [DefaultFramework] and [framework.WithObjects] or
+// [framework.WithListers].
 func Schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*framework.Result, error) {
 	f, err := defaultFramework()
 	if err != nil {
