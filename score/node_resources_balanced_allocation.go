@@ -68,7 +68,9 @@ var balancedAllocationKey = framework.NewStateKey[[]int64]()
 
 // PodOnlyPreScore reports true: PreScore depends on the pod alone, so the
 // framework may score nodes while it filters them.
-func (*NodeResourcesBalancedAllocation) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool { return true }
+func (*NodeResourcesBalancedAllocation) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool {
+	return true
+}
 
 // PreScore computes the pod's requests once for all nodes. It returns Skip
 // when the pod requests none of the scored resources, as kube-scheduler
