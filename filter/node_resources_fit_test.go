@@ -12,75 +12,15 @@ import (
 
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/testbuild"
 	"github.com/kubesched/kubesched/nodeinfo"
 	"github.com/kubesched/kubesched/score"
 )
 
-// fitList builds a ResourceList from name, quantity pairs.
-func fitList(kv ...string) v1.ResourceList {
-	rl := v1.ResourceList{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		rl[v1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
-	}
-	return rl
-}
-
-// fitPodBuilder grows a pod one part at a time; each part's requests are
-// name, quantity pairs.
-type fitPodBuilder struct{ *v1.Pod }
-
-// fitPod returns a pod with one container requesting reqs.
-func fitPod(reqs ...string) fitPodBuilder {
-	return fitPodBuilder{&v1.Pod{}}.container(reqs...)
-}
-
-func (b fitPodBuilder) container(reqs ...string) fitPodBuilder {
-	name := fmt.Sprintf("c%d", len(b.Spec.Containers))
-	b.Spec.Containers = append(b.Spec.Containers, v1.Container{Name: name, Resources: v1.ResourceRequirements{Requests: fitList(reqs...)}})
-	return b
-}
-
-func (b fitPodBuilder) init(reqs ...string) fitPodBuilder {
-	name := fmt.Sprintf("i%d", len(b.Spec.InitContainers))
-	b.Spec.InitContainers = append(b.Spec.InitContainers, v1.Container{Name: name, Resources: v1.ResourceRequirements{Requests: fitList(reqs...)}})
-	return b
-}
-
-// sidecar adds a restartable init container.
-func (b fitPodBuilder) sidecar(reqs ...string) fitPodBuilder {
-	b = b.init(reqs...)
-	always := v1.ContainerRestartPolicyAlways
-	b.Spec.InitContainers[len(b.Spec.InitContainers)-1].RestartPolicy = &always
-	return b
-}
-
-func (b fitPodBuilder) overhead(reqs ...string) fitPodBuilder {
-	b.Spec.Overhead = fitList(reqs...)
-	return b
-}
-
-func (b fitPodBuilder) podLevel(reqs ...string) fitPodBuilder {
-	b.Spec.Resources = &v1.ResourceRequirements{Requests: fitList(reqs...)}
-	return b
-}
-
-// resized reports reqs as the first container's actual requests, as the
-// kubelet does after an in-place resize.
-func (b fitPodBuilder) resized(reqs ...string) fitPodBuilder {
-	b.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "c0", Resources: &v1.ResourceRequirements{Requests: fitList(reqs...)}}}
-	return b
-}
-
 // fitNode returns a node with the given allocatable cpu, memory and pod
 // count, running the given pods.
 func fitNode(cpu, mem string, pods int64, running ...*v1.Pod) *nodeinfo.NodeInfo {
-	return fitNodeWith(fitList("cpu", cpu, "memory", mem, "pods", fmt.Sprint(pods)), running...)
-}
-
-func fitNodeWith(allocatable v1.ResourceList, running ...*v1.Pod) *nodeinfo.NodeInfo {
-	node := &v1.Node{Status: v1.NodeStatus{Allocatable: allocatable}}
-	node.Name = "node"
-	return nodeinfo.New(node, running...)
+	return testbuild.NodeWith(testbuild.List("cpu", cpu, "memory", mem, "pods", fmt.Sprint(pods)), running...)
 }
 
 // fitFilter runs PreFilter then Filter, as the framework does; with no
@@ -105,9 +45,11 @@ func TestNodeResourcesFitFilter(t *testing.T) {
 	)
 	empty := func() *nodeinfo.NodeInfo { return fitNode("4", "8Gi", 10) }
 	// busy has 1 cpu and 2Gi memory free.
-	busy := func() *nodeinfo.NodeInfo { return fitNode("4", "8Gi", 10, fitPod("cpu", "3", "memory", "6Gi").Pod) }
+	busy := func() *nodeinfo.NodeInfo {
+		return fitNode("4", "8Gi", 10, testbuild.Pod("cpu", "3", "memory", "6Gi").Pod)
+	}
 	withGPUs := func(gpus string, running ...*v1.Pod) *nodeinfo.NodeInfo {
-		return fitNodeWith(fitList("cpu", "4", "memory", "8Gi", "pods", "10", "example.com/gpu", gpus), running...)
+		return testbuild.NodeWith(testbuild.List("cpu", "4", "memory", "8Gi", "pods", "10", "example.com/gpu", gpus), running...)
 	}
 	tests := []struct {
 		name        string
@@ -117,163 +59,163 @@ func TestNodeResourcesFitFilter(t *testing.T) {
 		wantCode    framework.Code
 		wantReasons []string
 	}{
-		{name: "pod requesting nothing fits an empty node", pod: fitPod().Pod, node: empty()},
-		{name: "pod requesting exactly the free cpu and memory fits", pod: fitPod("cpu", "1", "memory", "2Gi").Pod, node: busy()},
+		{name: "pod requesting nothing fits an empty node", pod: testbuild.Pod().Pod, node: empty()},
+		{name: "pod requesting exactly the free cpu and memory fits", pod: testbuild.Pod("cpu", "1", "memory", "2Gi").Pod, node: busy()},
 		{
 			name: "pod requesting more cpu than free is rejected with Insufficient cpu",
-			pod:  fitPod("cpu", "2").Pod, node: busy(),
+			pod:  testbuild.Pod("cpu", "2").Pod, node: busy(),
 			wantCode: unsched, wantReasons: []string{filter.ErrReasonInsufficientCPU},
 		},
 		{
 			name: "pod requesting more cpu than the node has is rejected as unresolvable",
-			pod:  fitPod("cpu", "5").Pod, node: empty(),
+			pod:  testbuild.Pod("cpu", "5").Pod, node: empty(),
 			wantCode: unresolvable, wantReasons: []string{"Insufficient cpu"},
 		},
 		{
 			name: "pod requesting more memory than free is rejected with Insufficient memory",
-			pod:  fitPod("memory", "3Gi").Pod, node: busy(),
+			pod:  testbuild.Pod("memory", "3Gi").Pod, node: busy(),
 			wantCode: unsched, wantReasons: []string{filter.ErrReasonInsufficientMemory},
 		},
 		{
 			name: "cpu and memory shortages give both reasons, cpu first",
-			pod:  fitPod("cpu", "2", "memory", "3Gi").Pod, node: busy(),
+			pod:  testbuild.Pod("cpu", "2", "memory", "3Gi").Pod, node: busy(),
 			wantCode: unsched, wantReasons: []string{"Insufficient cpu", "Insufficient memory"},
 		},
 		{
 			name: "pod requesting all of a busy node's cpu is Unschedulable, not unresolvable",
-			pod:  fitPod("cpu", "4").Pod, node: busy(),
+			pod:  testbuild.Pod("cpu", "4").Pod, node: busy(),
 			wantCode: unsched, wantReasons: []string{"Insufficient cpu"},
 		},
 		{
 			name: "one unresolvable shortage makes the whole rejection unresolvable",
-			pod:  fitPod("cpu", "2", "memory", "9Gi").Pod, node: busy(),
+			pod:  testbuild.Pod("cpu", "2", "memory", "9Gi").Pod, node: busy(),
 			wantCode: unresolvable, wantReasons: []string{"Insufficient cpu", "Insufficient memory"},
 		},
 		{
 			name: "a node with no free pod slot rejects even a pod requesting nothing",
-			pod:  fitPod().Pod, node: fitNode("4", "8Gi", 1, fitPod().Pod),
+			pod:  testbuild.Pod().Pod, node: fitNode("4", "8Gi", 1, testbuild.Pod().Pod),
 			wantCode: unsched, wantReasons: []string{filter.ErrReasonTooManyPods},
 		},
 		{
 			name: "a node allowing no pods at all is still only Unschedulable",
-			pod:  fitPod("cpu", "1").Pod, node: fitNode("4", "8Gi", 0),
+			pod:  testbuild.Pod("cpu", "1").Pod, node: fitNode("4", "8Gi", 0),
 			wantCode: unsched, wantReasons: []string{"Too many pods"},
 		},
 		{
 			name: "too many pods is reported before resource shortages",
-			pod:  fitPod("cpu", "2").Pod, node: fitNode("4", "8Gi", 1, fitPod("cpu", "3").Pod),
+			pod:  testbuild.Pod("cpu", "2").Pod, node: fitNode("4", "8Gi", 1, testbuild.Pod("cpu", "3").Pod),
 			wantCode: unsched, wantReasons: []string{"Too many pods", "Insufficient cpu"},
 		},
 		{
 			name:     "pod requesting more ephemeral storage than free is rejected with Insufficient ephemeral-storage",
-			pod:      fitPod("ephemeral-storage", "3Gi").Pod,
-			node:     fitNodeWith(fitList("ephemeral-storage", "10Gi", "pods", "10"), fitPod("ephemeral-storage", "8Gi").Pod),
+			pod:      testbuild.Pod("ephemeral-storage", "3Gi").Pod,
+			node:     testbuild.NodeWith(testbuild.List("ephemeral-storage", "10Gi", "pods", "10"), testbuild.Pod("ephemeral-storage", "8Gi").Pod),
 			wantCode: unsched, wantReasons: []string{filter.ErrReasonInsufficientEphemeralStorage},
 		},
 		{
 			name: "an extended resource the node lacks is unresolvable",
-			pod:  fitPod("example.com/gpu", "1").Pod, node: empty(),
+			pod:  testbuild.Pod("example.com/gpu", "1").Pod, node: empty(),
 			wantCode: unresolvable, wantReasons: []string{"Insufficient example.com/gpu"},
 		},
 		{
 			name: "an extended resource used up by running pods is Unschedulable",
-			pod:  fitPod("example.com/gpu", "1").Pod, node: withGPUs("2", fitPod("example.com/gpu", "2").Pod),
+			pod:  testbuild.Pod("example.com/gpu", "1").Pod, node: withGPUs("2", testbuild.Pod("example.com/gpu", "2").Pod),
 			wantCode: unsched, wantReasons: []string{"Insufficient example.com/gpu"},
 		},
-		{name: "an extended resource with room fits", pod: fitPod("example.com/gpu", "1").Pod, node: withGPUs("2", fitPod("example.com/gpu", "1").Pod)},
-		{name: "an extended resource request of zero is not checked", pod: fitPod("example.com/gpu", "0").Pod, node: empty()},
+		{name: "an extended resource with room fits", pod: testbuild.Pod("example.com/gpu", "1").Pod, node: withGPUs("2", testbuild.Pod("example.com/gpu", "1").Pod)},
+		{name: "an extended resource request of zero is not checked", pod: testbuild.Pod("example.com/gpu", "0").Pod, node: empty()},
 		{
 			name: "hugepages are checked like extended resources",
-			pod:  fitPod("hugepages-2Mi", "6Mi").Pod, node: fitNodeWith(fitList("hugepages-2Mi", "4Mi", "pods", "10")),
+			pod:  testbuild.Pod("hugepages-2Mi", "6Mi").Pod, node: testbuild.NodeWith(testbuild.List("hugepages-2Mi", "4Mi", "pods", "10")),
 			wantCode: unresolvable, wantReasons: []string{"Insufficient hugepages-2Mi"},
 		},
 		{
 			name: "kubernetes.io-prefixed resources are checked",
-			pod:  fitPod("kubernetes.io/something", "1").Pod, node: empty(),
+			pod:  testbuild.Pod("kubernetes.io/something", "1").Pod, node: empty(),
 			wantCode: unresolvable, wantReasons: []string{"Insufficient kubernetes.io/something"},
 		},
-		{name: "an unprefixed unknown resource is not checked", pod: fitPod("foo", "1").Pod, node: empty()},
+		{name: "an unprefixed unknown resource is not checked", pod: testbuild.Pod("foo", "1").Pod, node: empty()},
 		{
 			name: "scalar shortages follow the native ones, in name order",
-			pod:  fitPod("example.com/b", "1", "cpu", "5", "example.com/a", "1").Pod, node: empty(),
+			pod:  testbuild.Pod("example.com/b", "1", "cpu", "5", "example.com/a", "1").Pod, node: empty(),
 			wantCode: unresolvable, wantReasons: []string{"Insufficient cpu", "Insufficient example.com/a", "Insufficient example.com/b"},
 		},
 		{
 			name: "the largest init container sets the request when above the containers",
-			pod:  fitPod("cpu", "500m").init("cpu", "2").Pod, node: busy(),
+			pod:  testbuild.Pod("cpu", "500m").Init("cpu", "2").Pod, node: busy(),
 			wantCode: unsched, wantReasons: []string{"Insufficient cpu"},
 		},
-		{name: "init containers count as their largest, not their sum", pod: fitPod("cpu", "500m").init("cpu", "1").init("cpu", "1").Pod, node: busy()},
+		{name: "init containers count as their largest, not their sum", pod: testbuild.Pod("cpu", "500m").Init("cpu", "1").Init("cpu", "1").Pod, node: busy()},
 		{
 			name: "a sidecar runs alongside the containers",
-			pod:  fitPod("cpu", "500m").sidecar("cpu", "750m").Pod, node: busy(),
+			pod:  testbuild.Pod("cpu", "500m").Sidecar("cpu", "750m").Pod, node: busy(),
 			wantCode: unsched, wantReasons: []string{"Insufficient cpu"},
 		},
 		{
 			// Init step: 500m sidecar + 750m = 1250m, more than the 1 cpu free.
 			name: "a sidecar started before an init container adds to that init step",
-			pod:  fitPod("cpu", "250m").sidecar("cpu", "500m").init("cpu", "750m").Pod, node: busy(),
+			pod:  testbuild.Pod("cpu", "250m").Sidecar("cpu", "500m").Init("cpu", "750m").Pod, node: busy(),
 			wantCode: unsched, wantReasons: []string{"Insufficient cpu"},
 		},
 		{
 			// Init step 750m; running 250m + 500m sidecar = 750m.
 			name: "a sidecar started after an init container does not add to it",
-			pod:  fitPod("cpu", "250m").init("cpu", "750m").sidecar("cpu", "500m").Pod, node: busy(),
+			pod:  testbuild.Pod("cpu", "250m").Init("cpu", "750m").Sidecar("cpu", "500m").Pod, node: busy(),
 		},
 		{
 			name: "pod overhead is added to the request",
-			pod:  fitPod("cpu", "1").overhead("cpu", "100m").Pod, node: busy(),
+			pod:  testbuild.Pod("cpu", "1").Overhead("cpu", "100m").Pod, node: busy(),
 			wantCode: unsched, wantReasons: []string{"Insufficient cpu"},
 		},
 		{
 			name: "pod-level requests replace the containers' sum when larger",
-			pod:  fitPod("cpu", "500m").podLevel("cpu", "2").Pod, node: busy(),
+			pod:  testbuild.Pod("cpu", "500m").PodLevel("cpu", "2").Pod, node: busy(),
 			wantCode: unsched, wantReasons: []string{"Insufficient cpu"},
 		},
-		{name: "pod-level requests replace the containers' sum when smaller", pod: fitPod("cpu", "1500m").podLevel("cpu", "1").Pod, node: busy()},
-		{name: "a pending pod's status requests are ignored", pod: fitPod("cpu", "1").resized("cpu", "2").Pod, node: busy()},
+		{name: "pod-level requests replace the containers' sum when smaller", pod: testbuild.Pod("cpu", "1500m").PodLevel("cpu", "1").Pod, node: busy()},
+		{name: "a pending pod's status requests are ignored", pod: testbuild.Pod("cpu", "1").Resized("cpu", "2").Pod, node: busy()},
 		{
 			name: "a node without allocatable rejects as unresolvable, pods first",
-			pod:  fitPod("cpu", "1", "memory", "1Gi").Pod, node: fitNodeWith(nil),
+			pod:  testbuild.Pod("cpu", "1", "memory", "1Gi").Pod, node: testbuild.NodeWith(nil),
 			wantCode: unresolvable, wantReasons: []string{"Too many pods", "Insufficient cpu", "Insufficient memory"},
 		},
 		{
 			name: "negative requests count as zero even on an over-committed node",
-			pod:  fitPod("cpu", "-1", "example.com/gpu", "-1").Pod,
-			node: withGPUs("1", fitPod("cpu", "5", "example.com/gpu", "2").Pod),
+			pod:  testbuild.Pod("cpu", "-1", "example.com/gpu", "-1").Pod,
+			node: withGPUs("1", testbuild.Pod("cpu", "5", "example.com/gpu", "2").Pod),
 		},
 		{
 			name: "a zero extended request fits even an over-committed node",
-			pod:  fitPod("example.com/gpu", "0").Pod, node: withGPUs("1", fitPod("example.com/gpu", "2").Pod),
+			pod:  testbuild.Pod("example.com/gpu", "0").Pod, node: withGPUs("1", testbuild.Pod("example.com/gpu", "2").Pod),
 		},
-		{name: "a cpu request too large for int64 reads as 0, as in kube-scheduler", pod: fitPod("cpu", "1e30").Pod, node: empty()},
+		{name: "a cpu request too large for int64 reads as 0, as in kube-scheduler", pod: testbuild.Pod("cpu", "1e30").Pod, node: empty()},
 		{
 			name: "an ignored extended resource is not checked",
 			args: filter.NodeResourcesFitArgs{IgnoredResources: []string{"example.com/gpu"}},
-			pod:  fitPod("example.com/gpu", "1").Pod, node: empty(),
+			pod:  testbuild.Pod("example.com/gpu", "1").Pod, node: empty(),
 		},
 		{
 			name: "an ignored resource group skips its extended resources only",
 			args: filter.NodeResourcesFitArgs{IgnoredResourceGroups: []string{"example.com"}},
-			pod:  fitPod("example.com/a", "1", "example.com/b", "1", "other.io/c", "1").Pod, node: empty(),
+			pod:  testbuild.Pod("example.com/a", "1", "example.com/b", "1", "other.io/c", "1").Pod, node: empty(),
 			wantCode: unresolvable, wantReasons: []string{"Insufficient other.io/c"},
 		},
 		{
 			name: "hugepages are checked even when listed as ignored",
 			args: filter.NodeResourcesFitArgs{IgnoredResources: []string{"hugepages-2Mi"}},
-			pod:  fitPod("hugepages-2Mi", "2Mi").Pod, node: empty(),
+			pod:  testbuild.Pod("hugepages-2Mi", "2Mi").Pod, node: empty(),
 			wantCode: unresolvable, wantReasons: []string{"Insufficient hugepages-2Mi"},
 		},
 		{
 			name: "kubernetes.io resources are checked even when their group is ignored",
 			args: filter.NodeResourcesFitArgs{IgnoredResourceGroups: []string{"kubernetes.io"}},
-			pod:  fitPod("kubernetes.io/something", "1").Pod, node: empty(),
+			pod:  testbuild.Pod("kubernetes.io/something", "1").Pod, node: empty(),
 			wantCode: unresolvable, wantReasons: []string{"Insufficient kubernetes.io/something"},
 		},
 		{
 			name: "ignored resources do not hide cpu",
 			args: filter.NodeResourcesFitArgs{IgnoredResources: []string{"cpu"}},
-			pod:  fitPod("cpu", "2").Pod, node: busy(),
+			pod:  testbuild.Pod("cpu", "2").Pod, node: busy(),
 			wantCode: unsched, wantReasons: []string{"Insufficient cpu"},
 		},
 	}
@@ -313,8 +255,8 @@ func TestNodeResourcesFitFilter(t *testing.T) {
 
 func TestInsufficientResourcesDescribesEachShortage(t *testing.T) {
 	t.Parallel()
-	node := fitNode("4", "8Gi", 1, fitPod("cpu", "3", "memory", "6Gi").Pod)
-	got := filter.InsufficientResources(fitPod("cpu", "2", "memory", "9Gi", "example.com/gpu", "1").Pod, node)
+	node := fitNode("4", "8Gi", 1, testbuild.Pod("cpu", "3", "memory", "6Gi").Pod)
+	got := filter.InsufficientResources(testbuild.Pod("cpu", "2", "memory", "9Gi", "example.com/gpu", "1").Pod, node)
 	want := []filter.InsufficientResource{
 		{ResourceName: "pods", Reason: "Too many pods", Requested: 1, Used: 1, Capacity: 1},
 		{ResourceName: "cpu", Reason: "Insufficient cpu", Requested: 2000, Used: 3000, Capacity: 4000},
@@ -324,7 +266,7 @@ func TestInsufficientResourcesDescribesEachShortage(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("InsufficientResources =\n%+v\nwant\n%+v", got, want)
 	}
-	if got := filter.InsufficientResources(fitPod("cpu", "1").Pod, fitNode("4", "8Gi", 10)); len(got) != 0 {
+	if got := filter.InsufficientResources(testbuild.Pod("cpu", "1").Pod, fitNode("4", "8Gi", 10)); len(got) != 0 {
 		t.Errorf("InsufficientResources for a fitting pod = %+v, want none", got)
 	}
 	if got := filter.InsufficientResources(nil, nil); len(got) != 1 || got[0].Reason != "Too many pods" {
@@ -372,7 +314,7 @@ func TestNodeResourcesFitBadInputIsAnErrorNotAPanic(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pl := &filter.NodeResourcesFit{}
-	pod := fitPod("cpu", "1").Pod
+	pod := testbuild.Pod("cpu", "1").Pod
 	for what, ni := range map[string]*nodeinfo.NodeInfo{"nil NodeInfo": nil, "NodeInfo without node": nodeinfo.New(nil)} {
 		if got := pl.Filter(ctx, nil, pod, ni); got.Code() != framework.Error {
 			t.Errorf("Filter on a %s = %v, want Error", what, got)
@@ -396,9 +338,9 @@ func TestNodeResourcesFitFilterDoesNotAllocate(t *testing.T) {
 		pod  *v1.Pod
 		node *nodeinfo.NodeInfo
 	}{
-		"fitting node":         {fitPod("cpu", "1", "memory", "1Gi", "example.com/gpu", "1").Pod, fitNodeWith(fitList("cpu", "4", "memory", "8Gi", "pods", "10", "example.com/gpu", "1"))},
-		"node short of cpu":    {fitPod("cpu", "5").Pod, fitNode("4", "8Gi", 10)},
-		"node without the gpu": {fitPod("example.com/gpu", "1").Pod, fitNode("4", "8Gi", 10)},
+		"fitting node":         {testbuild.Pod("cpu", "1", "memory", "1Gi", "example.com/gpu", "1").Pod, testbuild.NodeWith(testbuild.List("cpu", "4", "memory", "8Gi", "pods", "10", "example.com/gpu", "1"))},
+		"node short of cpu":    {testbuild.Pod("cpu", "5").Pod, fitNode("4", "8Gi", 10)},
+		"node without the gpu": {testbuild.Pod("example.com/gpu", "1").Pod, fitNode("4", "8Gi", 10)},
 	} {
 		state := framework.NewCycleState([]*nodeinfo.NodeInfo{tc.node})
 		if _, s := pl.PreFilter(ctx, state, tc.pod, state.AllNodes()); s != nil {
@@ -420,17 +362,17 @@ func BenchmarkNodeResourcesFitFilter(b *testing.B) {
 	pl := &filter.NodeResourcesFit{}
 	running := make([]*v1.Pod, 50)
 	for i := range running {
-		running[i] = fitPod("cpu", "50m", "memory", "100Mi").Pod
+		running[i] = testbuild.Pod("cpu", "50m", "memory", "100Mi").Pod
 	}
-	node := fitNodeWith(fitList("cpu", "8", "memory", "32Gi", "pods", "110", "example.com/gpu", "4"), running...)
+	node := testbuild.NodeWith(testbuild.List("cpu", "8", "memory", "32Gi", "pods", "110", "example.com/gpu", "4"), running...)
 	for _, bc := range []struct {
 		name string
 		pod  *v1.Pod
 		want framework.Code
 	}{
-		{"fits", fitPod("cpu", "1", "memory", "1Gi", "example.com/gpu", "1").Pod, framework.Success},
-		{"rejected/cpu", fitPod("cpu", "9").Pod, framework.UnschedulableAndUnresolvable},
-		{"rejected/cpu+memory", fitPod("cpu", "9", "memory", "64Gi").Pod, framework.UnschedulableAndUnresolvable},
+		{"fits", testbuild.Pod("cpu", "1", "memory", "1Gi", "example.com/gpu", "1").Pod, framework.Success},
+		{"rejected/cpu", testbuild.Pod("cpu", "9").Pod, framework.UnschedulableAndUnresolvable},
+		{"rejected/cpu+memory", testbuild.Pod("cpu", "9", "memory", "64Gi").Pod, framework.UnschedulableAndUnresolvable},
 	} {
 		state := framework.NewCycleState([]*nodeinfo.NodeInfo{node})
 		if _, s := pl.PreFilter(ctx, state, bc.pod, state.AllNodes()); s != nil {

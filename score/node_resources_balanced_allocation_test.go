@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/testbuild"
 	"github.com/kubesched/kubesched/nodeinfo"
 	"github.com/kubesched/kubesched/score"
 )
@@ -30,61 +31,61 @@ func TestNodeResourcesBalancedAllocationScore(t *testing.T) {
 		{
 			// With: .25, 0 -> 87. Without: 0, 0 -> 100. 50 + (50+87-100)/2 = 68.
 			name: "a cpu-only pod on an empty node unbalances it a little",
-			pod:  fitPod("cpu", "1").Pod, node: empty(), want: 68,
+			pod:  testbuild.Pod("cpu", "1").Pod, node: empty(), want: 68,
 		},
 		{
 			// With: .75, 0 -> 62. Without: .5, 0 -> 75. 50 + (50+62-75)/2 = 68.
 			name: "the score depends on the change in balance, not the balance",
-			pod:  fitPod("cpu", "1").Pod, node: fitNode("4", "8Gi", nil, fitPod("cpu", "2").Pod), want: 68,
+			pod:  testbuild.Pod("cpu", "1").Pod, node: fitNode("4", "8Gi", nil, testbuild.Pod("cpu", "2").Pod), want: 68,
 		},
 		{
 			// With: .5, .5 -> 100. Without: .5, 0 -> 75. 50 + (50+100-75)/2 = 87.
 			name: "a pod that evens out the node scores above 75",
-			pod:  fitPod("memory", "4Gi").Pod, node: fitNode("4", "8Gi", nil, fitPod("cpu", "2").Pod), want: 87,
+			pod:  testbuild.Pod("memory", "4Gi").Pod, node: fitNode("4", "8Gi", nil, testbuild.Pod("cpu", "2").Pod), want: 87,
 		},
 		{
 			// With: 1, .5 -> 75. Without: .5, .5 -> 100. 50 + (50+75-100)/2 = 62.
 			name: "a pod that unbalances a balanced node scores below 75",
-			pod:  fitPod("cpu", "2").Pod, node: fitNode("4", "8Gi", nil, fitPod("cpu", "2", "memory", "4Gi").Pod), want: 62,
+			pod:  testbuild.Pod("cpu", "2").Pod, node: fitNode("4", "8Gi", nil, testbuild.Pod("cpu", "2", "memory", "4Gi").Pod), want: 62,
 		},
 		{
 			name: "a pod that keeps the balance scores 75",
-			pod:  fitPod("cpu", "1", "memory", "2Gi").Pod, node: empty(), want: 75,
+			pod:  testbuild.Pod("cpu", "1", "memory", "2Gi").Pod, node: empty(), want: 75,
 		},
 		{
 			// With: 1 (capped), 0 -> 50. Without -> 100. 50 + (50+50-100)/2 = 50.
 			name: "used fractions are capped at 1",
-			pod:  fitPod("cpu", "8").Pod, node: empty(), want: 50,
+			pod:  testbuild.Pod("cpu", "8").Pod, node: empty(), want: 50,
 		},
 		{
 			// With defaults the running pods would use 300m and 600Mi.
 			name: "requests are read without defaults, so request-less pods weigh nothing",
-			pod:  fitPod("cpu", "1").Pod, node: fitNode("4", "8Gi", nil, fitPod().Pod, fitPod().Pod, fitPod().Pod), want: 68,
+			pod:  testbuild.Pod("cpu", "1").Pod, node: fitNode("4", "8Gi", nil, testbuild.Pod().Pod, testbuild.Pod().Pod, testbuild.Pod().Pod), want: 68,
 		},
 		{
 			// With: .25, .25, .5: mean 1/3, std sqrt(1/72) = .118 -> 88.
 			// Without -> 100. 50 + (50+88-100)/2 = 69.
 			name: "three resources use the standard deviation",
 			args: withGPU,
-			pod:  fitPod("cpu", "1", "memory", "2Gi", "example.com/gpu", "2").Pod,
+			pod:  testbuild.Pod("cpu", "1", "memory", "2Gi", "example.com/gpu", "2").Pod,
 			node: fitNode("4", "8Gi", []string{"example.com/gpu", "4"}), want: 69,
 		},
 		{
 			// Counted, the fully used gpu would pull the balance down.
 			name: "an extended resource the pod does not request is left out",
 			args: withGPU,
-			pod:  fitPod("cpu", "1", "memory", "2Gi").Pod,
-			node: fitNode("4", "8Gi", []string{"example.com/gpu", "4"}, fitPod("example.com/gpu", "4").Pod), want: 75,
+			pod:  testbuild.Pod("cpu", "1", "memory", "2Gi").Pod,
+			node: fitNode("4", "8Gi", []string{"example.com/gpu", "4"}, testbuild.Pod("example.com/gpu", "4").Pod), want: 75,
 		},
-		{name: "a node with no allocatable scores 75", pod: fitPod("cpu", "1").Pod, node: fitNodeWith(nil), want: 75},
+		{name: "a node with no allocatable scores 75", pod: testbuild.Pod("cpu", "1").Pod, node: testbuild.NodeWith(nil), want: 75},
 		{
 			name: "pod-level requests replace the containers' sum",
-			pod:  fitPod("cpu", "500m").podLevel("cpu", "1").Pod, node: empty(), want: 68,
+			pod:  testbuild.Pod("cpu", "500m").PodLevel("cpu", "1").Pod, node: empty(), want: 68,
 		},
 		{
 			// The larger of spec (500m) and status (1) cpu, as in the first case.
 			name: "a resized container's status requests count",
-			pod:  fitPod("cpu", "500m").resized("cpu", "1").Pod, node: empty(), want: 68,
+			pod:  testbuild.Pod("cpu", "500m").Resized("cpu", "1").Pod, node: empty(), want: 68,
 		},
 	}
 	for _, tc := range tests {
@@ -111,10 +112,10 @@ func TestNodeResourcesBalancedAllocationPreScore(t *testing.T) {
 		pod      *v1.Pod
 		wantSkip bool
 	}{
-		{name: "a pod requesting nothing is skipped", pod: fitPod().Pod, wantSkip: true},
-		{name: "a pod requesting only resources not scored is skipped", pod: fitPod("example.com/gpu", "1", "ephemeral-storage", "1Gi").Pod, wantSkip: true},
-		{name: "a pod requesting only memory is scored", pod: fitPod("memory", "1Gi").Pod},
-		{name: "a pod whose only request is overhead is scored", pod: fitPod().overhead("cpu", "100m").Pod},
+		{name: "a pod requesting nothing is skipped", pod: testbuild.Pod().Pod, wantSkip: true},
+		{name: "a pod requesting only resources not scored is skipped", pod: testbuild.Pod("example.com/gpu", "1", "ephemeral-storage", "1Gi").Pod, wantSkip: true},
+		{name: "a pod requesting only memory is scored", pod: testbuild.Pod("memory", "1Gi").Pod},
+		{name: "a pod whose only request is overhead is scored", pod: testbuild.Pod().Overhead("cpu", "100m").Pod},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -156,8 +157,8 @@ func TestNewNodeResourcesBalancedAllocationRejectsBadArgs(t *testing.T) {
 func BenchmarkNodeResourcesBalancedAllocationScore(b *testing.B) {
 	running := make([]*v1.Pod, 50)
 	for i := range running {
-		running[i] = fitPod("cpu", "50m", "memory", "100Mi").Pod
+		running[i] = testbuild.Pod("cpu", "50m", "memory", "100Mi").Pod
 	}
 	node := fitNode("8", "32Gi", nil, running...)
-	benchmarkResourceScore(b, "cpu+memory", &score.NodeResourcesBalancedAllocation{}, fitPod("cpu", "1", "memory", "1Gi").Pod, node)
+	benchmarkResourceScore(b, "cpu+memory", &score.NodeResourcesBalancedAllocation{}, testbuild.Pod("cpu", "1", "memory", "1Gi").Pod, node)
 }

@@ -10,69 +10,15 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/testbuild"
 	"github.com/kubesched/kubesched/nodeinfo"
 	"github.com/kubesched/kubesched/score"
 )
 
-// fitList builds a ResourceList from name, quantity pairs.
-func fitList(kv ...string) v1.ResourceList {
-	rl := v1.ResourceList{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		rl[v1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
-	}
-	return rl
-}
-
-// fitPodBuilder grows a pod one part at a time; each part's requests are
-// name, quantity pairs.
-type fitPodBuilder struct{ *v1.Pod }
-
-// fitPod returns a pod with one container requesting reqs.
-func fitPod(reqs ...string) fitPodBuilder {
-	return fitPodBuilder{&v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c0", Resources: v1.ResourceRequirements{Requests: fitList(reqs...)}}}}}}
-}
-
-func (b fitPodBuilder) init(reqs ...string) fitPodBuilder {
-	name := fmt.Sprintf("i%d", len(b.Spec.InitContainers))
-	b.Spec.InitContainers = append(b.Spec.InitContainers, v1.Container{Name: name, Resources: v1.ResourceRequirements{Requests: fitList(reqs...)}})
-	return b
-}
-
-// sidecar adds a restartable init container.
-func (b fitPodBuilder) sidecar(reqs ...string) fitPodBuilder {
-	b = b.init(reqs...)
-	always := v1.ContainerRestartPolicyAlways
-	b.Spec.InitContainers[len(b.Spec.InitContainers)-1].RestartPolicy = &always
-	return b
-}
-
-func (b fitPodBuilder) overhead(reqs ...string) fitPodBuilder {
-	b.Spec.Overhead = fitList(reqs...)
-	return b
-}
-
-func (b fitPodBuilder) podLevel(reqs ...string) fitPodBuilder {
-	b.Spec.Resources = &v1.ResourceRequirements{Requests: fitList(reqs...)}
-	return b
-}
-
-// resized reports reqs as the container's actual requests, as the kubelet
-// does after an in-place resize.
-func (b fitPodBuilder) resized(reqs ...string) fitPodBuilder {
-	b.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "c0", Resources: &v1.ResourceRequirements{Requests: fitList(reqs...)}}}
-	return b
-}
-
 // fitNode returns a node with allocatable cpu, memory and 110 pods, plus
 // the extra name, quantity pairs, running the given pods.
 func fitNode(cpu, mem string, extra []string, running ...*v1.Pod) *nodeinfo.NodeInfo {
-	return fitNodeWith(fitList(append([]string{"cpu", cpu, "memory", mem, "pods", "110"}, extra...)...), running...)
-}
-
-func fitNodeWith(allocatable v1.ResourceList, running ...*v1.Pod) *nodeinfo.NodeInfo {
-	node := &v1.Node{Status: v1.NodeStatus{Allocatable: allocatable}}
-	node.Name = "node"
-	return nodeinfo.New(node, running...)
+	return testbuild.NodeWith(testbuild.List(append([]string{"cpu", cpu, "memory", mem, "pods", "110"}, extra...)...), running...)
 }
 
 // resourceScorer is either resource-allocation plugin.
@@ -105,7 +51,9 @@ func TestNodeResourcesFitScore(t *testing.T) {
 	}
 	// Node: 4 cpu, 8Gi memory.
 	empty := func() *nodeinfo.NodeInfo { return fitNode("4", "8Gi", nil) }
-	quarterUsed := func() *nodeinfo.NodeInfo { return fitNode("4", "8Gi", nil, fitPod("cpu", "1", "memory", "2Gi").Pod) }
+	quarterUsed := func() *nodeinfo.NodeInfo {
+		return fitNode("4", "8Gi", nil, testbuild.Pod("cpu", "1", "memory", "2Gi").Pod)
+	}
 	tests := []struct {
 		name string
 		args score.NodeResourcesFitArgs
@@ -116,125 +64,125 @@ func TestNodeResourcesFitScore(t *testing.T) {
 		{
 			// cpu (4000-1000)*100/4000 = 75, memory (8Gi-2Gi)*100/8Gi = 75.
 			name: "least allocated scores the free share of cpu and memory, averaged",
-			pod:  fitPod("cpu", "1", "memory", "2Gi").Pod, node: empty(), want: 75,
+			pod:  testbuild.Pod("cpu", "1", "memory", "2Gi").Pod, node: empty(), want: 75,
 		},
 		{
 			// (4000-2000)*100/4000 = 50 for both.
 			name: "least allocated counts running pods' requests as used",
-			pod:  fitPod("cpu", "1", "memory", "2Gi").Pod, node: quarterUsed(), want: 50,
+			pod:  testbuild.Pod("cpu", "1", "memory", "2Gi").Pod, node: quarterUsed(), want: 50,
 		},
 		{
 			// cpu (4000-100)*100/4000 = 97.5, memory (8192Mi-200Mi)*100/8192Mi = 97.56: both 97.
 			name: "containers without requests count as 100m cpu and 200Mi memory",
-			pod:  fitPod().Pod, node: empty(), want: 97,
+			pod:  testbuild.Pod().Pod, node: empty(), want: 97,
 		},
 		{
 			// cpu (4000-1100)*100/4000 = 72.5, memory (8192Mi-2248Mi)*100/8192Mi = 72.56.
 			name: "running pods without requests count with the same defaults",
-			pod:  fitPod("cpu", "1", "memory", "2Gi").Pod, node: fitNode("4", "8Gi", nil, fitPod().Pod), want: 72,
+			pod:  testbuild.Pod("cpu", "1", "memory", "2Gi").Pod, node: fitNode("4", "8Gi", nil, testbuild.Pod().Pod), want: 72,
 		},
 		{
 			// cpu over-committed: 0; memory 75; (0+75)/2 = 37.5.
 			name: "least allocated scores an over-committed resource 0",
-			pod:  fitPod("cpu", "5", "memory", "2Gi").Pod, node: empty(), want: 37,
+			pod:  testbuild.Pod("cpu", "5", "memory", "2Gi").Pod, node: empty(), want: 37,
 		},
 		{
 			// cpu 75*3, memory (8-6)/8 = 25*1: 250/4 = 62.5.
 			name: "weights average the resources, rounding down",
 			args: strategy(score.LeastAllocated, score.ResourceSpec{Name: "cpu", Weight: 3}, score.ResourceSpec{Name: "memory", Weight: 1}),
-			pod:  fitPod("cpu", "1", "memory", "6Gi").Pod, node: empty(), want: 62,
+			pod:  testbuild.Pod("cpu", "1", "memory", "6Gi").Pod, node: empty(), want: 62,
 		},
 		{
 			name: "a resource the node has none of is left out",
 			args: strategy(score.LeastAllocated, score.ResourceSpec{Name: "cpu"}, score.ResourceSpec{Name: "memory"}, score.ResourceSpec{Name: "example.com/gpu", Weight: 5}),
-			pod:  fitPod("cpu", "1", "memory", "2Gi", "example.com/gpu", "1").Pod, node: empty(), want: 75,
+			pod:  testbuild.Pod("cpu", "1", "memory", "2Gi", "example.com/gpu", "1").Pod, node: empty(), want: 75,
 		},
 		{
 			// Counted, the gpu would score 100 and lift the mean to 87.
 			name: "an extended resource the pod does not request is left out",
 			args: strategy(score.LeastAllocated, score.ResourceSpec{Name: "cpu"}, score.ResourceSpec{Name: "memory"}, score.ResourceSpec{Name: "example.com/gpu", Weight: 2}),
-			pod:  fitPod("cpu", "1", "memory", "2Gi").Pod, node: fitNode("4", "8Gi", []string{"example.com/gpu", "8"}), want: 75,
+			pod:  testbuild.Pod("cpu", "1", "memory", "2Gi").Pod, node: fitNode("4", "8Gi", []string{"example.com/gpu", "8"}), want: 75,
 		},
 		{
 			// The running pod counts as 100m and 200Mi: cpu (4000-1100)*100/4000
 			// = 72, memory 72; gpu (8-4)*100/8 = 50 with weight 2: (72+72+2*50)/4 = 61.
 			name: "a requested extended resource is scored with its weight",
 			args: strategy(score.LeastAllocated, score.ResourceSpec{Name: "cpu"}, score.ResourceSpec{Name: "memory"}, score.ResourceSpec{Name: "example.com/gpu", Weight: 2}),
-			pod:  fitPod("cpu", "1", "memory", "2Gi", "example.com/gpu", "2").Pod,
-			node: fitNode("4", "8Gi", []string{"example.com/gpu", "8"}, fitPod("example.com/gpu", "2").Pod), want: 61,
+			pod:  testbuild.Pod("cpu", "1", "memory", "2Gi", "example.com/gpu", "2").Pod,
+			node: fitNode("4", "8Gi", []string{"example.com/gpu", "8"}, testbuild.Pod("example.com/gpu", "2").Pod), want: 61,
 		},
 		{
 			// (100Gi-25Gi)*100/100Gi; the pod's request of 0 still counts.
 			name: "ephemeral storage is scored from plain requests even when the pod asks for none",
 			args: strategy(score.LeastAllocated, score.ResourceSpec{Name: "ephemeral-storage"}),
-			pod:  fitPod().Pod, node: fitNodeWith(fitList("ephemeral-storage", "100Gi"), fitPod("ephemeral-storage", "25Gi").Pod), want: 75,
+			pod:  testbuild.Pod().Pod, node: testbuild.NodeWith(testbuild.List("ephemeral-storage", "100Gi"), testbuild.Pod("ephemeral-storage", "25Gi").Pod), want: 75,
 		},
-		{name: "a node with no allocatable scores 0", pod: fitPod("cpu", "1").Pod, node: fitNodeWith(nil), want: 0},
+		{name: "a node with no allocatable scores 0", pod: testbuild.Pod("cpu", "1").Pod, node: testbuild.NodeWith(nil), want: 0},
 		{
 			// kube-scheduler's NodeResourcesFit scorer never gets the
 			// PodLevelResources gate: cpu 500m from the container, 87; memory 75.
 			name: "pod-level requests are ignored, as kube-scheduler's scorer ignores them",
-			pod:  fitPod("cpu", "500m", "memory", "2Gi").podLevel("cpu", "2").Pod, node: empty(), want: 81,
+			pod:  testbuild.Pod("cpu", "500m", "memory", "2Gi").PodLevel("cpu", "2").Pod, node: empty(), want: 81,
 		},
 		{
 			// cpu 2000 from the init container: 50; memory 2Gi: 75.
 			name: "the largest init container sets the request",
-			pod:  fitPod("cpu", "500m", "memory", "2Gi").init("cpu", "2").Pod, node: empty(), want: 62,
+			pod:  testbuild.Pod("cpu", "500m", "memory", "2Gi").Init("cpu", "2").Pod, node: empty(), want: 62,
 		},
 		{
 			name: "a sidecar adds to the containers",
-			pod:  fitPod("cpu", "500m", "memory", "1Gi").sidecar("cpu", "500m", "memory", "1Gi").Pod, node: empty(), want: 75,
+			pod:  testbuild.Pod("cpu", "500m", "memory", "1Gi").Sidecar("cpu", "500m", "memory", "1Gi").Pod, node: empty(), want: 75,
 		},
 		{
 			name: "pod overhead adds to the request",
-			pod:  fitPod("cpu", "1", "memory", "2Gi").overhead("cpu", "1").Pod, node: empty(), want: 62,
+			pod:  testbuild.Pod("cpu", "1", "memory", "2Gi").Overhead("cpu", "1").Pod, node: empty(), want: 62,
 		},
 		{
 			// Nor does it get InPlacePodVerticalScaling: the spec's 1 cpu counts.
 			name: "a resized container's status requests are ignored, as kube-scheduler's scorer ignores them",
-			pod:  fitPod("cpu", "1", "memory", "2Gi").resized("cpu", "2").Pod, node: empty(), want: 75,
+			pod:  testbuild.Pod("cpu", "1", "memory", "2Gi").Resized("cpu", "2").Pod, node: empty(), want: 75,
 		},
 		{
 			// 2000*100/4000 = 50 for both.
 			name: "most allocated scores the used share",
 			args: strategy(score.MostAllocated),
-			pod:  fitPod("cpu", "1", "memory", "2Gi").Pod, node: quarterUsed(), want: 50,
+			pod:  testbuild.Pod("cpu", "1", "memory", "2Gi").Pod, node: quarterUsed(), want: 50,
 		},
 		{
 			// cpu capped at 100, memory 25: 62.5.
 			name: "most allocated caps an over-committed resource at 100",
 			args: strategy(score.MostAllocated),
-			pod:  fitPod("cpu", "5", "memory", "2Gi").Pod, node: empty(), want: 62,
+			pod:  testbuild.Pod("cpu", "5", "memory", "2Gi").Pod, node: empty(), want: 62,
 		},
 		{
 			// 100*100/4000 = 2.5 and 200Mi*100/8Gi = 2.44.
 			name: "most allocated counts the defaults for unset requests",
 			args: strategy(score.MostAllocated),
-			pod:  fitPod().Pod, node: empty(), want: 2,
+			pod:  testbuild.Pod().Pod, node: empty(), want: 2,
 		},
 		{
 			// cpu 75*1, memory 25*3: 150/4 = 37.5.
 			name: "most allocated averages by weight",
 			args: strategy(score.MostAllocated, score.ResourceSpec{Name: "cpu", Weight: 1}, score.ResourceSpec{Name: "memory", Weight: 3}),
-			pod:  fitPod("cpu", "3", "memory", "2Gi").Pod, node: empty(), want: 37,
+			pod:  testbuild.Pod("cpu", "3", "memory", "2Gi").Pod, node: empty(), want: 37,
 		},
 		{
 			// Utilization 25% on both; shape 0->0, 100->100 gives 25.
 			name: "requested to capacity ratio maps utilization through the shape",
 			args: ratio(score.UtilizationShapePoint{Utilization: 0, Score: 0}, score.UtilizationShapePoint{Utilization: 100, Score: 10}),
-			pod:  fitPod("cpu", "1", "memory", "2Gi").Pod, node: empty(), want: 25,
+			pod:  testbuild.Pod("cpu", "1", "memory", "2Gi").Pod, node: empty(), want: 25,
 		},
 		{
 			// 100 + (0-100)*25/100 = 75.
 			name: "a falling shape favours empty nodes",
 			args: ratio(score.UtilizationShapePoint{Utilization: 0, Score: 10}, score.UtilizationShapePoint{Utilization: 100, Score: 0}),
-			pod:  fitPod("cpu", "1", "memory", "2Gi").Pod, node: empty(), want: 75,
+			pod:  testbuild.Pod("cpu", "1", "memory", "2Gi").Pod, node: empty(), want: 75,
 		},
 		{
 			// cpu 50%: 50. memory 1Mi*100/8Gi = 0%: 0, left out rather than averaged in.
 			name: "resources scoring 0 on the shape are left out of the average",
 			args: ratio(score.UtilizationShapePoint{Utilization: 0, Score: 0}, score.UtilizationShapePoint{Utilization: 100, Score: 10}),
-			pod:  fitPod("cpu", "2", "memory", "1Mi").Pod, node: empty(), want: 50,
+			pod:  testbuild.Pod("cpu", "2", "memory", "1Mi").Pod, node: empty(), want: 50,
 		},
 		{
 			// cpu 25, memory 50 with weight 2: (25+100)/3 = 41.67.
@@ -244,20 +192,20 @@ func TestNodeResourcesFitScore(t *testing.T) {
 				Resources: []score.ResourceSpec{{Name: "cpu", Weight: 1}, {Name: "memory", Weight: 2}},
 				Shape:     []score.UtilizationShapePoint{{Utilization: 0, Score: 0}, {Utilization: 100, Score: 10}},
 			}},
-			pod: fitPod("cpu", "1", "memory", "4Gi").Pod, node: empty(), want: 42,
+			pod: testbuild.Pod("cpu", "1", "memory", "4Gi").Pod, node: empty(), want: 42,
 		},
 		{
 			// cpu over capacity reads as 100%: 100; memory 25: 62.5 rounds half away from zero.
 			name: "utilization above capacity reads as 100 percent",
 			args: ratio(score.UtilizationShapePoint{Utilization: 0, Score: 0}, score.UtilizationShapePoint{Utilization: 100, Score: 10}),
-			pod:  fitPod("cpu", "5", "memory", "2Gi").Pod, node: empty(), want: 63,
+			pod:  testbuild.Pod("cpu", "5", "memory", "2Gi").Pod, node: empty(), want: 63,
 		},
 		{
 			// Shape 0->0, 30->50, 100->100. cpu 25%: 50*25/30 = 41.67 -> 41;
 			// memory 50%: 50 + 50*20/70 = 64.29 -> 64; (41+64)/2 = 52.5 -> 53.
 			name: "between shape points the score is interpolated and truncated",
 			args: ratio(score.UtilizationShapePoint{Utilization: 0, Score: 0}, score.UtilizationShapePoint{Utilization: 30, Score: 5}, score.UtilizationShapePoint{Utilization: 100, Score: 10}),
-			pod:  fitPod("cpu", "1", "memory", "4Gi").Pod, node: empty(), want: 53,
+			pod:  testbuild.Pod("cpu", "1", "memory", "4Gi").Pod, node: empty(), want: 53,
 		},
 	}
 	for _, tc := range tests {
@@ -279,7 +227,7 @@ func TestNodeResourcesFitScore(t *testing.T) {
 
 func TestNodeResourcesFitZeroValueIsLeastAllocatedOverCPUAndMemory(t *testing.T) {
 	t.Parallel()
-	pod := fitPod("cpu", "3", "memory", "1Gi").Pod
+	pod := testbuild.Pod("cpu", "3", "memory", "1Gi").Pod
 	node := fitNode("4", "8Gi", nil)
 	explicit, err := score.NewNodeResourcesFit(score.NodeResourcesFitArgs{ScoringStrategy: score.ScoringStrategy{
 		Type:      score.LeastAllocated,
@@ -299,7 +247,7 @@ func TestNodeResourcesFitZeroValueIsLeastAllocatedOverCPUAndMemory(t *testing.T)
 func TestNodeResourcesFitPreScoreNeverSkips(t *testing.T) {
 	t.Parallel()
 	pl := &score.NodeResourcesFit{}
-	for _, pod := range []*v1.Pod{fitPod().Pod, fitPod("cpu", "1").Pod} {
+	for _, pod := range []*v1.Pod{testbuild.Pod().Pod, testbuild.Pod("cpu", "1").Pod} {
 		if s := pl.PreScore(context.Background(), framework.NewCycleState(nil), pod, nil); s != nil {
 			t.Errorf("PreScore = %v, want nil", s)
 		}
@@ -313,7 +261,7 @@ func TestScoreStateFromAnotherConfigurationIsNotTrusted(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	node := fitNode("4", "8Gi", []string{"example.com/gpu", "8"})
-	pod := fitPod("cpu", "1", "memory", "2Gi", "example.com/gpu", "2").Pod
+	pod := testbuild.Pod("cpu", "1", "memory", "2Gi", "example.com/gpu", "2").Pod
 	state := framework.NewCycleState([]*nodeinfo.NodeInfo{node})
 	if s := (&score.NodeResourcesFit{}).PreScore(ctx, state, pod, state.AllNodes()); s != nil {
 		t.Fatal(s)
@@ -381,7 +329,7 @@ func TestResourceScoresOfBadInputAreErrorsNotPanics(t *testing.T) {
 	ctx := context.Background()
 	for _, pl := range []resourceScorer{&score.NodeResourcesFit{}, &score.NodeResourcesBalancedAllocation{}} {
 		for what, ni := range map[string]*nodeinfo.NodeInfo{"nil NodeInfo": nil, "NodeInfo without node": nodeinfo.New(nil)} {
-			if _, s := pl.Score(ctx, nil, fitPod("cpu", "1").Pod, ni); s.Code() != framework.Error {
+			if _, s := pl.Score(ctx, nil, testbuild.Pod("cpu", "1").Pod, ni); s.Code() != framework.Error {
 				t.Errorf("%s: Score on a %s = %v, want Error", pl.Name(), what, s)
 			}
 		}
@@ -398,7 +346,7 @@ func TestResourceScoresOfBadInputAreErrorsNotPanics(t *testing.T) {
 // has run.
 func TestResourceScoresDoNotAllocate(t *testing.T) {
 	ctx := context.Background()
-	pod := fitPod("cpu", "1", "memory", "2Gi", "example.com/gpu", "1").Pod
+	pod := testbuild.Pod("cpu", "1", "memory", "2Gi", "example.com/gpu", "1").Pod
 	node := fitNode("4", "8Gi", []string{"example.com/gpu", "8"})
 	ratio, err := score.NewNodeResourcesFit(score.NodeResourcesFitArgs{ScoringStrategy: score.ScoringStrategy{
 		Type:      score.RequestedToCapacityRatio,
@@ -422,10 +370,10 @@ func TestResourceScoresDoNotAllocate(t *testing.T) {
 func BenchmarkNodeResourcesFitScore(b *testing.B) {
 	running := make([]*v1.Pod, 50)
 	for i := range running {
-		running[i] = fitPod("cpu", "50m", "memory", "100Mi").Pod
+		running[i] = testbuild.Pod("cpu", "50m", "memory", "100Mi").Pod
 	}
 	node := fitNode("8", "32Gi", []string{"example.com/gpu", "4"}, running...)
-	pod := fitPod("cpu", "1", "memory", "1Gi").Pod
+	pod := testbuild.Pod("cpu", "1", "memory", "1Gi").Pod
 	shape := []score.UtilizationShapePoint{{Utilization: 0, Score: 0}, {Utilization: 50, Score: 8}, {Utilization: 100, Score: 10}}
 	for _, bc := range []struct {
 		name     string
