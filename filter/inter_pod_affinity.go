@@ -189,12 +189,11 @@ func newInterPodAffinityState(lister podaffinity.NamespaceLister, pod *v1.Pod, n
 		nodes = antiNodes
 	}
 	for _, ni := range nodes {
-		node := ni.Node()
-		// Every count is by a node label.
-		if node == nil || len(node.Labels) == 0 {
+		// A node without pods counts nothing; every count is by a node label.
+		nodeLabels := ni.Labels()
+		if len(ni.Pods) == 0 || ni.Node() == nil || len(nodeLabels) == 0 {
 			continue
 		}
-		nodeLabels := node.Labels
 		for _, pi := range ni.PodsWithRequiredAntiAffinity {
 			t := placedTerms(pi)
 			s.countExisting(t.RequiredAntiAffinity, nodeLabels, 1)

@@ -122,9 +122,9 @@ func (pl *InterPodAffinity) domainScores(state *framework.CycleState, pod *v1.Po
 		nodes = state.NodesWithPodAffinity(nodes)
 	}
 	for _, ni := range nodes {
-		node := ni.Node()
-		// Every score is by a node label.
-		if node == nil || len(node.Labels) == 0 {
+		// A node without pods scores nothing; every score is by a node label.
+		nodeLabels := ni.Labels()
+		if len(ni.Pods) == 0 || ni.Node() == nil || len(nodeLabels) == 0 {
 			continue
 		}
 		pods := ni.PodsWithAffinity
@@ -132,7 +132,7 @@ func (pl *InterPodAffinity) domainScores(state *framework.CycleState, pod *v1.Po
 			pods = ni.Pods
 		}
 		for _, pi := range pods {
-			d.add(pi, node.Labels)
+			d.add(pi, nodeLabels)
 		}
 	}
 	if !d.matched {
