@@ -5,14 +5,15 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // Listers give plugins read-only access to the cluster objects some of
-// them need besides nodes and pods: namespaces (for namespace selectors)
-// and the Services and controllers whose selectors define a pod's default
-// topology spreading.
+// them need besides nodes and pods: namespaces (for namespace selectors),
+// the Services and controllers whose selectors define a pod's default
+// topology spreading, and the storage objects the volume plugins read.
 //
 // Each lister interface is the List method (and for namespaces Get) of the
 // client-go lister of the same kind, so a controller can assign its
@@ -33,6 +34,43 @@ type Listers struct {
 	ReplicaSets            ReplicaSetLister
 	StatefulSets           StatefulSetLister
 	ReplicationControllers ReplicationControllerLister
+
+	PersistentVolumeClaims PersistentVolumeClaimLister
+	PersistentVolumes      PersistentVolumeLister
+	StorageClasses         StorageClassLister
+	CSINodes               CSINodeLister
+	CSIDrivers             CSIDriverLister
+	CSIStorageCapacities   CSIStorageCapacityLister
+}
+
+// PersistentVolumeClaimLister lists PersistentVolumeClaims in all namespaces.
+type PersistentVolumeClaimLister interface {
+	List(selector labels.Selector) ([]*v1.PersistentVolumeClaim, error)
+}
+
+// PersistentVolumeLister lists PersistentVolumes.
+type PersistentVolumeLister interface {
+	List(selector labels.Selector) ([]*v1.PersistentVolume, error)
+}
+
+// StorageClassLister lists StorageClasses.
+type StorageClassLister interface {
+	List(selector labels.Selector) ([]*storagev1.StorageClass, error)
+}
+
+// CSINodeLister lists CSINodes.
+type CSINodeLister interface {
+	List(selector labels.Selector) ([]*storagev1.CSINode, error)
+}
+
+// CSIDriverLister lists CSIDrivers.
+type CSIDriverLister interface {
+	List(selector labels.Selector) ([]*storagev1.CSIDriver, error)
+}
+
+// CSIStorageCapacityLister lists CSIStorageCapacities in all namespaces.
+type CSIStorageCapacityLister interface {
+	List(selector labels.Selector) ([]*storagev1.CSIStorageCapacity, error)
 }
 
 // NamespaceLister lists and gets Namespaces.
@@ -71,9 +109,11 @@ func WithListers(l Listers) Option {
 }
 
 // WithObjects gives the framework's plugins these objects as a fixed,
-// in-memory cluster: Namespaces, Services, ReplicaSets, StatefulSets and
-// ReplicationControllers (as pointers). Any other type is an error. The
-// objects must not be modified afterwards.
+// in-memory cluster: Namespaces, Services, ReplicaSets, StatefulSets,
+// ReplicationControllers, PersistentVolumeClaims, PersistentVolumes,
+// StorageClasses, CSINodes, CSIDrivers and CSIStorageCapacities (as
+// pointers). Any other type is an error. The objects must not be modified
+// afterwards.
 func WithObjects(objs ...runtime.Object) Option {
 	return func(c *config) error {
 		var s objectSet
@@ -89,8 +129,20 @@ func WithObjects(objs ...runtime.Object) Option {
 				s.statefulSets = append(s.statefulSets, o)
 			case *v1.ReplicationController:
 				s.replicationControllers = append(s.replicationControllers, o)
+			case *v1.PersistentVolumeClaim:
+				s.claims = append(s.claims, o)
+			case *v1.PersistentVolume:
+				s.volumes = append(s.volumes, o)
+			case *storagev1.StorageClass:
+				s.classes = append(s.classes, o)
+			case *storagev1.CSINode:
+				s.csiNodes = append(s.csiNodes, o)
+			case *storagev1.CSIDriver:
+				s.csiDrivers = append(s.csiDrivers, o)
+			case *storagev1.CSIStorageCapacity:
+				s.capacities = append(s.capacities, o)
 			default:
-				return fmt.Errorf("WithObjects: object %d is a %T; want a Namespace, Service, ReplicaSet, StatefulSet or ReplicationController", i, o)
+				return fmt.Errorf("WithObjects: object %d is a %T; want a Namespace, Service, ReplicaSet, StatefulSet, ReplicationController, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver or CSIStorageCapacity", i, o)
 			}
 		}
 		c.listers = Listers{
@@ -99,6 +151,12 @@ func WithObjects(objs ...runtime.Object) Option {
 			ReplicaSets:            list[*appsv1.ReplicaSet](s.replicaSets),
 			StatefulSets:           list[*appsv1.StatefulSet](s.statefulSets),
 			ReplicationControllers: list[*v1.ReplicationController](s.replicationControllers),
+			PersistentVolumeClaims: list[*v1.PersistentVolumeClaim](s.claims),
+			PersistentVolumes:      list[*v1.PersistentVolume](s.volumes),
+			StorageClasses:         list[*storagev1.StorageClass](s.classes),
+			CSINodes:               list[*storagev1.CSINode](s.csiNodes),
+			CSIDrivers:             list[*storagev1.CSIDriver](s.csiDrivers),
+			CSIStorageCapacities:   list[*storagev1.CSIStorageCapacity](s.capacities),
 		}
 		return nil
 	}
@@ -110,6 +168,12 @@ type objectSet struct {
 	replicaSets            []*appsv1.ReplicaSet
 	statefulSets           []*appsv1.StatefulSet
 	replicationControllers []*v1.ReplicationController
+	claims                 []*v1.PersistentVolumeClaim
+	volumes                []*v1.PersistentVolume
+	classes                []*storagev1.StorageClass
+	csiNodes               []*storagev1.CSINode
+	csiDrivers             []*storagev1.CSIDriver
+	capacities             []*storagev1.CSIStorageCapacity
 }
 
 // list is an in-memory lister of one kind.

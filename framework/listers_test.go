@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -36,6 +37,8 @@ func TestWithObjectsServesThemToPlugins(t *testing.T) {
 		&v1.Service{ObjectMeta: meta("svc", nil)},
 		&appsv1.ReplicaSet{ObjectMeta: meta("rs", map[string]string{"app": "web"})},
 		&appsv1.ReplicaSet{ObjectMeta: meta("rs2", map[string]string{"app": "db"})},
+		&v1.PersistentVolumeClaim{ObjectMeta: meta("claim", nil)},
+		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast"}},
 	))
 	if _, err := f.Schedule(context.Background(), testPod, nodes("n1")); err != nil {
 		t.Fatal(err)
@@ -54,6 +57,15 @@ func TestWithObjectsServesThemToPlugins(t *testing.T) {
 	}
 	if sss, _ := got.StatefulSets.List(labels.Everything()); len(sss) != 0 {
 		t.Errorf("StatefulSets.List = %v, want none", sss)
+	}
+	if claims, _ := got.PersistentVolumeClaims.List(labels.Everything()); len(claims) != 1 || claims[0].Name != "claim" {
+		t.Errorf("PersistentVolumeClaims.List = %v", claims)
+	}
+	if classes, _ := got.StorageClasses.List(labels.Everything()); len(classes) != 1 {
+		t.Errorf("StorageClasses.List = %v", classes)
+	}
+	if pvs, _ := got.PersistentVolumes.List(labels.Everything()); len(pvs) != 0 {
+		t.Errorf("PersistentVolumes.List = %v, want none", pvs)
 	}
 }
 

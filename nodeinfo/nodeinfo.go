@@ -91,6 +91,9 @@ type NodeInfo struct {
 	ImageStates map[string]*ImageStateSummary
 	// UsedPorts are the host ports the pods bind.
 	UsedPorts HostPortInfo
+	// PVCRefCounts counts, per "namespace/claim", the pods on the node
+	// that use a PersistentVolumeClaim. Nil when none does.
+	PVCRefCounts map[string]int
 
 	// PodsWithAffinity are the pods that have pod affinity or anti-affinity
 	// terms; affinity plugins visit only these.
@@ -211,6 +214,12 @@ func (n *NodeInfo) Clone() *NodeInfo {
 	c.Requested = n.Requested.Clone()
 	c.NonZeroRequested = n.NonZeroRequested.Clone()
 	c.Allocatable = n.Allocatable.Clone()
+	if n.PVCRefCounts != nil {
+		c.PVCRefCounts = make(map[string]int, len(n.PVCRefCounts))
+		for k, v := range n.PVCRefCounts {
+			c.PVCRefCounts[k] = v
+		}
+	}
 	c.UsedPorts = make(HostPortInfo, len(n.UsedPorts))
 	for ip, ports := range n.UsedPorts {
 		m := make(map[ProtocolPort]struct{}, len(ports))
@@ -234,6 +243,19 @@ func (n *NodeInfo) update(pi *PodInfo, sign int64) {
 			n.UsedPorts.Add(p.HostIP, string(p.Protocol), p.HostPort)
 		} else {
 			n.UsedPorts.Remove(p.HostIP, string(p.Protocol), p.HostPort)
+		}
+	}
+	for _, vol := range pi.Pod.Spec.Volumes {
+		if vol.PersistentVolumeClaim == nil {
+			continue
+		}
+		key := pi.Pod.Namespace + "/" + vol.PersistentVolumeClaim.ClaimName
+		if n.PVCRefCounts == nil {
+			n.PVCRefCounts = map[string]int{}
+		}
+		n.PVCRefCounts[key] += int(sign)
+		if n.PVCRefCounts[key] <= 0 {
+			delete(n.PVCRefCounts, key)
 		}
 	}
 	n.Generation = nextGeneration()

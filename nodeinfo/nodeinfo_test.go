@@ -233,3 +233,31 @@ func TestIsScalarResourceName(t *testing.T) {
 		}
 	}
 }
+
+func TestPVCRefCountsFollowPods(t *testing.T) {
+	t.Parallel()
+	withClaim := func(name, claim string) *v1.Pod {
+		p := pod(name, "n")
+		p.Spec.Volumes = []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}}
+		return p
+	}
+	a, b := withClaim("a", "shared"), withClaim("b", "shared")
+	ni := New(node("n"), a, b, withClaim("c", "own"), pod("d", "n"))
+	if got := ni.PVCRefCounts; got["default/shared"] != 2 || got["default/own"] != 1 || len(got) != 2 {
+		t.Fatalf("PVCRefCounts = %v, want shared 2 and own 1", got)
+	}
+	if err := ni.RemovePod(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := ni.RemovePod(b); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ni.PVCRefCounts["default/shared"]; ok || ni.PVCRefCounts["default/own"] != 1 {
+		t.Errorf("after removing both users: %v, want only own", ni.PVCRefCounts)
+	}
+	c := ni.Clone()
+	c.PVCRefCounts["default/own"]++
+	if ni.PVCRefCounts["default/own"] != 1 {
+		t.Error("Clone shares PVCRefCounts with the original")
+	}
+}
