@@ -16,6 +16,9 @@ func TestQuickstartPlacesEachPodAsKubeSchedulerWould(t *testing.T) {
 		"Cluster: 7 nodes, 3 pods running.",
 		// Prefers ssd and finds its image already on node-a1.
 		"Pod default/web\n  -> node-a1 (5 of 7 nodes feasible)",
+		// The second replica keeps off the first one's node.
+		"Pod default/web-2\n  -> node-a2 (4 of 7 nodes feasible)",
+		"node-a1  rejected by InterPodAffinity: node(s) didn't match pod anti-affinity rules",
 		// Port 6379 is taken on node-a1.
 		"node-a1  rejected by NodePorts: node(s) didn't have free ports for the requested pod ports",
 		// Only the GPU node has GPUs, and the pod tolerates its taint.
