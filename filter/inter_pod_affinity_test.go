@@ -96,32 +96,18 @@ const (
 	zone = "zone"
 )
 
-type ipaNamespaces []*v1.Namespace
-
-func (l ipaNamespaces) List(sel labels.Selector) ([]*v1.Namespace, error) {
-	var out []*v1.Namespace
-	for _, ns := range l {
-		if sel.Matches(labels.Set(ns.Labels)) {
-			out = append(out, ns)
-		}
+// ipaCluster holds the namespaces the tests select from.
+var ipaCluster = func() framework.NamespaceLister {
+	l, err := framework.NewListers(
+		&v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}},
+		&v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "red", Labels: map[string]string{"team": "x"}}},
+		&v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "blue", Labels: map[string]string{"team": "y"}}},
+	)
+	if err != nil {
+		panic(err)
 	}
-	return out, nil
-}
-
-func (l ipaNamespaces) Get(name string) (*v1.Namespace, error) {
-	for _, ns := range l {
-		if ns.Name == name {
-			return ns, nil
-		}
-	}
-	return nil, errors.New("not found")
-}
-
-var ipaCluster = ipaNamespaces{
-	{ObjectMeta: metav1.ObjectMeta{Name: "default"}},
-	{ObjectMeta: metav1.ObjectMeta{Name: "red", Labels: map[string]string{"team": "x"}}},
-	{ObjectMeta: metav1.ObjectMeta{Name: "blue", Labels: map[string]string{"team": "y"}}},
-}
+	return l.Namespaces
+}()
 
 // threeNodes: n1 and n2 in zone a, n3 in zone b, n4 without a zone.
 var threeNodes = []*v1.Node{ipaNode("n1", "a"), ipaNode("n2", "a"), ipaNode("n3", "b"), ipaNode("n4", "")}
@@ -460,7 +446,7 @@ func TestInterPodAffinityAddPodWithoutPreFilterIsAnError(t *testing.T) {
 	}
 }
 
-type failingNamespaces struct{ ipaNamespaces }
+type failingNamespaces struct{ framework.NamespaceLister }
 
 func (failingNamespaces) List(labels.Selector) ([]*v1.Namespace, error) {
 	return nil, errors.New("namespaces unavailable")

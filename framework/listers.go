@@ -109,57 +109,68 @@ func WithListers(l Listers) Option {
 }
 
 // WithObjects gives the framework's plugins these objects as a fixed,
-// in-memory cluster: Namespaces, Services, ReplicaSets, StatefulSets,
-// ReplicationControllers, PersistentVolumeClaims, PersistentVolumes,
-// StorageClasses, CSINodes, CSIDrivers and CSIStorageCapacities (as
-// pointers). Any other type is an error. The objects must not be modified
+// in-memory cluster (see [NewListers]). The objects must not be modified
 // afterwards.
 func WithObjects(objs ...runtime.Object) Option {
 	return func(c *config) error {
-		var s objectSet
-		for i, o := range objs {
-			switch o := o.(type) {
-			case *v1.Namespace:
-				s.namespaces = append(s.namespaces, o)
-			case *v1.Service:
-				s.services = append(s.services, o)
-			case *appsv1.ReplicaSet:
-				s.replicaSets = append(s.replicaSets, o)
-			case *appsv1.StatefulSet:
-				s.statefulSets = append(s.statefulSets, o)
-			case *v1.ReplicationController:
-				s.replicationControllers = append(s.replicationControllers, o)
-			case *v1.PersistentVolumeClaim:
-				s.claims = append(s.claims, o)
-			case *v1.PersistentVolume:
-				s.volumes = append(s.volumes, o)
-			case *storagev1.StorageClass:
-				s.classes = append(s.classes, o)
-			case *storagev1.CSINode:
-				s.csiNodes = append(s.csiNodes, o)
-			case *storagev1.CSIDriver:
-				s.csiDrivers = append(s.csiDrivers, o)
-			case *storagev1.CSIStorageCapacity:
-				s.capacities = append(s.capacities, o)
-			default:
-				return fmt.Errorf("WithObjects: object %d is a %T; want a Namespace, Service, ReplicaSet, StatefulSet, ReplicationController, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver or CSIStorageCapacity", i, o)
-			}
+		l, err := NewListers(objs...)
+		if err != nil {
+			return fmt.Errorf("WithObjects: %w", err)
 		}
-		c.listers = Listers{
-			Namespaces:             namespaceList(s.namespaces),
-			Services:               list[*v1.Service](s.services),
-			ReplicaSets:            list[*appsv1.ReplicaSet](s.replicaSets),
-			StatefulSets:           list[*appsv1.StatefulSet](s.statefulSets),
-			ReplicationControllers: list[*v1.ReplicationController](s.replicationControllers),
-			PersistentVolumeClaims: list[*v1.PersistentVolumeClaim](s.claims),
-			PersistentVolumes:      list[*v1.PersistentVolume](s.volumes),
-			StorageClasses:         list[*storagev1.StorageClass](s.classes),
-			CSINodes:               list[*storagev1.CSINode](s.csiNodes),
-			CSIDrivers:             list[*storagev1.CSIDriver](s.csiDrivers),
-			CSIStorageCapacities:   list[*storagev1.CSIStorageCapacity](s.capacities),
-		}
+		c.listers = l
 		return nil
 	}
+}
+
+// NewListers returns in-memory listers over objs: Namespaces, Services,
+// ReplicaSets, StatefulSets, ReplicationControllers, PersistentVolumeClaims,
+// PersistentVolumes, StorageClasses, CSINodes, CSIDrivers and
+// CSIStorageCapacities (as pointers). Any other type is an error. It is what
+// [WithObjects] uses, and serves to call plugins outside a framework
+// ([CycleState.SetListers]).
+func NewListers(objs ...runtime.Object) (Listers, error) {
+	var s objectSet
+	for i, o := range objs {
+		switch o := o.(type) {
+		case *v1.Namespace:
+			s.namespaces = append(s.namespaces, o)
+		case *v1.Service:
+			s.services = append(s.services, o)
+		case *appsv1.ReplicaSet:
+			s.replicaSets = append(s.replicaSets, o)
+		case *appsv1.StatefulSet:
+			s.statefulSets = append(s.statefulSets, o)
+		case *v1.ReplicationController:
+			s.replicationControllers = append(s.replicationControllers, o)
+		case *v1.PersistentVolumeClaim:
+			s.claims = append(s.claims, o)
+		case *v1.PersistentVolume:
+			s.volumes = append(s.volumes, o)
+		case *storagev1.StorageClass:
+			s.classes = append(s.classes, o)
+		case *storagev1.CSINode:
+			s.csiNodes = append(s.csiNodes, o)
+		case *storagev1.CSIDriver:
+			s.csiDrivers = append(s.csiDrivers, o)
+		case *storagev1.CSIStorageCapacity:
+			s.capacities = append(s.capacities, o)
+		default:
+			return Listers{}, fmt.Errorf("object %d is a %T; want a Namespace, Service, ReplicaSet, StatefulSet, ReplicationController, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver or CSIStorageCapacity", i, o)
+		}
+	}
+	return Listers{
+		Namespaces:             namespaceList(s.namespaces),
+		Services:               list[*v1.Service](s.services),
+		ReplicaSets:            list[*appsv1.ReplicaSet](s.replicaSets),
+		StatefulSets:           list[*appsv1.StatefulSet](s.statefulSets),
+		ReplicationControllers: list[*v1.ReplicationController](s.replicationControllers),
+		PersistentVolumeClaims: list[*v1.PersistentVolumeClaim](s.claims),
+		PersistentVolumes:      list[*v1.PersistentVolume](s.volumes),
+		StorageClasses:         list[*storagev1.StorageClass](s.classes),
+		CSINodes:               list[*storagev1.CSINode](s.csiNodes),
+		CSIDrivers:             list[*storagev1.CSIDriver](s.csiDrivers),
+		CSIStorageCapacities:   list[*storagev1.CSIStorageCapacity](s.capacities),
+	}, nil
 }
 
 type objectSet struct {
