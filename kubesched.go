@@ -39,6 +39,8 @@ func DefaultPlugins() []framework.Option {
 		framework.WithPlugin(&filter.NodePorts{}, 0),
 		framework.WithPlugin(&filter.NodeResourcesFit{}, 0),
 		framework.WithPlugin(&score.NodeResourcesFit{}, NodeResourcesFitWeight),
+		framework.WithPlugin(filter.VolumeRestrictions{}, 0),
+		framework.WithPlugin(filter.VolumeZone{}, 0),
 		framework.WithPlugin(&filter.PodTopologySpread{}, 0),
 		framework.WithPlugin(&score.PodTopologySpread{}, PodTopologySpreadWeight),
 		framework.WithPlugin(&filter.InterPodAffinity{}, 0),
