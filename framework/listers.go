@@ -41,6 +41,7 @@ type Listers struct {
 	CSINodes               CSINodeLister
 	CSIDrivers             CSIDriverLister
 	CSIStorageCapacities   CSIStorageCapacityLister
+	VolumeAttachments      VolumeAttachmentLister
 }
 
 // PersistentVolumeClaimLister lists PersistentVolumeClaims in all namespaces.
@@ -71,6 +72,11 @@ type CSIDriverLister interface {
 // CSIStorageCapacityLister lists CSIStorageCapacities in all namespaces.
 type CSIStorageCapacityLister interface {
 	List(selector labels.Selector) ([]*storagev1.CSIStorageCapacity, error)
+}
+
+// VolumeAttachmentLister lists VolumeAttachments.
+type VolumeAttachmentLister interface {
+	List(selector labels.Selector) ([]*storagev1.VolumeAttachment, error)
 }
 
 // NamespaceLister lists and gets Namespaces.
@@ -124,8 +130,8 @@ func WithObjects(objs ...runtime.Object) Option {
 
 // NewListers returns in-memory listers over objs: Namespaces, Services,
 // ReplicaSets, StatefulSets, ReplicationControllers, PersistentVolumeClaims,
-// PersistentVolumes, StorageClasses, CSINodes, CSIDrivers and
-// CSIStorageCapacities (as pointers). Any other type is an error. It is what
+// PersistentVolumes, StorageClasses, CSINodes, CSIDrivers,
+// CSIStorageCapacities and VolumeAttachments (as pointers). Any other type is an error. It is what
 // [WithObjects] uses, and serves to call plugins outside a framework
 // ([CycleState.SetListers]).
 func NewListers(objs ...runtime.Object) (Listers, error) {
@@ -154,8 +160,10 @@ func NewListers(objs ...runtime.Object) (Listers, error) {
 			s.csiDrivers = append(s.csiDrivers, o)
 		case *storagev1.CSIStorageCapacity:
 			s.capacities = append(s.capacities, o)
+		case *storagev1.VolumeAttachment:
+			s.attachments = append(s.attachments, o)
 		default:
-			return Listers{}, fmt.Errorf("object %d is a %T; want a Namespace, Service, ReplicaSet, StatefulSet, ReplicationController, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver or CSIStorageCapacity", i, o)
+			return Listers{}, fmt.Errorf("object %d is a %T; want a Namespace, Service, ReplicaSet, StatefulSet, ReplicationController, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver, CSIStorageCapacity or VolumeAttachment", i, o)
 		}
 	}
 	return Listers{
@@ -170,6 +178,7 @@ func NewListers(objs ...runtime.Object) (Listers, error) {
 		CSINodes:               list[*storagev1.CSINode](s.csiNodes),
 		CSIDrivers:             list[*storagev1.CSIDriver](s.csiDrivers),
 		CSIStorageCapacities:   list[*storagev1.CSIStorageCapacity](s.capacities),
+		VolumeAttachments:      list[*storagev1.VolumeAttachment](s.attachments),
 	}, nil
 }
 
@@ -185,6 +194,7 @@ type objectSet struct {
 	csiNodes               []*storagev1.CSINode
 	csiDrivers             []*storagev1.CSIDriver
 	capacities             []*storagev1.CSIStorageCapacity
+	attachments            []*storagev1.VolumeAttachment
 }
 
 // list is an in-memory lister of one kind.

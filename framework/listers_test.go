@@ -39,6 +39,8 @@ func TestWithObjectsServesThemToPlugins(t *testing.T) {
 		&appsv1.ReplicaSet{ObjectMeta: meta("rs2", map[string]string{"app": "db"})},
 		&v1.PersistentVolumeClaim{ObjectMeta: meta("claim", nil)},
 		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast"}},
+		&storagev1.VolumeAttachment{ObjectMeta: metav1.ObjectMeta{Name: "va1", Labels: map[string]string{"disk": "a"}}, Spec: storagev1.VolumeAttachmentSpec{NodeName: "n1"}},
+		&storagev1.VolumeAttachment{ObjectMeta: metav1.ObjectMeta{Name: "va2"}, Spec: storagev1.VolumeAttachmentSpec{NodeName: "n2"}},
 	))
 	if _, err := f.Schedule(context.Background(), testPod, nodes("n1")); err != nil {
 		t.Fatal(err)
@@ -66,6 +68,12 @@ func TestWithObjectsServesThemToPlugins(t *testing.T) {
 	}
 	if pvs, _ := got.PersistentVolumes.List(labels.Everything()); len(pvs) != 0 {
 		t.Errorf("PersistentVolumes.List = %v, want none", pvs)
+	}
+	if vas, _ := got.VolumeAttachments.List(labels.Everything()); len(vas) != 2 {
+		t.Errorf("VolumeAttachments.List = %v, want both", vas)
+	}
+	if vas, _ := got.VolumeAttachments.List(labels.SelectorFromSet(labels.Set{"disk": "a"})); len(vas) != 1 || vas[0].Spec.NodeName != "n1" {
+		t.Errorf("VolumeAttachments.List(disk=a) = %v", vas)
 	}
 }
 
