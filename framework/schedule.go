@@ -211,9 +211,10 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 	if sc.early {
 		raw = sc.earlyBuffer(n)
 	}
+	filters := sc.activeFilters(f.filters, state.skipFilter)
 	parallel.Until(ctx, f.parallelism, n, func(i int) {
 		ni := nodes[(start+i)%n]
-		s := f.runFilters(ctx, state, pod, ni)
+		s := runFilters(ctx, filters, state, pod, ni)
 		switch {
 		case s.IsSuccess():
 			if earlyStop && found.Add(1) > int64(want) {
@@ -283,11 +284,8 @@ func (f *Framework) advanceStart(processed, n int) {
 }
 
 // runFilters runs each filter on one node and returns the first rejection.
-func (f *Framework) runFilters(ctx context.Context, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *Status {
-	for i, pl := range f.filters {
-		if state.skipFilter[i] {
-			continue
-		}
+func runFilters(ctx context.Context, filters []FilterPlugin, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *Status {
+	for _, pl := range filters {
 		s := pl.Filter(ctx, state, pod, ni)
 		if s.IsSuccess() {
 			continue
