@@ -97,7 +97,7 @@ type interPodAffinityState struct {
 	// matchesOwnAffinity: the pod matches all its own affinity terms.
 	matchesOwnAffinity bool
 
-	existingAnti, affinityCounts, antiAffinityCounts podaffinity.Counts
+	existingAnti, affinityCounts, antiAffinityCounts *podaffinity.Counts
 }
 
 // CloneState copies the counts, which AddPod and RemovePod change; the
@@ -171,9 +171,9 @@ func newInterPodAffinityState(lister podaffinity.NamespaceLister, pod *v1.Pod, n
 	}
 	s := &interPodAffinityState{
 		pod:                pod,
-		existingAnti:       podaffinity.Counts{},
-		affinityCounts:     podaffinity.Counts{},
-		antiAffinityCounts: podaffinity.Counts{},
+		existingAnti:       &podaffinity.Counts{},
+		affinityCounts:     &podaffinity.Counts{},
+		antiAffinityCounts: &podaffinity.Counts{},
 	}
 	if s.affinity, err = resolveTerms(terms.RequiredAffinity, lister); err != nil {
 		return nil, framework.AsStatus(err)
@@ -204,7 +204,7 @@ func newInterPodAffinityState(lister podaffinity.NamespaceLister, pod *v1.Pod, n
 			}
 		}
 	}
-	if !hasTerms && len(s.existingAnti) == 0 {
+	if !hasTerms && s.existingAnti.Len() == 0 {
 		return nil, skip
 	}
 	return s, nil
@@ -313,11 +313,11 @@ func (s *interPodAffinityState) satisfiesAffinity(nodeLabels map[string]string) 
 	}
 	// The first pod of a group: nothing matches anywhere yet, but the pod
 	// itself will.
-	return found || (len(s.affinityCounts) == 0 && s.matchesOwnAffinity)
+	return found || (s.affinityCounts.Len() == 0 && s.matchesOwnAffinity)
 }
 
 func (s *interPodAffinityState) satisfiesAntiAffinity(nodeLabels map[string]string) bool {
-	if len(s.antiAffinityCounts) == 0 {
+	if s.antiAffinityCounts.Len() == 0 {
 		return true
 	}
 	for i := range s.antiAffinity {

@@ -20,7 +20,7 @@ type InterPodAffinityArgs = podaffinity.Args
 
 // interPodAffinityScoresKey holds, per topology key and value, what a node
 // in that domain scores.
-var interPodAffinityScoresKey = framework.NewStateKey[podaffinity.Counts]()
+var interPodAffinityScoresKey = framework.NewStateKey[*podaffinity.Counts]()
 
 // InterPodAffinity prefers nodes whose topology domains hold the pods the
 // pod prefers to be near, and avoids those holding pods it prefers to
@@ -90,7 +90,7 @@ func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleSt
 }
 
 // domainScores computes what PreScore writes, or Skip or Error.
-func (pl *InterPodAffinity) domainScores(state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (podaffinity.Counts, *framework.Status) {
+func (pl *InterPodAffinity) domainScores(state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*podaffinity.Counts, *framework.Status) {
 	lister := state.Listers().Namespaces
 	a := pod.Spec.Affinity
 	hasPreferred := a != nil &&
@@ -114,7 +114,7 @@ func (pl *InterPodAffinity) domainScores(state *framework.CycleState, pod *v1.Po
 		terms:      &terms,
 		nsLabels:   podaffinity.NamespaceLabels(lister, pod.Namespace),
 		hardWeight: pl.args.HardWeight(),
-		scores:     podaffinity.Counts{},
+		scores:     &podaffinity.Counts{},
 	}
 	// Without preferred terms of the pod's own, only placed pods' terms
 	// can score, and only nodes holding such pods need a visit.
@@ -157,7 +157,7 @@ type domainScorer struct {
 	terms      *podaffinity.Terms // the pod's, resolved
 	nsLabels   labels.Set         // of the pod's namespace
 	hardWeight int32
-	scores     podaffinity.Counts
+	scores     *podaffinity.Counts
 	// matched is set once any term scored: a score may cancel out to zero
 	// and leave scores empty, yet kube-scheduler then still scores.
 	matched bool

@@ -22,6 +22,7 @@ package podaffinity
 
 import (
 	"fmt"
+	"maps"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,14 +43,20 @@ type Term struct {
 	// TopologyKey is the node label whose value defines the term's domain.
 	TopologyKey string
 
-	selector   labels.Selector
-	namespaces sets.Set[string]
-	nsSelector labels.Selector
+	selector labels.Selector
+	// matchLabels holds the selector's pairs when it has nothing else, so
+	// that the common selector is checked with one lookup per pair.
+	matchLabels     []labelPair
+	onlyMatchLabels bool
+	namespaces      sets.Set[string]
+	nsSelector      labels.Selector
 	// listNamespaces is set when nsSelector selects some but not
 	// necessarily all namespaces, and the term is not yet resolved: only
 	// then does Resolve have names to look up.
 	listNamespaces bool
 }
+
+type labelPair struct{ key, value string }
 
 // WeightedTerm is a parsed WeightedPodAffinityTerm.
 type WeightedTerm struct {
@@ -140,6 +147,12 @@ func parseTerm(pod *v1.Pod, in *v1.PodAffinityTerm) (Term, error) {
 		return Term{}, err
 	}
 	t := Term{TopologyKey: in.TopologyKey, selector: sel, nsSelector: nsSel}
+	if ls := in.LabelSelector; ls != nil && len(ls.MatchExpressions) == 0 {
+		t.onlyMatchLabels = true
+		for k, v := range ls.MatchLabels {
+			t.matchLabels = append(t.matchLabels, labelPair{k, v})
+		}
+	}
 	if len(in.Namespaces) == 0 && in.NamespaceSelector == nil {
 		t.namespaces = sets.New(pod.Namespace)
 	} else {
@@ -158,10 +171,18 @@ func (t *Term) Matches(pod *v1.Pod, nsLabels labels.Set) bool {
 	if t.selector == nil {
 		return false
 	}
-	if t.namespaces.Has(pod.Namespace) || t.nsSelector.Matches(nsLabels) {
+	if !t.namespaces.Has(pod.Namespace) && !t.nsSelector.Matches(nsLabels) {
+		return false
+	}
+	if !t.onlyMatchLabels {
 		return t.selector.Matches(labels.Set(pod.Labels))
 	}
-	return false
+	for _, p := range t.matchLabels {
+		if v, ok := pod.Labels[p.key]; !ok || v != p.value {
+			return false
+		}
+	}
+	return true
 }
 
 // MatchesAll reports whether pod matches every one of terms, resolved
@@ -219,36 +240,76 @@ func NamespaceLabels(lister NamespaceLister, name string) labels.Set {
 	return ns.Labels
 }
 
-// Counts maps a topology key to each of its values to a count. Entries
-// that reach zero are deleted, inner maps with them, so an empty Counts
-// has len 0.
-type Counts map[string]map[string]int64
+// Counts holds a count per topology pair (key, value). Pods use few
+// topology keys, so the keys are a short list scanned in order and only
+// the values are hashed: Filter and Score ask once per node and key. An
+// entry whose count reaches zero is deleted, and its key with it when it
+// has no values left, so [Counts.Len] is 0 exactly when every count is.
+// The zero value is empty and ready to use; a nil *Counts reads as empty.
+type Counts struct {
+	keys   []string
+	values []map[string]int64
+}
 
 // Add adds n to the count of (key, value).
-func (c Counts) Add(key, value string, n int64) {
-	values := c[key]
-	if values == nil {
-		values = map[string]int64{}
-		c[key] = values
+func (c *Counts) Add(key, value string, n int64) {
+	k := c.index(key)
+	if k < 0 {
+		if n == 0 {
+			return
+		}
+		c.keys = append(c.keys, key)
+		c.values = append(c.values, map[string]int64{})
+		k = len(c.keys) - 1
 	}
+	values := c.values[k]
 	values[value] += n
 	if values[value] == 0 {
 		delete(values, value)
 		if len(values) == 0 {
-			delete(c, key)
+			c.keys = append(c.keys[:k], c.keys[k+1:]...)
+			c.values = append(c.values[:k], c.values[k+1:]...)
 		}
 	}
 }
 
+func (c *Counts) index(key string) int {
+	if c == nil {
+		return -1
+	}
+	for i, k := range c.keys {
+		if k == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// Len returns how many keys have counted values.
+func (c *Counts) Len() int {
+	if c == nil {
+		return 0
+	}
+	return len(c.keys)
+}
+
 // Get returns the count of (key, value).
-func (c Counts) Get(key, value string) int64 { return c[key][value] }
+func (c *Counts) Get(key, value string) int64 {
+	if k := c.index(key); k >= 0 {
+		return c.values[k][value]
+	}
+	return 0
+}
 
 // AnyPositive reports whether some (key, value) of nodeLabels has a
 // positive count. It looks up the counted keys in nodeLabels rather than
 // the other way round, since there are usually far fewer of them.
-func (c Counts) AnyPositive(nodeLabels map[string]string) bool {
-	for key, values := range c {
-		if v, ok := nodeLabels[key]; ok && values[v] > 0 {
+func (c *Counts) AnyPositive(nodeLabels map[string]string) bool {
+	if c == nil {
+		return false
+	}
+	for k, key := range c.keys {
+		if v, ok := nodeLabels[key]; ok && c.values[k][v] > 0 {
 			return true
 		}
 	}
@@ -256,25 +317,29 @@ func (c Counts) AnyPositive(nodeLabels map[string]string) bool {
 }
 
 // Sum returns the sum of the counts of the pairs in nodeLabels.
-func (c Counts) Sum(nodeLabels map[string]string) int64 {
+func (c *Counts) Sum(nodeLabels map[string]string) int64 {
+	if c == nil {
+		return 0
+	}
 	var n int64
-	for key, values := range c {
+	for k, key := range c.keys {
 		if v, ok := nodeLabels[key]; ok {
-			n += values[v]
+			n += c.values[k][v]
 		}
 	}
 	return n
 }
 
 // Clone returns a deep copy.
-func (c Counts) Clone() Counts {
-	out := make(Counts, len(c))
-	for key, values := range c {
-		cp := make(map[string]int64, len(values))
-		for v, n := range values {
-			cp[v] = n
-		}
-		out[key] = cp
+func (c *Counts) Clone() *Counts {
+	out := &Counts{}
+	if c == nil {
+		return out
+	}
+	out.keys = append([]string(nil), c.keys...)
+	out.values = make([]map[string]int64, len(c.values))
+	for k, values := range c.values {
+		out.values[k] = maps.Clone(values)
 	}
 	return out
 }

@@ -214,12 +214,12 @@ func TestNamespaceLabels(t *testing.T) {
 
 func TestCountsDropZeroEntries(t *testing.T) {
 	t.Parallel()
-	c := Counts{}
+	c := &Counts{}
 	c.Add("zone", "a", 2)
 	c.Add("host", "n1", 1)
 	clone := c.Clone()
 	c.Add("zone", "a", -2)
-	if _, ok := c["zone"]; ok || len(c) != 1 {
+	if c.Get("zone", "a") != 0 || c.Len() != 1 {
 		t.Errorf("after cancelling out: %v, want only host", c)
 	}
 	if clone.Get("zone", "a") != 2 {
@@ -232,6 +232,14 @@ func TestCountsDropZeroEntries(t *testing.T) {
 	c.Add("host", "n1", -2)
 	if c.AnyPositive(node) || c.Sum(node) != -1 {
 		t.Errorf("negative count: AnyPositive = %v, Sum = %d; want false, -1", c.AnyPositive(node), c.Sum(node))
+	}
+	c.Add("host", "n1", 1)
+	if c.Len() != 0 || c.Sum(node) != 0 {
+		t.Errorf("back to zero from below: Len = %d, Sum = %d; want 0, 0", c.Len(), c.Sum(node))
+	}
+	var none *Counts
+	if none.Len() != 0 || none.Get("zone", "a") != 0 || none.AnyPositive(node) || none.Sum(node) != 0 || none.Clone().Len() != 0 {
+		t.Error("a nil Counts does not read as empty")
 	}
 }
 
@@ -256,4 +264,35 @@ func TestArgs(t *testing.T) {
 	if err := (Args{HardPodAffinityWeight: w(-1)}).Validate(); err == nil {
 		t.Error("weight -1 accepted")
 	}
+}
+
+// FuzzMatchLabelsAgreesWithTheSelector checks the direct matchLabels test
+// against apimachinery's selector for any labels on either side.
+func FuzzMatchLabelsAgreesWithTheSelector(f *testing.F) {
+	f.Add("app", "web", "", "", "app", "web", "tier", "db")
+	f.Add("app", "web", "tier", "db", "app", "web", "", "")
+	f.Add("app", "", "", "", "app", "", "", "")
+	f.Add("a/b", "x", "c", "y", "a/b", "x", "c", "z")
+	f.Fuzz(func(t *testing.T, k1, val1, k2, val2, pk1, pv1, pk2, pv2 string) {
+		match := map[string]string{}
+		for _, kv := range [][2]string{{k1, val1}, {k2, val2}} {
+			if kv[0] != "" {
+				match[kv[0]] = kv[1]
+			}
+		}
+		selector := &metav1.LabelSelector{MatchLabels: match}
+		want, err := metav1.LabelSelectorAsSelector(selector)
+		owner := withTerm(pod("red"), v1.PodAffinityTerm{LabelSelector: selector})
+		terms, parseErr := Parse(owner)
+		if (err != nil) != (parseErr != nil) {
+			t.Fatalf("selector error %v, Parse error %v", err, parseErr)
+		}
+		if err != nil {
+			return
+		}
+		candidate := pod("red", pk1, pv1, pk2, pv2)
+		if got, want := terms.RequiredAffinity[0].Matches(candidate, nil), want.Matches(labels.Set(candidate.Labels)); got != want {
+			t.Fatalf("Matches(%v) with matchLabels %v = %v, selector says %v", candidate.Labels, match, got, want)
+		}
+	})
 }
