@@ -57,6 +57,7 @@ type Framework struct {
 	listers Listers
 	// nodeScores: fill Result.NodeScores.
 	nodeScores bool
+	extenders  []Extender
 }
 
 // Option configures a Framework.
@@ -64,6 +65,7 @@ type Option func(*config) error
 
 type config struct {
 	listers      Listers
+	extenders    []Extender
 	noNodeScores bool
 	plugins      []pluginWeight
 	percentage   int32
@@ -157,6 +159,10 @@ func New(opts ...Option) (*Framework, error) {
 	}
 	f := &Framework{percentage: c.percentage, parallelism: c.parallelism, rand: c.rand, nodeScores: !c.noNodeScores, listers: c.listers}
 	f.scratch.New = func() any { return new(scratch) }
+	var err error
+	if f.extenders, err = orderExtenders(c.extenders); err != nil {
+		return nil, err
+	}
 	names := map[string]sets.Set[string]{}
 	claim := func(phase, name string) error {
 		if names[phase] == nil {

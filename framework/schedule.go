@@ -70,6 +70,9 @@ func (f *Framework) Schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 	if name := pod.Status.NominatedNodeName; name != "" {
 		if i, ok := idx.byName[name]; ok {
 			feasible, err = f.filterNodes(ctx, state, pod, nodes[i:i+1], &diagnosis, false, sc)
+			if err == nil {
+				feasible, err = f.filterWithExtenders(ctx, pod, feasible, &diagnosis, sc, false)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -84,6 +87,9 @@ func (f *Framework) Schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 			candidates, excluded = f.narrow(nodes, idx, preRes, &diagnosis)
 		}
 		feasible, err = f.filterNodes(ctx, state, pod, candidates, &diagnosis, true, sc)
+		if err == nil {
+			feasible, err = f.filterWithExtenders(ctx, pod, feasible, &diagnosis, sc, true)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -106,6 +112,7 @@ func (f *Framework) Schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 	if err != nil {
 		return nil, err
 	}
+	f.scoreWithExtenders(ctx, pod, feasible, result.NodeScores, totals)
 	result.SuggestedHost = feasible[f.selectHost(totals)].Name()
 	return result, nil
 }
@@ -187,7 +194,7 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 		return nil, nil
 	}
 	want := f.numFeasibleNodesToFind(n)
-	if len(f.scores) == 0 {
+	if len(f.scores) == 0 && !f.extendersRank() {
 		want = 1
 	}
 	start := 0

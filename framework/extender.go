@@ -1,0 +1,421 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	extenderv1 "k8s.io/kube-scheduler/extender/v1"
+
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// ExtenderName is the name kube-scheduler adds to
+// [Diagnosis.UnschedulablePlugins] when extenders left out some of the nodes
+// that passed the filters. The statuses extenders give to nodes name no
+// plugin.
+const ExtenderName = "Extender"
+
+// extenderScoreScale turns an extender's score, at most
+// extenderv1.MaxExtenderPriority (10), into the plugins' range, at most
+// MaxNodeScore (100).
+const extenderScoreScale = MaxNodeScore / extenderv1.MaxExtenderPriority
+
+// Extender is a scheduler extender: a decision-maker outside the profile
+// that kube-scheduler consults after its filters (to narrow the feasible
+// nodes), after its scores (to add its own) and, optionally, to bind. It
+// is the framework's view of an entry of KubeSchedulerConfiguration's
+// `extenders:`; package extender implements it over HTTP, and a simulation
+// may implement it in process.
+//
+// Implementations must be safe for concurrent use: concurrent Schedule
+// calls share them, and the Prioritize calls of several extenders run at
+// once. They must not modify the pod or the nodes.
+type Extender interface {
+	// Name identifies the extender in NodePluginScores and logs;
+	// kube-scheduler names an HTTP extender by its URL prefix.
+	Name() string
+	// IsInterested reports whether the extender takes part in scheduling
+	// pod at all. If not, none of its other methods is called for pod.
+	IsInterested(pod *v1.Pod) bool
+	// IsIgnorable reports whether an error from Filter or Bind should skip
+	// the extender instead of failing the pod.
+	IsIgnorable() bool
+	// IsFilter, IsPrioritizer and IsBinder report the phases the extender
+	// takes part in. Filter, Prioritize and Bind are called only for them.
+	IsFilter() bool
+	IsPrioritizer() bool
+	IsBinder() bool
+	// Filter returns the nodes among nodes where pod may run, and why the
+	// others may not. It is called with the nodes that passed the filters
+	// and the extenders before it; it must not keep the slice.
+	Filter(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (ExtenderFilterResult, error)
+	// Prioritize scores nodes for pod and returns the weight the scores are
+	// multiplied by. Scores are meant to lie in
+	// [extenderv1.MinExtenderPriority, extenderv1.MaxExtenderPriority], but,
+	// as in kube-scheduler, nothing checks them. Hosts not among nodes are
+	// ignored.
+	Prioritize(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (scores extenderv1.HostPriorityList, weight int64, err error)
+	// Bind binds the pod binding names to binding.Target.Name: it is the
+	// extender's job to tell the API server.
+	Bind(ctx context.Context, binding *v1.Binding) error
+}
+
+// ExtenderFilterResult is an extender's answer to [Extender.Filter].
+type ExtenderFilterResult struct {
+	// Nodes are the nodes that pass, in the extender's order. They need not
+	// be the NodeInfos the extender was given: kube-scheduler's HTTP
+	// extender, when an extender answers with Node objects rather than
+	// names, wraps each in a new NodeInfo that holds no pods, and the score
+	// plugins then see those.
+	Nodes []*nodeinfo.NodeInfo
+	// Failed maps the names of rejected nodes to the extender's message.
+	// They are Unschedulable: preemption might make room.
+	Failed map[string]string
+	// FailedAndUnresolvable maps the names of nodes that preemption would
+	// not help to the extender's message. A node in both maps counts here.
+	FailedAndUnresolvable map[string]string
+}
+
+// WithExtender adds a scheduler extender, consulted after the profile's
+// filters and after its scores as kube-scheduler consults its
+// `extenders:`. Extenders run in the order added, except that ignorable
+// ones run after all the others, as kube-scheduler orders them. At most
+// one extender of a framework may bind.
+func WithExtender(e Extender) Option {
+	return func(c *config) error {
+		if e == nil {
+			return errors.New("WithExtender: nil extender")
+		}
+		c.extenders = append(c.extenders, e)
+		return nil
+	}
+}
+
+// orderExtenders puts the ignorable extenders last, keeping the order
+// within each group, and checks that at most one extender binds.
+func orderExtenders(es []Extender) ([]Extender, error) {
+	if len(es) == 0 {
+		return nil, nil
+	}
+	ordered := make([]Extender, 0, len(es))
+	binders := 0
+	for _, ignorable := range []bool{false, true} {
+		for _, e := range es {
+			if e.IsIgnorable() == ignorable {
+				ordered = append(ordered, e)
+			}
+		}
+	}
+	for _, e := range es {
+		if e.IsBinder() {
+			binders++
+		}
+	}
+	if binders > 1 {
+		return nil, fmt.Errorf("found %d extenders implementing bind; only one extender can implement bind", binders)
+	}
+	return ordered, nil
+}
+
+// extendersRank reports whether any extender filters or prioritizes. Like
+// score plugins, such an extender needs more than the first feasible node
+// to choose from.
+func (f *Framework) extendersRank() bool {
+	for _, e := range f.extenders {
+		if e.IsFilter() || e.IsPrioritizer() {
+			return true
+		}
+	}
+	return false
+}
+
+// filterWithExtenders passes the nodes that passed the filters through the
+// filtering extenders interested in pod, one after the other: each sees
+// what the previous one kept. The nodes an extender rejects get its message
+// as their status in d (FailedAndUnresolvable over Failed), with no plugin
+// name. An error fails the cycle, unless the extender is ignorable: then it
+// is skipped.
+//
+// record is set for the search over all nodes, not for the nominated node:
+// there, as in kube-scheduler, [ExtenderName] joins d.UnschedulablePlugins
+// when the extenders changed the number of nodes.
+//
+// When the extenders changed the node list in any way, the scores sc
+// computed while filtering no longer line up with it: sc then scores again
+// from PreScore on, over the nodes the extenders kept.
+func (f *Framework) filterWithExtenders(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, d *Diagnosis, sc *scoring, record bool) ([]*nodeinfo.NodeInfo, error) {
+	if len(f.extenders) == 0 {
+		return nodes, nil
+	}
+	feasible := nodes
+	for _, e := range f.extenders {
+		if len(feasible) == 0 {
+			break
+		}
+		if !e.IsFilter() || !e.IsInterested(pod) {
+			continue
+		}
+		res, err := e.Filter(ctx, pod, feasible)
+		if err == nil && slices.Contains(res.Nodes, nil) {
+			err = fmt.Errorf("extender %q returned a nil node", e.Name())
+		}
+		if err != nil {
+			if e.IsIgnorable() {
+				logr.FromContextOrDiscard(ctx).Info("Ignoring an ignorable extender's filter error", "extender", e.Name(), "err", err)
+				continue
+			}
+			return nil, err
+		}
+		for name, msg := range res.FailedAndUnresolvable {
+			d.NodeToStatus[name] = NewStatus(UnschedulableAndUnresolvable, msg)
+		}
+		for name, msg := range res.Failed {
+			if _, both := res.FailedAndUnresolvable[name]; !both {
+				d.NodeToStatus[name] = NewStatus(Unschedulable, msg)
+			}
+		}
+		feasible = res.Nodes
+	}
+	if record && len(feasible) != len(nodes) {
+		if d.UnschedulablePlugins == nil {
+			d.UnschedulablePlugins = sets.New[string]()
+		}
+		d.UnschedulablePlugins.Insert(ExtenderName)
+	}
+	if sc.early && !slices.Equal(feasible, nodes) {
+		sc.early = false
+	}
+	return feasible, nil
+}
+
+// scoreWithExtenders adds the scores of the extenders interested in pod to
+// totals and, unless scores is nil, to each node's NodePluginScores, as
+// kube-scheduler does after its score plugins: an extender's score of a
+// node, times its weight, times MaxNodeScore/MaxExtenderPriority (10),
+// appears under the extender's name after the plugins' scores. An
+// interested extender that does not prioritize appears with 0 on every
+// node, as in kube-scheduler. A Prioritize error, ignorable or not, only
+// means that extender gives no scores.
+//
+// nodes, scores and totals are index-aligned. The extenders are asked
+// concurrently; their scores are added in extender order.
+func (f *Framework) scoreWithExtenders(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, scores []NodePluginScores, totals []int64) {
+	var interested []Extender
+	for _, e := range f.extenders {
+		// Without a score list a zero score changes nothing.
+		if e.IsInterested(pod) && (e.IsPrioritizer() || scores != nil) {
+			interested = append(interested, e)
+		}
+	}
+	if len(interested) == 0 {
+		return
+	}
+	lists := make([]extenderv1.HostPriorityList, len(interested))
+	weights := make([]int64, len(interested))
+	var wg sync.WaitGroup
+	for k, e := range interested {
+		if !e.IsPrioritizer() {
+			lists[k] = make(extenderv1.HostPriorityList, len(nodes))
+			for i, ni := range nodes {
+				lists[k][i].Host = ni.Name()
+			}
+			continue
+		}
+		wg.Go(func() {
+			list, weight, err := e.Prioritize(ctx, pod, nodes)
+			if err != nil {
+				logr.FromContextOrDiscard(ctx).V(5).Info("Extender gives no scores: its prioritize call failed", "extender", e.Name(), "err", err)
+				return
+			}
+			lists[k], weights[k] = list, weight
+		})
+	}
+	wg.Wait()
+
+	index := make(map[string]int, len(nodes))
+	for i, ni := range nodes {
+		index[ni.Name()] = i
+	}
+	var added [][]PluginScore
+	if scores != nil {
+		added = make([][]PluginScore, len(nodes))
+	}
+	for k, list := range lists {
+		for _, hp := range list {
+			i, ok := index[hp.Host]
+			if !ok {
+				continue
+			}
+			score := hp.Score * weights[k] * extenderScoreScale
+			totals[i] += score
+			if added != nil {
+				added[i] = append(added[i], PluginScore{Name: interested[k].Name(), Score: score})
+			}
+		}
+	}
+	for i, extra := range added {
+		if len(extra) == 0 {
+			continue
+		}
+		// Score lists may be shared between nodes: never append in place.
+		scores[i].Scores = append(slices.Clip(scores[i].Scores), extra...)
+		scores[i].TotalScore = totals[i]
+	}
+}
+
+// BindWithExtenders offers the binding of pod to the node named nodeName
+// to the framework's extenders, as kube-scheduler does before its own bind
+// plugins: the first binding extender interested in the pod binds it. An
+// error from an ignorable extender passes the binding on to the next one.
+//
+// It reports whether an extender took the binding, and that extender's
+// error. When none did, the caller binds the pod itself; with client-go,
+// by creating a v1.Binding for the pod (Pods(ns).Bind). It returns false
+// and an error for a nil pod or an empty node name.
+func (f *Framework) BindWithExtenders(ctx context.Context, pod *v1.Pod, nodeName string) (bool, error) {
+	if pod == nil {
+		return false, errors.New("bind: nil pod")
+	}
+	if nodeName == "" {
+		return false, fmt.Errorf("bind: empty node name for pod %s/%s", pod.Namespace, pod.Name)
+	}
+	for _, e := range f.extenders {
+		if !e.IsBinder() || !e.IsInterested(pod) {
+			continue
+		}
+		err := e.Bind(ctx, &v1.Binding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
+			Target:     v1.ObjectReference{Kind: "Node", Name: nodeName},
+		})
+		if err != nil && e.IsIgnorable() {
+			logr.FromContextOrDiscard(ctx).Info("Ignoring an ignorable extender's bind error", "extender", e.Name(), "err", err)
+			continue
+		}
+		return true, err
+	}
+	return false, nil
+}
+
+// newCycleState returns the state of a scheduling cycle over nodes, as
+// Schedule sets it up, and the nodes' index.
+func (f *Framework) newCycleState(nodes []*nodeinfo.NodeInfo) (*CycleState, *nodeIndex, error) {
+	idx, err := f.indexNodes(nodes)
+	if err != nil {
+		return nil, nil, err
+	}
+	state := NewCycleState(nodes)
+	state.listers = f.listers
+	state.affinityNodes = idx.affinity
+	state.skipFilter = make([]bool, len(f.filters))
+	state.skipScore = make([]bool, len(f.scores))
+	return state, idx, nil
+}
+
+// Filter runs the profile's PreFilter and Filter plugins over nodes, as
+// Schedule does before scoring, and returns the feasible nodes, in the
+// order given, with the Diagnosis of the others. It is what an extender
+// serving kubesched plugins answers a filter call with (package
+// extender/server).
+//
+// Unlike Schedule it does not try a nominated node first, always starts at
+// the first node, and consults no extenders. It honours
+// percentageOfNodesToScore: build the framework
+// WithPercentageOfNodesToScore(100) for a verdict on every node, since
+// nodes left unevaluated are neither feasible nor in the Diagnosis. It
+// returns an error for bad input (nil pod, a nil node, duplicate names), a
+// cancelled context, or a plugin Error; "no node fits" is an empty result,
+// not an error. It does not modify pod or nodes and is safe to call
+// concurrently.
+func (f *Framework) Filter(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) ([]*nodeinfo.NodeInfo, Diagnosis, error) {
+	d := Diagnosis{NodeToStatus: map[string]*Status{}}
+	if pod == nil {
+		return nil, d, errors.New("filter: nil pod")
+	}
+	if len(nodes) == 0 {
+		return nil, d, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, d, err
+	}
+	state, idx, err := f.newCycleState(nodes)
+	if err != nil {
+		return nil, d, fmt.Errorf("filter: %w", err)
+	}
+	preRes, status, narrowedBy := f.runPreFilter(ctx, state, pod, nodes)
+	if narrowedBy.Len() > 0 {
+		d.UnschedulablePlugins = narrowedBy
+	}
+	if status != nil {
+		if !status.IsRejected() {
+			return nil, d, status.AsError()
+		}
+		for _, ni := range nodes {
+			d.NodeToStatus[ni.Name()] = status
+		}
+		d.PreFilterMsg = status.Message()
+		d.addPluginStatus(status)
+		return nil, d, nil
+	}
+	sc := &scoring{f: f, buf: f.scratch.Get().(*scratch)}
+	defer sc.release()
+	candidates := nodes
+	if !preRes.AllNodes() {
+		candidates, _ = f.narrow(nodes, idx, preRes, &d)
+	}
+	feasible, err := f.filterNodes(ctx, state, pod, candidates, &d, false, sc)
+	if err != nil {
+		return nil, d, err
+	}
+	// feasible is the pooled buffer, recycled when sc is released.
+	return slices.Clone(feasible), d, nil
+}
+
+// Score runs the profile's PreScore, Score and NormalizeScore plugins over
+// nodes, which are taken to be feasible, applies the weights, and returns
+// each node's scores as Schedule's Result.NodeScores holds them, in the
+// order given. With WithoutNodeScores only the names and totals are
+// filled in. PreFilter runs first, since score plugins may read what it
+// computes; its verdict is ignored, its errors are not.
+//
+// It is what an extender serving kubesched plugins answers a prioritize
+// call with (package extender/server). It consults no extenders, returns
+// an error for bad input, a cancelled context or a plugin error, and is
+// safe to call concurrently.
+func (f *Framework) Score(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) ([]NodePluginScores, error) {
+	if pod == nil {
+		return nil, errors.New("score: nil pod")
+	}
+	if len(nodes) == 0 {
+		return nil, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	state, _, err := f.newCycleState(nodes)
+	if err != nil {
+		return nil, fmt.Errorf("score: %w", err)
+	}
+	if _, s, _ := f.runPreFilter(ctx, state, pod, nodes); s != nil && !s.IsRejected() {
+		return nil, s.AsError()
+	}
+	sc := &scoring{f: f, buf: f.scratch.Get().(*scratch)}
+	defer sc.release()
+	out, totals, err := f.scoreNodes(ctx, state, pod, nodes, sc)
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		out = make([]NodePluginScores, len(nodes))
+		for i, ni := range nodes {
+			out[i] = NodePluginScores{Name: ni.Name(), TotalScore: totals[i]}
+		}
+	}
+	return out, nil
+}
