@@ -29,6 +29,11 @@ const (
 // upstream orders them, so the plugin reported for a rejected node is the
 // one kube-scheduler reports.
 func DefaultPlugins() []framework.Option {
+	return defaultPlugins(&filter.NodeResourcesFit{})
+}
+
+// defaultPlugins is DefaultPlugins with fit as NodeResourcesFit's filter.
+func defaultPlugins(fit *filter.NodeResourcesFit) []framework.Option {
 	return []framework.Option{
 		framework.WithPlugin(filter.NodeUnschedulable{}, 0),
 		framework.WithPlugin(filter.NodeName{}, 0),
@@ -37,7 +42,7 @@ func DefaultPlugins() []framework.Option {
 		framework.WithPlugin(&filter.NodeAffinity{}, 0),
 		framework.WithPlugin(&score.NodeAffinity{}, NodeAffinityWeight),
 		framework.WithPlugin(&filter.NodePorts{}, 0),
-		framework.WithPlugin(&filter.NodeResourcesFit{}, 0),
+		framework.WithPlugin(fit, 0),
 		framework.WithPlugin(&score.NodeResourcesFit{}, NodeResourcesFitWeight),
 		framework.WithPlugin(filter.VolumeRestrictions{}, 0),
 		framework.WithPlugin(filter.VolumeZone{}, 0),

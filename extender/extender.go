@@ -1,0 +1,336 @@
+// Package extender calls scheduler extenders over HTTP as kube-scheduler
+// v1.36.3 does, so that a kubesched simulation includes a cluster's
+// extenders. A [Client] is built from the same configuration as an entry of
+// KubeSchedulerConfiguration's `extenders:` ([configv1.Extender]) and is a
+// [framework.Extender]:
+//
+//	c, err := extender.New(configv1.Extender{
+//		URLPrefix:      "http://127.0.0.1:8888",
+//		FilterVerb:     "filter",
+//		PrioritizeVerb: "prioritize",
+//		Weight:         1,
+//	})
+//	...
+//	f, err := kubesched.DefaultFramework(framework.WithExtender(c))
+//
+// kubesched.DefaultFrameworkWithExtenders does this for a whole list, and
+// also makes NodeResourcesFit ignore the managed resources marked
+// ignoredByScheduler, as kube-scheduler does.
+//
+// Requests and answers are kube-scheduler's wire types
+// (k8s.io/kube-scheduler/extender/v1), sent as JSON by POST to
+// urlPrefix/verb. Package extender/server is the other end: it serves
+// kubesched plugins, or plain functions, as an extender.
+package extender
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+	extenderv1 "k8s.io/kube-scheduler/extender/v1"
+
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// DefaultHTTPTimeout is kube-scheduler's limit on one extender call when
+// httpTimeout is not set.
+const DefaultHTTPTimeout = 5 * time.Second
+
+// maxErrorBody bounds how much of a non-200 answer an error quotes.
+const maxErrorBody = 512
+
+var _ framework.Extender = (*Client)(nil)
+
+// Client calls one HTTP scheduler extender. Build it with [New]; it is
+// safe for concurrent use.
+//
+// preemptVerb is accepted and never called: kubesched does not preempt.
+type Client struct {
+	urlPrefix        string
+	filterVerb       string
+	prioritizeVerb   string
+	bindVerb         string
+	weight           int64
+	nodeCacheCapable bool
+	ignorable        bool
+	managed          sets.Set[string]
+	timeout          time.Duration
+	http             *http.Client
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithTransport makes the client send its requests through rt instead of
+// the transport built from the configuration's TLS settings, for example
+// to trace them. httpTimeout still applies.
+func WithTransport(rt http.RoundTripper) Option {
+	return func(c *Client) {
+		if rt != nil {
+			c.http.Transport = rt
+		}
+	}
+}
+
+// New returns a client for the extender cfg describes. It validates cfg
+// as [Validate] does for a one-entry list (the paths start at "extender")
+// and reads the TLS files, and returns an error saying what is wrong. An
+// unset httpTimeout means [DefaultHTTPTimeout].
+func New(cfg configv1.Extender, opts ...Option) (*Client, error) {
+	if err := validateOne(&cfg); err != nil {
+		return nil, err
+	}
+	tc, err := tlsConfig(&cfg)
+	if err != nil {
+		return nil, fmt.Errorf("extender %s: %w", cfg.URLPrefix, err)
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.TLSClientConfig = tc
+	timeout := cfg.HTTPTimeout.Duration
+	if timeout == 0 {
+		timeout = DefaultHTTPTimeout
+	}
+	c := &Client{
+		urlPrefix:        cfg.URLPrefix,
+		filterVerb:       cfg.FilterVerb,
+		prioritizeVerb:   cfg.PrioritizeVerb,
+		bindVerb:         cfg.BindVerb,
+		weight:           cfg.Weight,
+		nodeCacheCapable: cfg.NodeCacheCapable,
+		ignorable:        cfg.Ignorable,
+		managed:          sets.New[string](),
+		timeout:          timeout,
+		http:             &http.Client{Transport: transport, Timeout: timeout},
+	}
+	for _, r := range cfg.ManagedResources {
+		c.managed.Insert(r.Name)
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
+}
+
+// Name returns the URL prefix, which is how kube-scheduler names an
+// extender, in NodePluginScores too.
+func (c *Client) Name() string { return c.urlPrefix }
+
+// IsIgnorable reports whether the configuration says ignorable.
+func (c *Client) IsIgnorable() bool { return c.ignorable }
+
+// IsFilter reports whether a filterVerb is configured.
+func (c *Client) IsFilter() bool { return c.filterVerb != "" }
+
+// IsPrioritizer reports whether a prioritizeVerb is configured.
+func (c *Client) IsPrioritizer() bool { return c.prioritizeVerb != "" }
+
+// IsBinder reports whether a bindVerb is configured.
+func (c *Client) IsBinder() bool { return c.bindVerb != "" }
+
+// IsInterested reports whether the extender wants pod: always when it
+// manages no resources, otherwise when a container or init container
+// requests or limits one of them. Pod-level resources and ephemeral
+// containers do not count, as in kube-scheduler.
+func (c *Client) IsInterested(pod *v1.Pod) bool {
+	if c.managed.Len() == 0 {
+		return true
+	}
+	if pod == nil {
+		return false
+	}
+	return c.managesAny(pod.Spec.Containers) || c.managesAny(pod.Spec.InitContainers)
+}
+
+func (c *Client) managesAny(containers []v1.Container) bool {
+	for i := range containers {
+		r := &containers[i].Resources
+		for name := range r.Requests {
+			if c.managed.Has(string(name)) {
+				return true
+			}
+		}
+		for name := range r.Limits {
+			if c.managed.Has(string(name)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Filter asks the extender which of nodes pod may use. It sends node names
+// if the extender is nodeCacheCapable, whole Node objects otherwise.
+//
+// As in kube-scheduler: a nodeCacheCapable extender's NodeNames answer
+// must name only nodes it was given, and the result holds those nodes'
+// own NodeInfos; otherwise the answer's Node objects are used, each in a
+// new NodeInfo with no pods and no images, which is what the score plugins
+// then see (kubernetes/kubernetes#141781). An answer with neither keeps no
+// node. The answer's Error field, a failed call or a bad answer is an
+// error. Without a filterVerb, nodes are returned unchanged.
+func (c *Client) Filter(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (framework.ExtenderFilterResult, error) {
+	if !c.IsFilter() {
+		return framework.ExtenderFilterResult{Nodes: nodes}, nil
+	}
+	var res extenderv1.ExtenderFilterResult
+	if err := c.send(ctx, c.filterVerb, c.args(pod, nodes), &res); err != nil {
+		return framework.ExtenderFilterResult{}, err
+	}
+	if res.Error != "" {
+		return framework.ExtenderFilterResult{}, errors.New(res.Error)
+	}
+	out := framework.ExtenderFilterResult{Failed: res.FailedNodes, FailedAndUnresolvable: res.FailedAndUnresolvableNodes}
+	switch {
+	case c.nodeCacheCapable && res.NodeNames != nil:
+		given := make(map[string]*nodeinfo.NodeInfo, len(nodes))
+		for _, ni := range nodes {
+			given[ni.Name()] = ni
+		}
+		out.Nodes = make([]*nodeinfo.NodeInfo, len(*res.NodeNames))
+		for i, name := range *res.NodeNames {
+			ni, ok := given[name]
+			if !ok {
+				return framework.ExtenderFilterResult{}, fmt.Errorf("extender %q claims a filtered node %q which is not found in the input node list", c.urlPrefix, name)
+			}
+			out.Nodes[i] = ni
+		}
+	case res.Nodes != nil:
+		out.Nodes = make([]*nodeinfo.NodeInfo, len(res.Nodes.Items))
+		for i := range res.Nodes.Items {
+			ni := nodeinfo.New(&res.Nodes.Items[i])
+			ni.ImageStates = map[string]*nodeinfo.ImageStateSummary{}
+			out.Nodes[i] = ni
+		}
+	}
+	return out, nil
+}
+
+// Prioritize asks the extender for its scores of nodes and returns them
+// with the configured weight. Without a prioritizeVerb every node scores 0
+// with weight 0, as in kube-scheduler.
+func (c *Client) Prioritize(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (extenderv1.HostPriorityList, int64, error) {
+	if !c.IsPrioritizer() {
+		zero := make(extenderv1.HostPriorityList, len(nodes))
+		for i, ni := range nodes {
+			zero[i].Host = ni.Name()
+		}
+		return zero, 0, nil
+	}
+	var res extenderv1.HostPriorityList
+	if err := c.send(ctx, c.prioritizeVerb, c.args(pod, nodes), &res); err != nil {
+		return nil, 0, err
+	}
+	return res, c.weight, nil
+}
+
+// Bind asks the extender to bind the pod binding names to
+// binding.Target.Name. The answer's Error field is returned as an error.
+func (c *Client) Bind(ctx context.Context, binding *v1.Binding) error {
+	if !c.IsBinder() {
+		return fmt.Errorf("extender %s has no bindVerb", c.urlPrefix)
+	}
+	if binding == nil {
+		return fmt.Errorf("extender %s: nil binding", c.urlPrefix)
+	}
+	args := &extenderv1.ExtenderBindingArgs{
+		PodName:      binding.Name,
+		PodNamespace: binding.Namespace,
+		PodUID:       binding.UID,
+		Node:         binding.Target.Name,
+	}
+	var res extenderv1.ExtenderBindingResult
+	if err := c.send(ctx, c.bindVerb, args, &res); err != nil {
+		return err
+	}
+	if res.Error != "" {
+		return errors.New(res.Error)
+	}
+	return nil
+}
+
+// args builds a filter or prioritize request: node names for a
+// nodeCacheCapable extender, whole nodes otherwise.
+func (c *Client) args(pod *v1.Pod, nodes []*nodeinfo.NodeInfo) *extenderv1.ExtenderArgs {
+	args := &extenderv1.ExtenderArgs{Pod: pod}
+	if c.nodeCacheCapable {
+		names := make([]string, len(nodes))
+		for i, ni := range nodes {
+			names[i] = ni.Name()
+		}
+		args.NodeNames = &names
+		return args
+	}
+	list := &v1.NodeList{Items: make([]v1.Node, len(nodes))}
+	for i, ni := range nodes {
+		list.Items[i] = *ni.Node()
+	}
+	args.Nodes = list
+	return args
+}
+
+// send POSTs args as JSON to urlPrefix/verb and decodes the answer into
+// result. Errors name the verb and the URL, and say when httpTimeout ran
+// out.
+func (c *Client) send(ctx context.Context, verb string, args, result any) error {
+	body, err := json.Marshal(args)
+	if err != nil {
+		return fmt.Errorf("encoding the %s request for extender %s: %w", verb, c.urlPrefix, err)
+	}
+	target := strings.TrimRight(c.urlPrefix, "/") + "/" + verb
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("failed %s with extender at URL %s: %w", verb, target, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return c.callError(ctx, verb, target, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg := fmt.Sprintf("failed %s with extender at URL %s, code %d", verb, target, resp.StatusCode)
+		quote, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		if q := strings.TrimSpace(string(quote)); q != "" {
+			msg += ": " + q
+		}
+		return errors.New(msg)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(result); err != nil {
+		if isTimeout(err) {
+			return c.callError(ctx, verb, target, err)
+		}
+		return fmt.Errorf("decoding the %s answer of extender at URL %s: %w", verb, target, err)
+	}
+	return nil
+}
+
+// callError describes a call that got no (whole) answer.
+func (c *Client) callError(ctx context.Context, verb, target string, err error) error {
+	// The URL is in our own message already.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	if ctx.Err() == nil && isTimeout(err) {
+		return fmt.Errorf("failed %s with extender at URL %s: no answer within httpTimeout %v: %w", verb, target, c.timeout, err)
+	}
+	return fmt.Errorf("failed %s with extender at URL %s: %w", verb, target, err)
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
