@@ -1,0 +1,99 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"strconv"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/extender/server"
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// priorityLabel marks the nodes the demo extender accepts; its value, an
+// integer, is the node's priority.
+const priorityLabel = "priority.lixueduan.com"
+
+// The demo's reasons for rejecting a node.
+const (
+	errReasonNoPriority = "node(s) didn't have label " + priorityLabel
+	errReasonNotHighest = "node(s) didn't have the highest " + priorityLabel
+)
+
+// The verbs the demo serves, each at "/" + verb.
+const (
+	verbFilter        = "filter"
+	verbFilterOnlyOne = "filter_onlyone"
+	verbPrioritize    = "prioritize"
+	verbBind          = "bind"
+)
+
+// newHandler serves the demo's four verbs. nodes, if not nil, answers
+// schedulers that send node names only (nodeCacheCapable); bind binds.
+func newHandler(nodes server.NodeSource, bind server.BindFunc, opts ...server.Option) (*server.Handler, error) {
+	opts = append([]server.Option{
+		server.Filter(verbFilter, server.EachNode(hasPriority)),
+		server.Filter(verbFilterOnlyOne, onlyHighest),
+		server.Prioritize(verbPrioritize, server.EachNodeScore(priorityScore)),
+		server.Bind(verbBind, bind),
+	}, opts...)
+	if nodes != nil {
+		opts = append(opts, server.WithNodes(nodes))
+	}
+	return server.New(opts...)
+}
+
+// hasPriority keeps the nodes carrying priorityLabel. Without it no
+// preemption can help, hence UnschedulableAndUnresolvable.
+func hasPriority(_ context.Context, _ *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+	if _, ok := ni.Labels()[priorityLabel]; ok {
+		return nil
+	}
+	return framework.NewStatus(framework.UnschedulableAndUnresolvable, errReasonNoPriority)
+}
+
+// priority returns the node's priorityLabel as an integer; a missing or
+// malformed label counts as 0.
+func priority(ni *nodeinfo.NodeInfo) int64 {
+	p, err := strconv.ParseInt(ni.Labels()[priorityLabel], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return p
+}
+
+// priorityScore scores a node by its priority, as is: kube-scheduler
+// multiplies it by the extender's weight and by 10 and does not check that
+// it is at most 10, so a priority of 20 counts twice as much as 10.
+func priorityScore(_ context.Context, _ *v1.Pod, ni *nodeinfo.NodeInfo) (int64, error) {
+	return priority(ni), nil
+}
+
+// onlyHighest keeps only the labelled node of highest priority (the first
+// by name among equals): a filter that leaves one node decides the
+// placement alone, whatever the scores, which is how the seed's extender
+// takes full control.
+func onlyHighest(_ context.Context, _ *v1.Pod, nodes []*nodeinfo.NodeInfo) ([]*nodeinfo.NodeInfo, framework.Diagnosis, error) {
+	d := framework.Diagnosis{NodeToStatus: map[string]*framework.Status{}}
+	var best *nodeinfo.NodeInfo
+	for _, ni := range nodes {
+		if _, ok := ni.Labels()[priorityLabel]; !ok {
+			d.NodeToStatus[ni.Name()] = framework.NewStatus(framework.UnschedulableAndUnresolvable, errReasonNoPriority)
+			continue
+		}
+		if best == nil || cmp.Or(cmp.Compare(priority(ni), priority(best)), cmp.Compare(best.Name(), ni.Name())) > 0 {
+			best = ni
+		}
+	}
+	if best == nil {
+		return nil, d, nil
+	}
+	for _, ni := range nodes {
+		if _, rejected := d.NodeToStatus[ni.Name()]; !rejected && ni != best {
+			d.NodeToStatus[ni.Name()] = framework.NewStatus(framework.Unschedulable, errReasonNotHighest)
+		}
+	}
+	return []*nodeinfo.NodeInfo{best}, d, nil
+}
