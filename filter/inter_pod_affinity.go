@@ -159,22 +159,20 @@ func placedTerms(pi *nodeinfo.PodInfo) *podaffinity.Terms {
 // returns Skip when there is nothing to check: the pod has no required
 // terms and no placed pod's required anti-affinity matches it. A term that
 // does not parse rejects the pod (UnschedulableAndUnresolvable), as in
-// kube-scheduler, even a preferred one; a namespace lister failure is an
-// Error.
+// kube-scheduler, even a preferred one; a namespace lister failure or a
+// done ctx is an Error.
 //
 // antiNodes are the nodes among nodes that hold pods with required
-// anti-affinity: without terms of its own, the pod needs only those.
-func newInterPodAffinityState(lister podaffinity.NamespaceLister, pod *v1.Pod, nodes, antiNodes []*nodeinfo.NodeInfo) (*interPodAffinityState, *framework.Status) {
+// anti-affinity: without terms of its own, the pod needs only those. The
+// nodes are counted on the state's workers, each into counts of its own,
+// merged at the end.
+func newInterPodAffinityState(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes, antiNodes []*nodeinfo.NodeInfo) (*interPodAffinityState, *framework.Status) {
+	lister := state.Listers().Namespaces
 	terms, err := podaffinity.Parse(pod)
 	if err != nil {
 		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("parsing pod: %+v", err))
 	}
-	s := &interPodAffinityState{
-		pod:                pod,
-		existingAnti:       &podaffinity.Counts{},
-		affinityCounts:     &podaffinity.Counts{},
-		antiAffinityCounts: &podaffinity.Counts{},
-	}
+	s := &interPodAffinityState{pod: pod}
 	if s.affinity, err = resolveTerms(terms.RequiredAffinity, lister); err != nil {
 		return nil, framework.AsStatus(err)
 	}
@@ -188,21 +186,39 @@ func newInterPodAffinityState(lister podaffinity.NamespaceLister, pod *v1.Pod, n
 	if !hasTerms {
 		nodes = antiNodes
 	}
-	for _, ni := range nodes {
-		// A node without pods counts nothing; every count is by a node label.
-		nodeLabels := ni.Labels()
-		if len(ni.Pods) == 0 || ni.Node() == nil || len(nodeLabels) == 0 {
-			continue
-		}
-		for _, pi := range ni.PodsWithRequiredAntiAffinity {
-			t := placedTerms(pi)
-			s.countExisting(t.RequiredAntiAffinity, nodeLabels, 1)
-		}
-		if hasTerms {
-			for _, pi := range ni.Pods {
-				s.countIncoming(pi.Pod, nodeLabels, 1)
+	partial := make([]interPodAffinityState, state.Workers(len(nodes)))
+	for i := range partial {
+		partial[i] = *s
+		partial[i].existingAnti = &podaffinity.Counts{}
+		partial[i].affinityCounts = &podaffinity.Counts{}
+		partial[i].antiAffinityCounts = &podaffinity.Counts{}
+	}
+	state.ParallelChunks(ctx, len(nodes), func(worker, start, end int) {
+		p := &partial[worker]
+		for _, ni := range nodes[start:end] {
+			// A node without pods counts nothing; every count is by a node label.
+			nodeLabels := ni.Labels()
+			if len(ni.Pods) == 0 || ni.Node() == nil || len(nodeLabels) == 0 {
+				continue
+			}
+			for _, pi := range ni.PodsWithRequiredAntiAffinity {
+				p.countExisting(placedTerms(pi).RequiredAntiAffinity, nodeLabels, 1)
+			}
+			if hasTerms {
+				for _, pi := range ni.Pods {
+					p.countIncoming(pi.Pod, nodeLabels, 1)
+				}
 			}
 		}
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, framework.AsStatus(err)
+	}
+	s.existingAnti, s.affinityCounts, s.antiAffinityCounts = partial[0].existingAnti, partial[0].affinityCounts, partial[0].antiAffinityCounts
+	for _, p := range partial[1:] {
+		s.existingAnti.Merge(p.existingAnti)
+		s.affinityCounts.Merge(p.affinityCounts)
+		s.antiAffinityCounts.Merge(p.antiAffinityCounts)
 	}
 	if !hasTerms && s.existingAnti.Len() == 0 {
 		return nil, skip
@@ -225,9 +241,10 @@ func resolveTerms(terms []podaffinity.Term, lister podaffinity.NamespaceLister) 
 // required anti-affinity, those pods' terms that match pod; and, if pod has
 // required terms, the pods on every node that match them. It returns Skip
 // when there is nothing to check, UnschedulableAndUnresolvable when a term
-// of pod does not parse, and Error when the namespace lister fails.
-func (pl *InterPodAffinity) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
-	s, status := newInterPodAffinityState(state.Listers().Namespaces, pod, nodes, state.NodesWithRequiredPodAntiAffinity(nodes))
+// of pod does not parse, and Error when the namespace lister fails or ctx
+// is done.
+func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	s, status := newInterPodAffinityState(ctx, state, pod, nodes, state.NodesWithRequiredPodAntiAffinity(nodes))
 	if status != nil {
 		return nil, status
 	}
@@ -267,7 +284,7 @@ func updateInterPodAffinity(state *framework.CycleState, pi *nodeinfo.PodInfo, n
 // UnschedulableAndUnresolvable for pod affinity, Unschedulable for pod
 // anti-affinity, then for placed pods' anti-affinity, in that order, as
 // kube-scheduler does. With state from PreFilter it does not allocate.
-func (pl *InterPodAffinity) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (pl *InterPodAffinity) Filter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
 	node := ni.Node()
 	if node == nil {
 		return errNilNode
@@ -279,7 +296,7 @@ func (pl *InterPodAffinity) Filter(_ context.Context, state *framework.CycleStat
 			nodes = []*nodeinfo.NodeInfo{ni}
 		}
 		var status *framework.Status
-		if s, status = newInterPodAffinityState(state.Listers().Namespaces, pod, nodes, state.NodesWithRequiredPodAntiAffinity(nodes)); status != nil {
+		if s, status = newInterPodAffinityState(ctx, state, pod, nodes, state.NodesWithRequiredPodAntiAffinity(nodes)); status != nil {
 			if status.IsSkip() {
 				return nil
 			}

@@ -1,9 +1,12 @@
 package framework
 
 import (
+	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
+	"github.com/kubesched/kubesched/internal/parallel"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -22,6 +25,8 @@ type CycleState struct {
 	// use.
 	affinityNodes *affinityNodes
 	slots         []any
+	// parallelism bounds the goroutines of [CycleState.ParallelChunks].
+	parallelism int
 	// skipFilter and skipScore are indexed by plugin position.
 	skipFilter, skipScore []bool
 }
@@ -39,6 +44,34 @@ func (s *CycleState) AllNodes() []*nodeinfo.NodeInfo {
 		return nil
 	}
 	return s.allNodes
+}
+
+// minPiecesPerWorker keeps ParallelChunks from starting goroutines for
+// loops too short to repay them.
+const minPiecesPerWorker = 256
+
+// ParallelChunks splits [0, pieces) into chunks of consecutive indexes and
+// calls fn for each on up to the framework's parallelism goroutines, with
+// the worker's number, from 0 to [CycleState.Workers](pieces)-1. A worker
+// runs its chunks one after another, so PreFilter and PreScore plugins can
+// count into per-worker values and merge them afterwards, without locks.
+// It returns when every call has returned; once ctx is done no further
+// chunk starts, so callers must check ctx before trusting the result. On
+// a nil state, or one not made by a framework, every chunk runs on worker
+// 0, in order.
+func (s *CycleState) ParallelChunks(ctx context.Context, pieces int, fn func(worker, start, end int)) {
+	parallel.ByWorker(ctx, s.Workers(pieces), pieces, fn)
+}
+
+// Workers returns how many workers [CycleState.ParallelChunks] uses for
+// pieces: at most the framework's parallelism and GOMAXPROCS (more
+// workers than CPUs would only add partial results to merge), and fewer
+// for short loops.
+func (s *CycleState) Workers(pieces int) int {
+	if s == nil {
+		return 1
+	}
+	return max(1, min(s.parallelism, runtime.GOMAXPROCS(0), pieces/minPiecesPerWorker))
 }
 
 // NodesWithPodAffinity returns the nodes among nodes that hold a pod with

@@ -41,6 +41,7 @@ func (f *Framework) Schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 	}
 	state := NewCycleState(nodes)
 	state.listers = f.listers
+	state.parallelism = f.parallelism
 	state.affinityNodes = idx.affinity
 	state.skipFilter = make([]bool, len(f.filters))
 	state.skipScore = make([]bool, len(f.scores))

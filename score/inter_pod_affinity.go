@@ -76,12 +76,12 @@ func (*InterPodAffinity) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool { 
 // It returns Skip when IgnorePreferredTermsOfExistingPods is set and the
 // pod has no preferred terms, or when no term matched on any node carrying
 // its topology key; Error when a term of the pod does not parse or the
-// namespace lister fails.
-func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) *framework.Status {
+// namespace lister fails or ctx is done.
+func (pl *InterPodAffinity) PreScore(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) *framework.Status {
 	if all := state.AllNodes(); len(all) > 0 {
 		nodes = all
 	}
-	scores, status := pl.domainScores(state, pod, nodes)
+	scores, status := pl.domainScores(ctx, state, pod, nodes)
 	if status != nil {
 		return status
 	}
@@ -89,8 +89,10 @@ func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleSt
 	return nil
 }
 
-// domainScores computes what PreScore writes, or Skip or Error.
-func (pl *InterPodAffinity) domainScores(state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*podaffinity.Counts, *framework.Status) {
+// domainScores computes what PreScore writes, or Skip or Error. The nodes
+// are scored on the state's workers, each into scores of its own, merged
+// at the end.
+func (pl *InterPodAffinity) domainScores(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*podaffinity.Counts, *framework.Status) {
 	lister := state.Listers().Namespaces
 	a := pod.Spec.Affinity
 	hasPreferred := a != nil &&
@@ -109,36 +111,52 @@ func (pl *InterPodAffinity) domainScores(state *framework.CycleState, pod *v1.Po
 	if err := resolveWeighted(terms.PreferredAntiAffinity, lister); err != nil {
 		return nil, framework.AsStatus(fmt.Errorf("updating PreferredAntiAffinityTerms: %w", err))
 	}
-	d := domainScorer{
-		pod:        pod,
-		terms:      &terms,
-		nsLabels:   podaffinity.NamespaceLabels(lister, pod.Namespace),
-		hardWeight: pl.args.HardWeight(),
-		scores:     &podaffinity.Counts{},
-	}
 	// Without preferred terms of the pod's own, only placed pods' terms
 	// can score, and only nodes holding such pods need a visit.
 	if !hasPreferred {
 		nodes = state.NodesWithPodAffinity(nodes)
 	}
-	for _, ni := range nodes {
-		// A node without pods scores nothing; every score is by a node label.
-		nodeLabels := ni.Labels()
-		if len(ni.Pods) == 0 || ni.Node() == nil || len(nodeLabels) == 0 {
-			continue
-		}
-		pods := ni.PodsWithAffinity
-		if hasPreferred {
-			pods = ni.Pods
-		}
-		for _, pi := range pods {
-			d.add(pi, nodeLabels)
+	partial := make([]domainScorer, state.Workers(len(nodes)))
+	for i := range partial {
+		partial[i] = domainScorer{
+			pod:        pod,
+			terms:      &terms,
+			nsLabels:   podaffinity.NamespaceLabels(lister, pod.Namespace),
+			hardWeight: pl.args.HardWeight(),
+			scores:     &podaffinity.Counts{},
 		}
 	}
-	if !d.matched {
+	state.ParallelChunks(ctx, len(nodes), func(worker, start, end int) {
+		d := &partial[worker]
+		for _, ni := range nodes[start:end] {
+			// A node without pods scores nothing; every score is by a node label.
+			nodeLabels := ni.Labels()
+			if len(ni.Pods) == 0 || ni.Node() == nil || len(nodeLabels) == 0 {
+				continue
+			}
+			pods := ni.PodsWithAffinity
+			if hasPreferred {
+				pods = ni.Pods
+			}
+			for _, pi := range pods {
+				d.add(pi, nodeLabels)
+			}
+		}
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, framework.AsStatus(err)
+	}
+	scores, matched := partial[0].scores, false
+	for i := range partial {
+		matched = matched || partial[i].matched
+		if i > 0 {
+			scores.Merge(partial[i].scores)
+		}
+	}
+	if !matched {
 		return nil, skip
 	}
-	return d.scores, nil
+	return scores, nil
 }
 
 func resolveWeighted(terms []podaffinity.WeightedTerm, lister podaffinity.NamespaceLister) error {
@@ -201,7 +219,7 @@ func (d *domainScorer) addTerm(t *podaffinity.Term, weight int32, pod *v1.Pod, n
 // state, as in unit tests) it computes them first over the state's nodes,
 // or over node alone if the state has none. Scores may be negative until
 // normalized. With state from PreScore it does not allocate.
-func (pl *InterPodAffinity) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+func (pl *InterPodAffinity) Score(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
 	node := ni.Node()
 	if node == nil {
 		return 0, errNilNode
@@ -213,7 +231,7 @@ func (pl *InterPodAffinity) Score(_ context.Context, state *framework.CycleState
 			nodes = []*nodeinfo.NodeInfo{ni}
 		}
 		var status *framework.Status
-		if scores, status = pl.domainScores(state, pod, nodes); status != nil {
+		if scores, status = pl.domainScores(ctx, state, pod, nodes); status != nil {
 			if status.IsSkip() {
 				return 0, nil
 			}

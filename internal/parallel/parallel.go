@@ -37,6 +37,13 @@ func Until(ctx context.Context, workers, pieces int, fn func(i int)) {
 // consecutive indexes, for work that carries state from one index to the
 // next.
 func Chunks(ctx context.Context, workers, pieces int, fn func(start, end int)) {
+	ByWorker(ctx, workers, pieces, func(_, start, end int) { fn(start, end) })
+}
+
+// ByWorker is [Chunks] also telling fn which worker, from 0 to
+// workers-1, runs the chunk. A worker runs its chunks one after another,
+// so work can accumulate into per-worker values without locking.
+func ByWorker(ctx context.Context, workers, pieces int, fn func(worker, start, end int)) {
 	if pieces <= 0 {
 		return
 	}
@@ -44,7 +51,7 @@ func Chunks(ctx context.Context, workers, pieces int, fn func(start, end int)) {
 	chunk := chunkSize(pieces, workers)
 	done := ctx.Done()
 	var next atomic.Int64
-	work := func() {
+	work := func(worker int) {
 		for {
 			select {
 			case <-done:
@@ -55,21 +62,21 @@ func Chunks(ctx context.Context, workers, pieces int, fn func(start, end int)) {
 			if start >= pieces {
 				return
 			}
-			fn(start, min(start+chunk, pieces))
+			fn(worker, start, min(start+chunk, pieces))
 		}
 	}
 	if workers == 1 {
-		work()
+		work(0)
 		return
 	}
 	var wg sync.WaitGroup
 	wg.Add(workers - 1)
-	for range workers - 1 {
+	for w := range workers - 1 {
 		go func() {
 			defer wg.Done()
-			work()
+			work(w + 1)
 		}()
 	}
-	work()
+	work(0)
 	wg.Wait()
 }

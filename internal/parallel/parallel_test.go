@@ -57,3 +57,37 @@ func TestUntilWithCancelledContextDoesNothing(t *testing.T) {
 		t.Fatalf("got %d calls on a cancelled context, want 0", calls.Load())
 	}
 }
+
+func TestByWorkerGivesEachWorkerItsOwnChunksOneAtATime(t *testing.T) {
+	t.Parallel()
+	const workers, pieces = 3, 10000
+	var busy [workers]atomic.Int32
+	var seen [workers]int // written only by its own worker
+	counts := make([]atomic.Int32, pieces)
+	ByWorker(context.Background(), workers, pieces, func(worker, start, end int) {
+		if worker < 0 || worker >= workers {
+			t.Errorf("worker %d out of [0, %d)", worker, workers)
+			return
+		}
+		if busy[worker].Add(1) != 1 {
+			t.Errorf("worker %d runs two chunks at once", worker)
+		}
+		for i := start; i < end; i++ {
+			counts[i].Add(1)
+			seen[worker]++
+		}
+		busy[worker].Add(-1)
+	})
+	total := 0
+	for _, n := range seen {
+		total += n
+	}
+	if total != pieces {
+		t.Errorf("workers saw %d indexes in all, want %d", total, pieces)
+	}
+	for i := range counts {
+		if got := counts[i].Load(); got != 1 {
+			t.Fatalf("index %d visited %d times, want 1", i, got)
+		}
+	}
+}

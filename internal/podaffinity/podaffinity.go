@@ -49,7 +49,10 @@ type Term struct {
 	matchLabels     []labelPair
 	onlyMatchLabels bool
 	namespaces      sets.Set[string]
-	nsSelector      labels.Selector
+	// oneNamespace is the only element of namespaces when it has exactly
+	// one, the usual case, which is then compared without hashing.
+	oneNamespace string
+	nsSelector   labels.Selector
 	// listNamespaces is set when nsSelector selects some but not
 	// necessarily all namespaces, and the term is not yet resolved: only
 	// then does Resolve have names to look up.
@@ -154,9 +157,9 @@ func parseTerm(pod *v1.Pod, in *v1.PodAffinityTerm) (Term, error) {
 		}
 	}
 	if len(in.Namespaces) == 0 && in.NamespaceSelector == nil {
-		t.namespaces = sets.New(pod.Namespace)
+		t.setNamespaces(sets.New(pod.Namespace))
 	} else {
-		t.namespaces = sets.New(in.Namespaces...)
+		t.setNamespaces(sets.New(in.Namespaces...))
 	}
 	// A nil selector parses to Nothing, an empty one to Everything; only
 	// the rest name a subset of namespaces.
@@ -171,7 +174,7 @@ func (t *Term) Matches(pod *v1.Pod, nsLabels labels.Set) bool {
 	if t.selector == nil {
 		return false
 	}
-	if !t.namespaces.Has(pod.Namespace) && !t.nsSelector.Matches(nsLabels) {
+	if !t.inNamespace(pod.Namespace) && !t.nsSelector.Matches(nsLabels) {
 		return false
 	}
 	if !t.onlyMatchLabels {
@@ -183,6 +186,20 @@ func (t *Term) Matches(pod *v1.Pod, nsLabels labels.Set) bool {
 		}
 	}
 	return true
+}
+
+func (t *Term) setNamespaces(namespaces sets.Set[string]) {
+	t.namespaces, t.oneNamespace = namespaces, ""
+	if len(namespaces) == 1 {
+		t.oneNamespace = namespaces.UnsortedList()[0]
+	}
+}
+
+func (t *Term) inNamespace(ns string) bool {
+	if t.oneNamespace != "" {
+		return ns == t.oneNamespace
+	}
+	return t.namespaces.Has(ns)
 }
 
 // MatchesAll reports whether pod matches every one of terms, resolved
@@ -219,10 +236,11 @@ func (t *Term) Resolve(lister NamespaceLister) (Term, error) {
 		return Term{}, err
 	}
 	r := *t
-	r.namespaces = t.namespaces.Clone()
+	namespaces := t.namespaces.Clone()
 	for _, ns := range list {
-		r.namespaces.Insert(ns.Name)
+		namespaces.Insert(ns.Name)
 	}
+	r.setNamespaces(namespaces)
 	r.listNamespaces = false
 	return r, nil
 }
@@ -249,27 +267,43 @@ func NamespaceLabels(lister NamespaceLister, name string) labels.Set {
 type Counts struct {
 	keys   []string
 	values []map[string]int64
+	// negative is how many counts are below zero. While there are none,
+	// adding a positive n cannot reach zero, and Add hashes the value once.
+	negative int
 }
 
 // Add adds n to the count of (key, value).
 func (c *Counts) Add(key, value string, n int64) {
+	if n == 0 {
+		return
+	}
 	k := c.index(key)
 	if k < 0 {
-		if n == 0 {
-			return
-		}
 		c.keys = append(c.keys, key)
 		c.values = append(c.values, map[string]int64{})
 		k = len(c.keys) - 1
 	}
 	values := c.values[k]
-	values[value] += n
-	if values[value] == 0 {
+	if n > 0 && c.negative == 0 {
+		values[value] += n
+		return
+	}
+	old := values[value]
+	switch updated := old + n; {
+	case updated == 0:
 		delete(values, value)
 		if len(values) == 0 {
 			c.keys = append(c.keys[:k], c.keys[k+1:]...)
 			c.values = append(c.values[:k], c.values[k+1:]...)
 		}
+	default:
+		values[value] = updated
+	}
+	if old < 0 {
+		c.negative--
+	}
+	if old+n < 0 {
+		c.negative++
 	}
 }
 
@@ -330,12 +364,31 @@ func (c *Counts) Sum(nodeLabels map[string]string) int64 {
 	return n
 }
 
+// Merge adds every count of other to c, as if each had been added to c.
+// other must not be used afterwards: c may take over its maps.
+func (c *Counts) Merge(other *Counts) {
+	if other == nil {
+		return
+	}
+	for k, key := range other.keys {
+		if c.index(key) >= 0 || other.negative > 0 {
+			for value, n := range other.values[k] {
+				c.Add(key, value, n)
+			}
+			continue
+		}
+		c.keys = append(c.keys, key)
+		c.values = append(c.values, other.values[k])
+	}
+}
+
 // Clone returns a deep copy.
 func (c *Counts) Clone() *Counts {
 	out := &Counts{}
 	if c == nil {
 		return out
 	}
+	out.negative = c.negative
 	out.keys = append([]string(nil), c.keys...)
 	out.values = make([]map[string]int64, len(c.values))
 	for k, values := range c.values {

@@ -243,6 +243,60 @@ func TestCountsDropZeroEntries(t *testing.T) {
 	}
 }
 
+func TestCountsMerge(t *testing.T) {
+	t.Parallel()
+	node := map[string]string{"zone": "a", "host": "n1"}
+	tests := []struct {
+		name      string
+		into, add func(*Counts)
+		wantSum   int64
+		wantLen   int
+	}{
+		{"a key only the other has is taken over",
+			func(c *Counts) { c.Add("zone", "a", 1) },
+			func(c *Counts) { c.Add("host", "n1", 2) },
+			3, 2},
+		{"counts of a shared key add up",
+			func(c *Counts) { c.Add("zone", "a", 1) },
+			func(c *Counts) { c.Add("zone", "a", 4); c.Add("zone", "b", 1) },
+			5, 1},
+		{"counts that cancel out leave no key",
+			func(c *Counts) { c.Add("zone", "a", 2) },
+			func(c *Counts) { c.Add("zone", "a", -2) },
+			0, 0},
+		{"a negative count taken over still cancels later",
+			func(c *Counts) {},
+			func(c *Counts) { c.Add("zone", "a", -1) },
+			-1, 1},
+		{"merging into an empty Counts copies everything",
+			func(c *Counts) {},
+			func(c *Counts) { c.Add("zone", "a", 1); c.Add("host", "n1", 1) },
+			2, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			into, add := &Counts{}, &Counts{}
+			tc.into(into)
+			tc.add(add)
+			into.Merge(add)
+			if got := into.Sum(node); got != tc.wantSum {
+				t.Errorf("Sum = %d, want %d", got, tc.wantSum)
+			}
+			if got := into.Len(); got != tc.wantLen {
+				t.Errorf("Len = %d, want %d", got, tc.wantLen)
+			}
+			// Whatever was merged must still reach zero exactly.
+			into.Add("zone", "a", -into.Get("zone", "a"))
+			into.Add("zone", "b", -into.Get("zone", "b"))
+			into.Add("host", "n1", -into.Get("host", "n1"))
+			if into.Len() != 0 {
+				t.Errorf("after cancelling every count Len = %d, want 0", into.Len())
+			}
+		})
+	}
+}
+
 func TestArgs(t *testing.T) {
 	t.Parallel()
 	w := func(v int32) *int32 { return &v }
