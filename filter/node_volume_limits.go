@@ -352,31 +352,28 @@ type boundVolume struct {
 
 // indexCSIObjects lists the storage objects; a nil lister holds none.
 func indexCSIObjects(l framework.Listers, withDrivers bool) (*csiObjects, error) {
-	o := &csiObjects{
-		claims:          map[string]map[string]*v1.PersistentVolumeClaim{},
-		volumes:         map[string]boundVolume{},
-		classes:         map[string]*storagev1.StorageClass{},
-		csiNodes:        map[string]*storagev1.CSINode{},
-		attached:        map[string][]csiVolume{},
-		requiredDrivers: map[string]bool{},
-	}
+	// Maps are sized up front: growing them is most of the cost.
 	claims, err := listAll(l.PersistentVolumeClaims)
 	if err != nil {
 		return nil, err
 	}
+	perNamespace := map[string]int{}
 	for _, c := range claims {
-		inNamespace := o.claims[c.Namespace]
-		if inNamespace == nil {
-			inNamespace = map[string]*v1.PersistentVolumeClaim{}
-			o.claims[c.Namespace] = inNamespace
-		}
-		addFirst(inNamespace, c.Name, c)
+		perNamespace[c.Namespace]++
+	}
+	o := &csiObjects{claims: make(map[string]map[string]*v1.PersistentVolumeClaim, len(perNamespace))}
+	for ns, n := range perNamespace {
+		o.claims[ns] = make(map[string]*v1.PersistentVolumeClaim, n)
+	}
+	for _, c := range claims {
+		addFirst(o.claims[c.Namespace], c.Name, c)
 	}
 	pvs, err := listAll(l.PersistentVolumes)
 	if err != nil {
 		return nil, err
 	}
 	byName := make(map[string]*v1.PersistentVolume, len(pvs))
+	o.volumes = make(map[string]boundVolume, len(pvs))
 	for _, pv := range pvs {
 		if addFirst(byName, pv.Name, pv) {
 			o.volumes[pv.Name] = newBoundVolume(pv)
@@ -386,6 +383,7 @@ func indexCSIObjects(l framework.Listers, withDrivers bool) (*csiObjects, error)
 	if err != nil {
 		return nil, err
 	}
+	o.classes = make(map[string]*storagev1.StorageClass, len(classes))
 	for _, sc := range classes {
 		addFirst(o.classes, sc.Name, sc)
 	}
@@ -393,6 +391,7 @@ func indexCSIObjects(l framework.Listers, withDrivers bool) (*csiObjects, error)
 	if err != nil {
 		return nil, err
 	}
+	o.csiNodes = make(map[string]*storagev1.CSINode, len(csiNodes))
 	for _, n := range csiNodes {
 		addFirst(o.csiNodes, n.Name, n)
 	}
@@ -400,6 +399,7 @@ func indexCSIObjects(l framework.Listers, withDrivers bool) (*csiObjects, error)
 	if err != nil {
 		return nil, err
 	}
+	o.attached = make(map[string][]csiVolume, len(attachments))
 	for _, va := range attachments {
 		// Only attachments of CSI volumes count, under the attacher's name.
 		if va.Spec.Attacher == "" || va.Spec.Source.PersistentVolumeName == nil {
@@ -419,13 +419,10 @@ func indexCSIObjects(l framework.Listers, withDrivers bool) (*csiObjects, error)
 		if err != nil {
 			return nil, err
 		}
-		seen := map[string]bool{}
+		o.requiredDrivers = make(map[string]bool, len(drivers))
 		for _, d := range drivers {
-			if !seen[d.Name] {
-				seen[d.Name] = true
-				p := d.Spec.PreventPodSchedulingIfMissing
-				o.requiredDrivers[d.Name] = p != nil && *p
-			}
+			p := d.Spec.PreventPodSchedulingIfMissing
+			addFirst(o.requiredDrivers, d.Name, p != nil && *p)
 		}
 	}
 	return o, nil

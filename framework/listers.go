@@ -2,6 +2,7 @@ package framework
 
 import (
 	"fmt"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
@@ -202,6 +203,9 @@ type list[T interface{ GetLabels() map[string]string }] []T
 
 // List returns the objects whose labels match selector (all for nil).
 func (l list[T]) List(selector labels.Selector) ([]T, error) {
+	if selector == nil || selector.Empty() {
+		return slices.Clone(l), nil
+	}
 	var out []T
 	for _, o := range l {
 		if selector == nil || selector.Matches(labels.Set(o.GetLabels())) {
