@@ -368,6 +368,10 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 		out = make([]NodePluginScores, n)
 	}
 	k := len(active)
+	var names []string // nil unless scored early
+	if sc.early {
+		names = sc.buf.names[:n]
+	}
 	parallel.Chunks(ctx, f.parallelism, n, func(start, end int) {
 		// The chunk's last few distinct score lists, most recent first.
 		var recent [4][]PluginScore
@@ -404,7 +408,13 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 				copy(recent[1:], recent[:len(recent)-1])
 				recent[0], found = scores, 0
 			}
-			out[i] = NodePluginScores{Name: nodes[i].Name(), Scores: recent[found], TotalScore: totals[i]}
+			var name string
+			if names != nil {
+				name = names[i]
+			} else {
+				name = nodes[i].Name()
+			}
+			out[i] = NodePluginScores{Name: name, Scores: recent[found], TotalScore: totals[i]}
 		}
 	})
 	if err := firstErr.Load(); err != nil {
