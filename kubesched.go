@@ -45,6 +45,7 @@ func defaultPlugins(fit *filter.NodeResourcesFit) []framework.Option {
 		framework.WithPlugin(fit, 0),
 		framework.WithPlugin(&score.NodeResourcesFit{}, NodeResourcesFitWeight),
 		framework.WithPlugin(filter.VolumeRestrictions{}, 0),
+		framework.WithPlugin(filter.NodeVolumeLimits{}, 0),
 		framework.WithPlugin(filter.VolumeZone{}, 0),
 		framework.WithPlugin(&filter.PodTopologySpread{}, 0),
 		framework.WithPlugin(&score.PodTopologySpread{}, PodTopologySpreadWeight),
