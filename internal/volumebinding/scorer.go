@@ -1,0 +1,195 @@
+package volumebinding
+
+import (
+	"fmt"
+	"math"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/noderesources"
+)
+
+// Args configure VolumeBinding's scoring, as kube-scheduler's
+// VolumeBindingArgs and StorageCapacityScoring feature gate do. The zero
+// value is kube-scheduler v1.36.3's default: no scoring.
+type Args struct {
+	// StorageCapacityScoring turns on the alpha StorageCapacityScoring
+	// gate's scoring: nodes are ranked by how full the pod's claims would
+	// make the storage they use there.
+	StorageCapacityScoring bool
+	// Shape maps a storage class's utilization (percent of capacity the
+	// pod requests, 0-100) to a score (0-10), with utilizations strictly
+	// increasing. Empty means the default, 10 at 0% falling to 0 at 100%,
+	// which favours nodes with more room. It must be nil unless
+	// StorageCapacityScoring is set.
+	Shape []noderesources.UtilizationShapePoint
+}
+
+// defaultShape is kube-scheduler's default scoring shape.
+var defaultShape = []noderesources.UtilizationShapePoint{{Utilization: 0, Score: noderesources.MaxShapeScore}, {Utilization: noderesources.MaxUtilization, Score: 0}}
+
+// Defaulted returns a with the default shape filled in when scoring is on.
+// a is not modified.
+func (a Args) Defaulted() Args {
+	if a.StorageCapacityScoring && len(a.Shape) == 0 {
+		a.Shape = defaultShape
+	}
+	return a
+}
+
+// Validate checks a after defaulting and returns every problem found,
+// each with its field path and in kube-scheduler's wording, or nil.
+func (a Args) Validate() error {
+	a = a.Defaulted()
+	p := field.NewPath("shape")
+	var errs field.ErrorList
+	switch {
+	case a.StorageCapacityScoring:
+		errs = validateShape(p, a.Shape)
+	case a.Shape != nil:
+		errs = field.ErrorList{field.Invalid(p, a.Shape, "unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring")}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("invalid VolumeBinding args: %w", errs.ToAggregate())
+}
+
+// validateShape checks a scoring shape as kube-scheduler does.
+func validateShape(p *field.Path, shape []noderesources.UtilizationShapePoint) field.ErrorList {
+	if len(shape) == 0 {
+		return field.ErrorList{field.Required(p, "at least one point must be specified")}
+	}
+	var errs field.ErrorList
+	for i := 1; i < len(shape); i++ {
+		if shape[i-1].Utilization >= shape[i].Utilization {
+			errs = append(errs, field.Invalid(p.Index(i).Child("utilization"), shape[i].Utilization, "values must be sorted in increasing order"))
+			break
+		}
+	}
+	for i, pt := range shape {
+		if pt.Utilization < 0 || pt.Utilization > noderesources.MaxUtilization {
+			errs = append(errs, field.Invalid(p.Index(i).Child("utilization"), pt.Utilization, fmt.Sprintf("not in valid range [0, %d]", noderesources.MaxUtilization)))
+		}
+		if pt.Score < 0 || pt.Score > noderesources.MaxShapeScore {
+			errs = append(errs, field.Invalid(p.Index(i).Child("score"), pt.Score, fmt.Sprintf("not in valid range [0, %d]", noderesources.MaxShapeScore)))
+		}
+	}
+	return errs
+}
+
+// Scorer ranks a node by the storage utilization the pod's claims would
+// cause there. It is immutable and safe for concurrent use.
+type Scorer struct {
+	// shape has its scores scaled to 0-100.
+	shape []noderesources.UtilizationShapePoint
+}
+
+// NewScorer validates args and returns the scorer, or nil when scoring is
+// off.
+func NewScorer(args Args) (*Scorer, error) {
+	if err := args.Validate(); err != nil {
+		return nil, err
+	}
+	args = args.Defaulted()
+	if !args.StorageCapacityScoring {
+		return nil, nil
+	}
+	s := &Scorer{shape: make([]noderesources.UtilizationShapePoint, len(args.Shape))}
+	for i, pt := range args.Shape {
+		s.shape[i] = noderesources.UtilizationShapePoint{Utilization: pt.Utilization, Score: pt.Score * int32(framework.MaxNodeScore/noderesources.MaxShapeScore)}
+	}
+	return s, nil
+}
+
+// classUse is what the pod would request of a storage class on a node,
+// against what the class has there.
+type classUse struct {
+	class               string
+	requested, capacity int64
+}
+
+// Score returns the node's score for the placement Check found there: the
+// mean, rounded, of the shape at each storage class's utilization. When
+// the placement binds existing volumes, it scores those (a class's
+// capacity is the sum of the chosen volumes' sizes); otherwise the
+// volumes to provision that have a CSIStorageCapacity (a class's capacity
+// is that object's capacity; unset counts as 0). A class with no capacity,
+// or with less than requested, scores as full. A placement with neither
+// scores 0. Arithmetic is kube-scheduler's int64 arithmetic, overflow
+// included.
+func (s *Scorer) Score(pl *Placement) int64 {
+	var uses []classUse
+	use := func(class string) *classUse {
+		for i := range uses {
+			if uses[i].class == class {
+				return &uses[i]
+			}
+		}
+		uses = append(uses, classUse{class: class})
+		return &uses[len(uses)-1]
+	}
+	if len(pl.static) > 0 {
+		for _, b := range pl.static {
+			u := use(b.pv.Spec.StorageClassName)
+			u.requested += storageRequest(b.claim)
+			size := b.pv.Spec.Capacity[v1.ResourceStorage]
+			u.capacity += size.Value()
+		}
+	} else {
+		for _, d := range pl.dynamic {
+			if d.capacity == nil {
+				continue
+			}
+			// kube-scheduler reads spec.storageClassName (and would crash
+			// without one; then the class comes from the annotation).
+			class := claimClass(d.claim)
+			if d.claim.Spec.StorageClassName != nil {
+				class = *d.claim.Spec.StorageClassName
+			}
+			u := use(class)
+			// Not a sum: claims of one class share the same capacity.
+			u.capacity = 0
+			if d.capacity.Capacity != nil {
+				u.capacity = d.capacity.Capacity.Value()
+			}
+			u.requested += storageRequest(d.claim)
+		}
+	}
+	if len(uses) == 0 {
+		return 0
+	}
+	var sum int64
+	for _, u := range uses {
+		utilization := int64(noderesources.MaxUtilization)
+		if u.capacity != 0 && u.requested <= u.capacity {
+			utilization = u.requested * noderesources.MaxUtilization / u.capacity
+		}
+		sum += shapeScore(s.shape, utilization)
+	}
+	return int64(math.Round(float64(sum) / float64(len(uses))))
+}
+
+func storageRequest(c *v1.PersistentVolumeClaim) int64 {
+	q := c.Spec.Resources.Requests[v1.ResourceStorage]
+	return q.Value()
+}
+
+// shapeScore evaluates the piecewise-linear function through shape at p:
+// flat before the first point and after the last, linear between points
+// with the division truncating toward zero.
+func shapeScore(shape []noderesources.UtilizationShapePoint, p int64) int64 {
+	for i, pt := range shape {
+		if p > int64(pt.Utilization) {
+			continue
+		}
+		if i == 0 {
+			return int64(pt.Score)
+		}
+		prev := shape[i-1]
+		return int64(prev.Score) + int64(pt.Score-prev.Score)*(p-int64(prev.Utilization))/int64(pt.Utilization-prev.Utilization)
+	}
+	return int64(shape[len(shape)-1].Score)
+}
