@@ -1,0 +1,161 @@
+package score_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubesched/kubesched/filter"
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/nodeinfo"
+	"github.com/kubesched/kubesched/score"
+)
+
+// volumeCluster has class "local" (pre-created volumes only), a claim "c"
+// of it asking for 5Gi, and volumes of 10Gi on node a, 20Gi on node b.
+func volumeCluster(t *testing.T) (framework.Listers, []*nodeinfo.NodeInfo) {
+	t.Helper()
+	wffc := storagev1.VolumeBindingWaitForFirstConsumer
+	class := "local"
+	onHost := func(name, host, size string) *v1.PersistentVolume {
+		return &v1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: v1.PersistentVolumeSpec{
+				StorageClassName: class,
+				Capacity:         v1.ResourceList{v1.ResourceStorage: resource.MustParse(size)},
+				NodeAffinity: &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+					MatchExpressions: []v1.NodeSelectorRequirement{{Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: []string{host}}},
+				}}}},
+			},
+			Status: v1.PersistentVolumeStatus{Phase: v1.VolumeAvailable},
+		}
+	}
+	l, err := framework.NewListers(
+		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: class}, VolumeBindingMode: &wffc, Provisioner: "kubernetes.io/no-provisioner"},
+		&v1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "c"},
+			Spec: v1.PersistentVolumeClaimSpec{
+				StorageClassName: &class,
+				Resources:        v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("5Gi")}},
+			},
+		},
+		onHost("pv-a", "a", "10Gi"), onHost("pv-b", "b", "20Gi"),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes []*nodeinfo.NodeInfo
+	for _, name := range []string{"a", "b", "c"} {
+		nodes = append(nodes, nodeinfo.New(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.LabelHostname: name}}}))
+	}
+	return l, nodes
+}
+
+func podWithClaim(claims ...string) *v1.Pod {
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "p"}}
+	for _, c := range claims {
+		pod.Spec.Volumes = append(pod.Spec.Volumes, v1.Volume{Name: c, VolumeSource: v1.VolumeSource{
+			PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: c},
+		}})
+	}
+	return pod
+}
+
+func TestVolumeBindingScoresNothingByDefault(t *testing.T) {
+	t.Parallel()
+	l, nodes := volumeCluster(t)
+	configured, err := score.NewVolumeBinding(score.VolumeBindingArgs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, pl := range map[string]*score.VolumeBinding{"the zero value": {}, "the default arguments": configured} {
+		state := framework.NewCycleState(nodes).SetListers(l)
+		if got := pl.PreScore(context.Background(), state, podWithClaim("c"), nodes); !got.IsSkip() {
+			t.Errorf("%s: PreScore = %v, want Skip", name, got)
+		}
+		if got, status := pl.Score(context.Background(), state, podWithClaim("c"), nodes[0]); got != 0 || status != nil {
+			t.Errorf("%s: Score = %d, %v; want 0", name, got, status)
+		}
+	}
+}
+
+func TestNewVolumeBindingRefusesAShapeWithoutScoring(t *testing.T) {
+	t.Parallel()
+	_, err := score.NewVolumeBinding(score.VolumeBindingArgs{Shape: []score.UtilizationShapePoint{{Utilization: 0, Score: 10}}})
+	if err == nil || !strings.Contains(err.Error(), "turn on the feature gate StorageCapacityScoring") {
+		t.Errorf("NewVolumeBinding = %v, want an error about the feature gate", err)
+	}
+}
+
+func TestVolumeBindingCapacityScoring(t *testing.T) {
+	t.Parallel()
+	l, nodes := volumeCluster(t)
+	packing, err := score.NewVolumeBinding(score.VolumeBindingArgs{
+		StorageCapacityScoring: true,
+		Shape:                  []score.UtilizationShapePoint{{Utilization: 0, Score: 0}, {Utilization: 100, Score: 10}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spreading, err := score.NewVolumeBinding(score.VolumeBindingArgs{StorageCapacityScoring: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		pl        *score.VolumeBinding
+		pod       *v1.Pod
+		preFilter bool // run filter.VolumeBinding's PreFilter first
+		want      []int64
+	}{
+		// 5Gi of 10Gi on a, of 20Gi on b; c has no volume and fails the filter.
+		{name: "the default shape favours the roomier volume", pl: spreading, pod: podWithClaim("c"), want: []int64{50, 75, 0}},
+		{name: "a rising shape favours the fuller volume", pl: packing, pod: podWithClaim("c"), want: []int64{50, 25, 0}},
+		{name: "the filter's PreFilter result is reused", pl: spreading, pod: podWithClaim("c"), preFilter: true, want: []int64{50, 75, 0}},
+		{name: "a pod without claims scores 0 everywhere", pl: spreading, pod: podWithClaim(), want: []int64{0, 0, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			state := framework.NewCycleState(nodes).SetListers(l)
+			if tt.preFilter {
+				if _, status := (filter.VolumeBinding{}).PreFilter(ctx, state, tt.pod, nodes); status != nil {
+					t.Fatalf("PreFilter = %v", status)
+				}
+			}
+			if !tt.pl.PodOnlyPreScore(state, tt.pod) {
+				t.Error("PodOnlyPreScore = false, want true")
+			}
+			if status := tt.pl.PreScore(ctx, state, tt.pod, nodes); status != nil {
+				t.Fatalf("PreScore = %v, want nil", status)
+			}
+			for i, ni := range nodes {
+				got, status := tt.pl.Score(ctx, state, tt.pod, ni)
+				if status != nil || got != tt.want[i] {
+					t.Errorf("Score(%s) = %d, %v; want %d", ni.Name(), got, status, tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestVolumeBindingScoreReportsBrokenClaims(t *testing.T) {
+	t.Parallel()
+	pl, err := score.NewVolumeBinding(score.VolumeBindingArgs{StorageCapacityScoring: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := nodeinfo.New(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "a"}})
+	if _, status := pl.Score(context.Background(), nil, podWithClaim("ghost"), node); status.Code() != framework.UnschedulableAndUnresolvable {
+		t.Errorf("Score(missing claim) status = %v, want UnschedulableAndUnresolvable", status)
+	}
+	if _, status := pl.Score(context.Background(), nil, podWithClaim(), nodeinfo.New(nil)); status.Code() != framework.Error {
+		t.Errorf("Score(nil node) status = %v, want Error", status)
+	}
+}
