@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -102,5 +103,57 @@ func TestPluginsCountTheSameOnOneWorkerAsOnMany(t *testing.T) {
 				t.Fatalf("pod %d, node %s: %v on many workers, %v on one", i, name, g, s)
 			}
 		}
+	}
+}
+
+// TestANodeChangedBetweenCyclesIsSeenByTheNext checks that the framework's
+// cached view of a node list (names, nodes holding pods with affinity) is
+// rebuilt when a NodeInfo changes, on a list long enough to be checked on
+// several workers.
+func TestANodeChangedBetweenCyclesIsSeenByTheNext(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	nodes := testcluster.Nodes(5000, testcluster.Basic)
+	cluster := nodeinfo.Build(nodes, nil)
+	f, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := testcluster.Pod("incoming", testcluster.Basic)
+	pod.Labels = map[string]string{"app": "web"}
+	if res, err := f.Schedule(context.Background(), pod, cluster); err != nil || res.FeasibleNodes != len(nodes) {
+		t.Fatalf("before the change: %v, %+v; want every node feasible", err, res)
+	}
+	// A pod that repels app=web from its zone arrives on the last node.
+	repeller := testcluster.Pod("repeller", testcluster.Basic)
+	repeller.Spec.NodeName = nodes[len(nodes)-1].Name
+	repeller.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: pod.Labels},
+			TopologyKey:   testcluster.ZoneLabel,
+		}},
+	}}
+	cluster[len(cluster)-1].AddPod(repeller)
+	res, err := f.Schedule(context.Background(), pod, cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zone, inZone := nodes[len(nodes)-1].Labels[testcluster.ZoneLabel], 0
+	for _, n := range nodes {
+		if n.Labels[testcluster.ZoneLabel] == zone {
+			inZone++
+		}
+	}
+	if want := len(nodes) - inZone; res.FeasibleNodes != want {
+		t.Errorf("after the change %d nodes feasible, want %d: the zone of the repeller is out", res.FeasibleNodes, want)
+	}
+}
+
+func TestTheFirstMissingNodeOfALongListIsNamed(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	cluster := nodeinfo.Build(testcluster.Nodes(5000, testcluster.Basic), nil)
+	cluster[4000], cluster[2600] = nil, nodeinfo.New(nil)
+	_, err := kubesched.Schedule(context.Background(), testcluster.Pod("p", testcluster.Basic), cluster)
+	if err == nil || !strings.Contains(err.Error(), "node 2600 of 5000 is nil or has no Node") {
+		t.Errorf("error %v, want it to name node 2600 of 5000", err)
 	}
 }

@@ -1,14 +1,17 @@
 package framework
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/kubesched/kubesched/internal/parallel"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -221,24 +224,63 @@ type nodeIndex struct {
 	affinity    *affinityNodes
 }
 
-// fingerprint identifies a node list by its NodeInfo pointers and their
-// generations, which change whenever a NodeInfo's node or pods change.
-func fingerprint(nodes []*nodeinfo.NodeInfo) (uint64, error) {
-	h := uint64(14695981039346656037)
-	for i, ni := range nodes {
-		if ni == nil || ni.Node() == nil {
-			return 0, fmt.Errorf("node %d of %d is nil or has no Node object", i, len(nodes))
-		}
-		h ^= uint64(ni.Generation)
-		h *= 1099511628211
-		h ^= uint64(i)
-		h *= 1099511628211
+// fingerprint identifies a node list by its NodeInfos' generations, which
+// change whenever a NodeInfo's node or pods change, and their positions.
+// It also checks that no node is nil. Each node contributes a mixed
+// value and the values are summed, so that workers can each take a share
+// of a large list: touching every NodeInfo is a cache miss apiece, and on
+// the critical path of every cycle.
+func (f *Framework) fingerprint(nodes []*nodeinfo.NodeInfo) (uint64, error) {
+	// Below this, the goroutines cost more than the misses they share.
+	const perWorker = 1024
+	workers := max(1, min(f.parallelism, runtime.GOMAXPROCS(0), len(nodes)/perWorker))
+	type partial struct {
+		sum uint64
+		bad int      // the first nil node seen, or -1
+		_   [48]byte // its own cache line
 	}
-	return h, nil
+	parts := make([]partial, workers)
+	for w := range parts {
+		parts[w].bad = -1
+	}
+	parallel.ByWorker(context.Background(), workers, len(nodes), func(w, start, end int) {
+		p := &parts[w]
+		for i := start; i < end; i++ {
+			ni := nodes[i]
+			if ni == nil || ni.Node() == nil {
+				if p.bad < 0 || i < p.bad {
+					p.bad = i
+				}
+				continue
+			}
+			p.sum += mix(uint64(ni.Generation) ^ uint64(i)*0x9e3779b97f4a7c15)
+		}
+	})
+	var sum uint64
+	bad := -1
+	for _, p := range parts {
+		sum += p.sum
+		if p.bad >= 0 && (bad < 0 || p.bad < bad) {
+			bad = p.bad
+		}
+	}
+	if bad >= 0 {
+		return 0, fmt.Errorf("node %d of %d is nil or has no Node object", bad, len(nodes))
+	}
+	return sum, nil
+}
+
+// mix is SplitMix64's finalizer: every input bit affects every output bit.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 func (f *Framework) indexNodes(nodes []*nodeinfo.NodeInfo) (*nodeIndex, error) {
-	fp, err := fingerprint(nodes)
+	fp, err := f.fingerprint(nodes)
 	if err != nil {
 		return nil, err
 	}
