@@ -25,6 +25,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -146,9 +147,10 @@ func WithNodes(src NodeSource) Option {
 
 // WithMaxRequestBytes limits request bodies to n bytes (default
 // [DefaultMaxRequestBytes]). A scheduler that is not nodeCacheCapable sends
-// every candidate Node object, several kilobytes each. Decoding may take a
-// few hundred times the body's size in the worst case (arrays of empty
-// objects), so keep the limit no larger than the node lists need.
+// every candidate Node object, several kilobytes each. A request may
+// allocate a few hundred times its size while it is answered (bodies
+// unusually dense in JSON objects are refused), so keep the limit no larger
+// than the node lists need.
 func WithMaxRequestBytes(n int64) Option {
 	return func(h *Handler) error {
 		if n <= 0 {
@@ -376,26 +378,46 @@ func (h *Handler) nodeInfos(ctx context.Context, w http.ResponseWriter, args *ex
 	return nodes, unknown, true
 }
 
+// Requests from a scheduler spend tens of bytes per JSON object or array.
+// A body far denser than that ("{},{},{},...") would decode into hundreds
+// of times its size in Go values: one v1.Node is 768 bytes. Bodies of at
+// least densityCheckFrom bytes must have minBytesPerObject bytes per '{' or
+// '[' on average, which bounds what a request allocates to a few hundred
+// times its size.
+const (
+	densityCheckFrom  = 1 << 10
+	minBytesPerObject = 12
+)
+
 // decode reads exactly one JSON value from body into v, writing a 413 or
 // 400 and returning false when it cannot.
 func decode(w http.ResponseWriter, body io.Reader, v any) bool {
-	dec := json.NewDecoder(body)
-	err := dec.Decode(v)
-	if err == nil {
-		if _, extra := dec.Token(); extra != io.EOF {
-			err = errors.Join(errors.New("data after the JSON value"), extra)
+	raw, err := io.ReadAll(body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", tooBig.Limit))
+			return false
 		}
-	}
-	if err == nil {
-		return true
-	}
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", tooBig.Limit))
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("reading request body: %v", err))
 		return false
 	}
-	writeError(w, http.StatusBadRequest, fmt.Sprintf("malformed request body: %v", err))
-	return false
+	if opens := bytes.Count(raw, []byte("{")) + bytes.Count(raw, []byte("[")); len(raw) >= densityCheckFrom && opens*minBytesPerObject > len(raw) {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("request body has %d JSON objects and arrays in %d bytes; a scheduler's requests have a few per hundred bytes", opens, len(raw)))
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	err = dec.Decode(v)
+	if err == nil {
+		if _, extra := dec.Token(); extra != io.EOF {
+			err = errors.New("data after the JSON value")
+		}
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("malformed request body: %v", err))
+		return false
+	}
+	return true
 }
 
 func writeError(w http.ResponseWriter, code int, msg string) {

@@ -1,0 +1,85 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/extender/server"
+	"github.com/kubesched/kubesched/filter"
+	"github.com/kubesched/kubesched/framework"
+)
+
+// FuzzHandler sends arbitrary bodies to every verb: the handler must not
+// panic, must answer with a known code and a JSON body, and must allocate
+// no more than a bounded multiple of its size limit.
+func FuzzHandler(f *testing.F) {
+	const limit = 1 << 14
+	// Decoding expands JSON: a small object in a list of nodes is a
+	// 768-byte v1.Node, then a NodeInfo, then a copy in the answer. The
+	// densest bodies the handler accepts cost about 200 bytes per byte.
+	const maxAllocPerByte = 400
+	fw, err := framework.New(
+		framework.WithPlugin(filter.NodeUnschedulable{}, 0),
+		framework.WithPlugin(filter.TaintToleration{}, 0),
+		framework.WithPercentageOfNodesToScore(100),
+	)
+	if err != nil {
+		f.Fatal(err)
+	}
+	h, err := server.New(
+		server.Filter("filter", server.EachNode(zoneA)),
+		server.Filter("plugins", fw.Filter),
+		server.Prioritize("prioritize", server.EachNodeScore(podCount)),
+		server.Prioritize("framework", server.FrameworkPrioritize(fw)),
+		server.Bind("bind", func(context.Context, *v1.Binding) error { return nil }),
+		server.WithNodes(source),
+		server.WithMaxRequestBytes(limit),
+	)
+	if err != nil {
+		f.Fatal(err)
+	}
+	paths := []string{"/filter", "/plugins", "/prioritize", "/framework", "/bind"}
+	for i, seed := range []string{
+		wholeNodes(node("n1", "a"), node("n2", "b")),
+		nodeNames("n1", "n2", "n9"),
+		nodeNames("n1", "n1"),
+		`{"PodName":"p","PodNamespace":"ns","PodUID":"u","Node":"n1"}`,
+		`{"Pod":{"spec":{"tolerations":[{"key":"k","operator":"Exists"}]}},"Nodes":{"items":[{"spec":{"taints":[{"key":"k","effect":"NoSchedule"}]}},{}]}}`,
+		`{"Pod":{},"Nodes":{"items":[` + strings.Repeat("{},", limit/3-40) + `{}]}}`,
+		`{"Pod":{"spec":{"containers":[` + strings.Repeat("{},", limit/3-40) + `{}]}},"NodeNames":[]}`,
+		// As dense as the handler accepts.
+		`{"Pod":{},"Nodes":{"items":[` + strings.Repeat(`{"kind":"x"},`, limit/13-10) + `{}]}}`,
+		`{"Pod":{"spec":{"containers":[` + strings.Repeat(`{"name":"x"},`, limit/13-10) + `{}]}},"NodeNames":[]}`,
+		`{"Pod":{"metadata":{"name":"\ud800"}},"NodeNames":null}`,
+		`{"Pod":{"spec":{"containers":[{"resources":{"requests":{"cpu":"1e1000000"}}}]}},"Nodes":{"items":[{}]}}`,
+		"{", "null", "[]", `"x"`, "{} {}", "",
+	} {
+		f.Add(uint8(i), []byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, verb uint8, body []byte) {
+		path := paths[int(verb)%len(paths)]
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("POST", path, bytes.NewReader(body)))
+		runtime.ReadMemStats(&after)
+		switch rec.Code {
+		case 200, 400, 413, 500:
+		default:
+			t.Fatalf("%s answered %d", path, rec.Code)
+		}
+		if !json.Valid(rec.Body.Bytes()) {
+			t.Fatalf("%s answered %d with invalid JSON %q", path, rec.Code, rec.Body.String())
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > maxAllocPerByte*limit {
+			t.Fatalf("%s allocated %d bytes for a body of %d (limit %d)", path, alloc, len(body), limit)
+		}
+	})
+}
