@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 
+	"github.com/kubesched/kubesched/internal/parallel"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -324,15 +326,12 @@ func (f *Framework) newCycleState(nodes []*nodeinfo.NodeInfo) (*CycleState, *nod
 // serving kubesched plugins answers a filter call with (package
 // extender/server).
 //
-// Unlike Schedule it does not try a nominated node first, always starts at
-// the first node, and consults no extenders. It honours
-// percentageOfNodesToScore: build the framework
-// WithPercentageOfNodesToScore(100) for a verdict on every node, since
-// nodes left unevaluated are neither feasible nor in the Diagnosis. It
-// returns an error for bad input (nil pod, a nil node, duplicate names), a
-// cancelled context, or a plugin Error; "no node fits" is an empty result,
-// not an error. It does not modify pod or nodes and is safe to call
-// concurrently.
+// Unlike Schedule it gives every node a verdict (percentageOfNodesToScore
+// does not apply), does not try a nominated node first, and consults no
+// extenders. It returns an error for bad input (nil pod, a nil node,
+// duplicate names), a cancelled context, or a plugin Error; "no node fits"
+// is an empty result, not an error. It does not modify pod or nodes and is
+// safe to call concurrently.
 func (f *Framework) Filter(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) ([]*nodeinfo.NodeInfo, Diagnosis, error) {
 	d := Diagnosis{NodeToStatus: map[string]*Status{}}
 	if pod == nil {
@@ -363,18 +362,46 @@ func (f *Framework) Filter(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.N
 		d.addPluginStatus(status)
 		return nil, d, nil
 	}
-	sc := &scoring{f: f, buf: f.scratch.Get().(*scratch)}
-	defer sc.release()
 	candidates := nodes
 	if !preRes.AllNodes() {
 		candidates, _ = f.narrow(nodes, idx, preRes, &d)
 	}
-	feasible, err := f.filterNodes(ctx, state, pod, candidates, &d, false, sc)
-	if err != nil {
+	var filters []FilterPlugin
+	for i, pl := range f.filters {
+		if !state.skipFilter[i] {
+			filters = append(filters, pl)
+		}
+	}
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	statuses := make([]*Status, len(candidates))
+	var firstErr atomic.Pointer[Status]
+	parallel.Until(ctx, f.parallelism, len(candidates), func(i int) {
+		s := runFilters(ctx, filters, state, pod, candidates[i])
+		if s.IsSuccess() || s.IsRejected() {
+			statuses[i] = s
+			return
+		}
+		firstErr.CompareAndSwap(nil, s)
+		cancel()
+	})
+	if s := firstErr.Load(); s != nil {
+		return nil, d, s.AsError()
+	}
+	if err := parent.Err(); err != nil {
 		return nil, d, err
 	}
-	// feasible is the pooled buffer, recycled when sc is released.
-	return slices.Clone(feasible), d, nil
+	feasible := make([]*nodeinfo.NodeInfo, 0, len(candidates))
+	for i, ni := range candidates {
+		if s := statuses[i]; s != nil {
+			d.NodeToStatus[ni.Name()] = s
+			d.addPluginStatus(s)
+			continue
+		}
+		feasible = append(feasible, ni)
+	}
+	return feasible, d, nil
 }
 
 // Score runs the profile's PreScore, Score and NormalizeScore plugins over

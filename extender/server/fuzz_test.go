@@ -28,7 +28,6 @@ func FuzzHandler(f *testing.F) {
 	fw, err := framework.New(
 		framework.WithPlugin(filter.NodeUnschedulable{}, 0),
 		framework.WithPlugin(filter.TaintToleration{}, 0),
-		framework.WithPercentageOfNodesToScore(100),
 	)
 	if err != nil {
 		f.Fatal(err)

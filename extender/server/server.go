@@ -2,8 +2,7 @@
 // kube-scheduler (or a kubesched framework, with package extender) can
 // call kubesched plugins, or plain functions, over HTTP:
 //
-//	f, _ := framework.New(framework.WithPlugin(myFilter, 0), framework.WithPlugin(myScore, 1),
-//		framework.WithPercentageOfNodesToScore(100))
+//	f, _ := framework.New(framework.WithPlugin(myFilter, 0), framework.WithPlugin(myScore, 1))
 //	h, err := server.New(
 //		server.Filter("filter", f.Filter),
 //		server.Prioritize("prioritize", server.FrameworkPrioritize(f)),

@@ -302,7 +302,6 @@ func TestAFrameworkServesItsPlugins(t *testing.T) {
 	f, err := framework.New(
 		framework.WithPlugin(filter.NodeUnschedulable{}, 0),
 		framework.WithPlugin(&prefer{"n2": 80, "n3": 20}, 1),
-		framework.WithPercentageOfNodesToScore(100),
 	)
 	if err != nil {
 		t.Fatal(err)
