@@ -4,10 +4,12 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/yaml"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched"
@@ -60,5 +62,41 @@ func TestDefaultFrameworkWithExtendersSaysWhichExtenderIsWrong(t *testing.T) {
 				t.Errorf("err = %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// The seed's configuration, as a ConfigMap would hold it.
+const seedConfig = `
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+  - schedulerName: i-scheduler-extender
+leaderElection:
+  leaderElect: false
+extenders:
+- urlPrefix: "http://localhost:8080"
+  enableHTTPS: false
+  filterVerb: "filter_onlyone"
+  prioritizeVerb: "prioritize"
+  bindVerb: "bind"
+  weight: 1
+  nodeCacheCapable: true
+  httpTimeout: 30s
+  managedResources:
+  - name: nvidia.com/gpu
+    ignoredByScheduler: true
+`
+
+func TestAKubeSchedulerConfigurationsExtendersBuildAFramework(t *testing.T) {
+	t.Parallel()
+	var cfg configv1.KubeSchedulerConfiguration
+	if err := yaml.NewYAMLOrJSONDecoder(strings.NewReader(seedConfig), 4096).Decode(&cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Extenders) != 1 || cfg.Extenders[0].HTTPTimeout.Duration != 30*time.Second || !cfg.Extenders[0].ManagedResources[0].IgnoredByScheduler {
+		t.Fatalf("decoded %+v", cfg.Extenders)
+	}
+	if _, err := kubesched.DefaultFrameworkWithExtenders(cfg.Extenders); err != nil {
+		t.Fatal(err)
 	}
 }
