@@ -101,6 +101,14 @@ func labelled(kv ...string) volumeOpt {
 	}
 }
 
+// takenBy binds the volume to the claim, as the PV controller does.
+func takenBy(claim string) volumeOpt {
+	return func(pv *v1.PersistentVolume) {
+		pv.Spec.ClaimRef = &v1.ObjectReference{Namespace: "default", Name: claim, UID: types.UID("uid-" + claim)}
+		pv.Status.Phase = v1.VolumeBound
+	}
+}
+
 func class(name string, mode storagev1.VolumeBindingMode, provisioner string, topologies ...v1.TopologySelectorTerm) *storagev1.StorageClass {
 	return &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name}, VolumeBindingMode: &mode, Provisioner: provisioner, AllowedTopologies: topologies}
 }
@@ -155,7 +163,7 @@ func nodeIn(name, zone string, kv ...string) node {
 	return node{name: name, labels: l}
 }
 
-func listers(t *testing.T, objs ...runtime.Object) framework.Listers {
+func listers(t testing.TB, objs ...runtime.Object) framework.Listers {
 	t.Helper()
 	l, err := framework.NewListers(objs...)
 	if err != nil {
@@ -165,7 +173,7 @@ func listers(t *testing.T, objs ...runtime.Object) framework.Listers {
 }
 
 // newClaims is NewClaims that fails the test on any status.
-func newClaims(t *testing.T, pod *v1.Pod, objs ...runtime.Object) *volumebinding.Claims {
+func newClaims(t testing.TB, pod *v1.Pod, objs ...runtime.Object) *volumebinding.Claims {
 	t.Helper()
 	c, status := volumebinding.NewClaims(listers(t, objs...), pod)
 	if status != nil {

@@ -124,13 +124,22 @@ func admits(affinity *nodeaffinity.Selector, node *v1.Node) bool {
 // does not admit the node), else the smallest candidate that admits the
 // node and is not taken, the first listed among equals.
 func (u *unboundClaim) match(node *v1.Node, taken []*v1.PersistentVolume) *v1.PersistentVolume {
+	list := &u.candidates
+	// Merge the two index lists to visit candidates in list order.
+	anyHost, onHost := list.anyHost, list.onHost[node.Labels[v1.LabelHostname]]
 	var best *candidate
-	for i := range u.candidates {
-		cand := &u.candidates[i]
+	for len(anyHost) > 0 || len(onHost) > 0 {
+		var i int
+		if len(onHost) == 0 || len(anyHost) > 0 && anyHost[0] < onHost[0] {
+			i, anyHost = anyHost[0], anyHost[1:]
+		} else {
+			i, onHost = onHost[0], onHost[1:]
+		}
+		cand := &list.all[i]
 		if isTaken(cand.pv, taken) {
 			continue
 		}
-		ok := admits(cand.affinity, node)
+		ok := cand.affinity.admits(node)
 		if cand.prebound {
 			if !ok {
 				return nil

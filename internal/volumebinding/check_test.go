@@ -354,3 +354,34 @@ func TestClaimsAreSortedBySizeBeforeMatching(t *testing.T) {
 		t.Errorf("Check = %v, %v; want a fit", got.Reasons(), status)
 	}
 }
+
+func TestCheckIsSafeForConcurrentUse(t *testing.T) {
+	t.Parallel()
+	// Volumes compile their affinity on first use: nodes checked at once
+	// race for it.
+	objs := []runtime.Object{localClass, claim("c", inClass("local"), requesting("1Gi"))}
+	for _, host := range []string{"a", "b", "c", "d"} {
+		objs = append(objs, volume("pv-"+host, "local", "10Gi", onHost(host)), volume("zoned-"+host, "local", "20Gi", inZone(host)))
+	}
+	claims := newClaims(t, podUsing("c"), objs...)
+	done := make(chan volumebinding.Conflicts)
+	for range 8 {
+		for _, host := range []string{"a", "b", "c", "d", "e"} {
+			go func() {
+				got, _ := claims.Check(host, map[string]string{v1.LabelHostname: host, v1.LabelTopologyZone: "x"}, nil)
+				done <- got
+			}()
+		}
+	}
+	var rejected int
+	for range 8 * 5 {
+		if <-done != 0 {
+			rejected++
+		}
+	}
+	if rejected != 8 {
+		t.Errorf("%d checks rejected, want 8 (node e's)", rejected)
+	}
+}
+
+func inZone(zone string) volumeOpt { return requiring(in(v1.LabelTopologyZone, zone)) }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -33,6 +34,7 @@ type snapshot struct {
 	drivers        map[string]*storagev1.CSIDriver
 	capacities     []*storagev1.CSIStorageCapacity
 	listedCaps     bool
+	affinities     map[*v1.PersistentVolume]*lazyAffinity
 }
 
 func cacheKey(m *metav1.ObjectMeta) string {
@@ -301,6 +303,37 @@ func claimSelector(c *v1.PersistentVolumeClaim) (labels.Selector, error) {
 	return metav1.LabelSelectorAsSelector(c.Spec.Selector)
 }
 
+// lazyAffinity is a volume's node affinity, compiled on first use: a
+// cluster of local volumes has one or more per node, and Filter visits
+// only those of the nodes it filters. Safe for concurrent use.
+type lazyAffinity struct {
+	once     sync.Once
+	affinity *v1.VolumeNodeAffinity
+	compiled *nodeaffinity.Selector
+}
+
+func (a *lazyAffinity) compile() { a.compiled = compileAffinity(a.affinity) }
+
+// admits reports whether the volume may be used on node.
+func (a *lazyAffinity) admits(node *v1.Node) bool {
+	a.once.Do(a.compile)
+	return a.compiled == nil || a.compiled.Matches(node)
+}
+
+// affinityOf returns pv's lazily compiled affinity, one per volume however
+// many claims consider it.
+func (s *snapshot) affinityOf(pv *v1.PersistentVolume) *lazyAffinity {
+	if a, ok := s.affinities[pv]; ok {
+		return a
+	}
+	if s.affinities == nil {
+		s.affinities = map[*v1.PersistentVolume]*lazyAffinity{}
+	}
+	a := &lazyAffinity{affinity: pv.Spec.NodeAffinity}
+	s.affinities[pv] = a
+	return a
+}
+
 // compileAffinity compiles a volume's required node affinity; nil means
 // any node.
 func compileAffinity(a *v1.VolumeNodeAffinity) *nodeaffinity.Selector {
@@ -310,12 +343,25 @@ func compileAffinity(a *v1.VolumeNodeAffinity) *nodeaffinity.Selector {
 	return nodeaffinity.NewSelector(a.Required)
 }
 
-// candidates returns the volumes a claim could bind on some node: those
-// passing every check that does not depend on the node, in order. A
+// candidateList is the volumes a claim could bind on some node: those
+// passing every check that does not depend on the node, in list order. A
 // volume pre-bound to the claim (its claimRef names it) skips the checks
 // of phase, selector and access modes, as in kube-scheduler.
-func candidates(c *v1.PersistentVolumeClaim, request resource.Quantity, selector labels.Selector, volumes []*v1.PersistentVolume) []candidate {
-	var out []candidate
+//
+// Clusters with local volumes have one or more per node, each pinned to
+// its node by hostname: indexing them by host lets a node visit only its
+// own and the unpinned ones, in the same order, with the same outcome.
+type candidateList struct {
+	all []candidate
+	// anyHost indexes the candidates not pinned to hosts, and the
+	// pre-bound ones, which end the search on whatever node they are met.
+	anyHost []int
+	// onHost indexes the others by the hostname label values they require.
+	onHost map[string][]int
+}
+
+func (s *snapshot) newCandidateList(c *v1.PersistentVolumeClaim, request resource.Quantity, selector labels.Selector, volumes []*v1.PersistentVolume) candidateList {
+	var out candidateList
 	claimVAC := deref(c.Spec.VolumeAttributesClassName)
 	for _, pv := range volumes {
 		prebound := boundToClaim(pv, c)
@@ -334,9 +380,39 @@ func candidates(c *v1.PersistentVolumeClaim, request resource.Quantity, selector
 			!hasAccessModes(pv, c)) {
 			continue
 		}
-		out = append(out, candidate{pv: pv, affinity: compileAffinity(pv.Spec.NodeAffinity), size: size, prebound: prebound})
+		i := len(out.all)
+		out.all = append(out.all, candidate{pv: pv, affinity: s.affinityOf(pv), size: size, prebound: prebound})
+		hosts := pinnedHosts(pv)
+		if prebound || hosts == nil {
+			out.anyHost = append(out.anyHost, i)
+			continue
+		}
+		if out.onHost == nil {
+			out.onHost = map[string][]int{}
+		}
+		for _, h := range hosts {
+			// A value listed twice must not visit the volume twice.
+			if l := out.onHost[h]; len(l) == 0 || l[len(l)-1] != i {
+				out.onHost[h] = append(l, i)
+			}
+		}
 	}
 	return out
+}
+
+// pinnedHosts returns the hostnames a volume's node affinity restricts it
+// to when it is one term of one "kubernetes.io/hostname In" expression,
+// else nil.
+func pinnedHosts(pv *v1.PersistentVolume) []string {
+	terms := terms(pv.Spec.NodeAffinity)
+	if len(terms) != 1 || len(terms[0].MatchFields) != 0 || len(terms[0].MatchExpressions) != 1 {
+		return nil
+	}
+	e := &terms[0].MatchExpressions[0]
+	if e.Key != v1.LabelHostname || e.Operator != v1.NodeSelectorOpIn || len(e.Values) == 0 {
+		return nil
+	}
+	return e.Values
 }
 
 // boundToClaim reports whether the volume's claimRef names the claim

@@ -145,9 +145,8 @@ type unboundClaim struct {
 	request    resource.Quantity
 	hasRequest bool
 	// candidates are the volumes of the claim's class that pass every
-	// check except node affinity and not being taken by another claim,
-	// in list order.
-	candidates []candidate
+	// check except node affinity and not being taken by another claim.
+	candidates candidateList
 	// selectorErr is set, instead of candidates, when the claim's selector
 	// does not parse.
 	selectorErr *framework.Status
@@ -157,7 +156,7 @@ type unboundClaim struct {
 // candidate is a volume an unbound claim could bind.
 type candidate struct {
 	pv       *v1.PersistentVolume
-	affinity *nodeaffinity.Selector // nil: any node
+	affinity *lazyAffinity
 	size     resource.Quantity
 	// prebound: the volume's claimRef names this claim, so it is the
 	// claim's only choice when it is reached.
@@ -367,7 +366,7 @@ func (c *Claims) addUnbound(s *snapshot, claims []*v1.PersistentVolumeClaim) *fr
 			if status != nil {
 				return status
 			}
-			u.candidates = candidates(claim, u.request, selector, volumes)
+			u.candidates = s.newCandidateList(claim, u.request, selector, volumes)
 		}
 		c.toMatch = append(c.toMatch, u)
 	}
