@@ -17,10 +17,16 @@
 //  2. Filter: every node (or, with percentageOfNodesToScore below 100,
 //     enough of them) runs the filters in order on a worker pool, stopping
 //     at the first rejection so the reported plugin is kube-scheduler's.
+//     Then each [Extender] ([WithExtender]) interested in the pod filters
+//     the nodes left, one after another, over HTTP.
 //  3. PreScore, Score, NormalizeScore on the feasible nodes; each score must
 //     end in [MinNodeScore, MaxNodeScore] and is multiplied by the plugin's
-//     weight.
+//     weight. Prioritizing extenders add their weighted scores, scaled from
+//     0-10 to 0-100.
 //  4. The highest total wins; ties are broken at random.
 //
 // Scoring is skipped when only one node is feasible.
+//
+// PreFilter and PreScore plugins that count over every node can share the
+// framework's workers with [CycleState.ParallelChunks].
 package framework

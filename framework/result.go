@@ -32,8 +32,10 @@ type NodePluginScores struct {
 	Name string
 	// Scores holds each scoring plugin's weighted, normalized score, in
 	// plugin order. Plugins that skipped this pod (PreScore returned Skip)
-	// are absent, as in kube-scheduler. Nodes with identical scores may share
-	// one slice: treat it as read-only.
+	// are absent, as in kube-scheduler. Extenders interested in the pod
+	// follow the plugins, named by their URL prefix, with their weighted
+	// score scaled to 0-100. Nodes with identical scores may share one
+	// slice: treat it as read-only.
 	Scores     []PluginScore
 	TotalScore int64
 }
