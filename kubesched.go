@@ -21,6 +21,7 @@ const (
 	ImageLocalityWeight                   = 1
 	PodTopologySpreadWeight               = 2
 	InterPodAffinityWeight                = 2
+	VolumeBindingWeight                   = 1
 )
 
 // DefaultPlugins returns the plugins of kube-scheduler v1.36.3's default
@@ -46,6 +47,8 @@ func defaultPlugins(fit *filter.NodeResourcesFit) []framework.Option {
 		framework.WithPlugin(&score.NodeResourcesFit{}, NodeResourcesFitWeight),
 		framework.WithPlugin(filter.VolumeRestrictions{}, 0),
 		framework.WithPlugin(filter.NodeVolumeLimits{}, 0),
+		framework.WithPlugin(filter.VolumeBinding{}, 0),
+		framework.WithPlugin(&score.VolumeBinding{}, VolumeBindingWeight),
 		framework.WithPlugin(filter.VolumeZone{}, 0),
 		framework.WithPlugin(&filter.PodTopologySpread{}, 0),
 		framework.WithPlugin(&score.PodTopologySpread{}, PodTopologySpreadWeight),
