@@ -161,7 +161,7 @@ func (a FitArgs) Validate() error {
 		}
 	}
 	if s.Type == RequestedToCapacityRatio {
-		errs = append(errs, validateShape(sp.Child("shape"), s.Shape)...)
+		errs = append(errs, ValidateShape(sp.Child("shape"), s.Shape)...)
 	} else if len(s.Shape) > 0 {
 		errs = append(errs, field.Forbidden(sp.Child("shape"), "must be empty when type is not RequestedToCapacityRatio"))
 	}
@@ -199,7 +199,10 @@ func qualifiedName(p *field.Path, name string) field.ErrorList {
 	return errs
 }
 
-func validateShape(p *field.Path, shape []UtilizationShapePoint) field.ErrorList {
+// ValidateShape checks a scoring shape at path p as kube-scheduler does:
+// at least one point, utilizations strictly increasing within [0, 100],
+// scores within [0, 10].
+func ValidateShape(p *field.Path, shape []UtilizationShapePoint) field.ErrorList {
 	if len(shape) == 0 {
 		return field.ErrorList{field.Required(p, "at least one point must be specified")}
 	}

@@ -23,6 +23,24 @@ const (
 // shapePoint is a UtilizationShapePoint with its score scaled to 0-100.
 type shapePoint struct{ utilization, score int64 }
 
+// Shape is a scoring shape ready to evaluate, as RequestedToCapacityRatio
+// and VolumeBinding's capacity scoring use it: the points of a valid
+// shape (see [ValidateShape]) with their scores scaled from 0-10 to 0-100.
+type Shape []shapePoint
+
+// NewShape returns points, which [ValidateShape] accepts, ready to
+// evaluate.
+func NewShape(points []UtilizationShapePoint) Shape {
+	s := make(Shape, len(points))
+	for i, p := range points {
+		s[i] = shapePoint{
+			utilization: int64(p.Utilization),
+			score:       int64(p.Score) * (framework.MaxNodeScore / MaxShapeScore),
+		}
+	}
+	return s
+}
+
 // Scorer scores a node by how much of a list of resources a pod would use
 // there. It is what NodeResourcesFit's strategies and
 // NodeResourcesBalancedAllocation have in common: the same pod request
@@ -41,7 +59,7 @@ type Scorer struct {
 	kinds []resourceKind
 	// cpuMemory: the resources are exactly cpu then memory (the default).
 	cpuMemory bool
-	shape     []shapePoint
+	shape     Shape
 	// useRequested: read the node's and the pod's plain cpu and memory
 	// requests (BalancedAllocation) rather than those with defaults for
 	// unset requests (NodeResourcesFit).
@@ -79,13 +97,7 @@ func NewFitScorer(args FitArgs) (*Scorer, error) {
 		sc.kind = mostAllocated
 	case RequestedToCapacityRatio:
 		sc.kind = requestedToCapacityRatio
-		sc.shape = make([]shapePoint, len(s.Shape))
-		for i, p := range s.Shape {
-			sc.shape[i] = shapePoint{
-				utilization: int64(p.Utilization),
-				score:       int64(p.Score) * (framework.MaxNodeScore / MaxShapeScore),
-			}
-		}
+		sc.shape = NewShape(s.Shape)
 	default:
 		sc.kind = leastAllocated
 	}
@@ -329,7 +341,7 @@ func (s *Scorer) ratioScore(requested, allocatable []int64) int64 {
 		if requested[i] <= allocatable[i] {
 			utilization = requested[i] * MaxUtilization / allocatable[i]
 		}
-		if score := shapeScore(s.shape, utilization); score > 0 {
+		if score := s.shape.Score(utilization); score > 0 {
 			sum += score * s.resources[i].Weight
 			weights += s.resources[i].Weight
 		}
@@ -340,11 +352,11 @@ func (s *Scorer) ratioScore(requested, allocatable []int64) int64 {
 	return int64(math.Round(float64(sum) / float64(weights)))
 }
 
-// shapeScore evaluates the piecewise-linear function through shape at
-// utilization p: flat before the first point and after the last, linear
-// (rounding toward zero) between points. shape must be non-empty with
-// strictly increasing utilizations.
-func shapeScore(shape []shapePoint, p int64) int64 {
+// Score evaluates the piecewise-linear function through the shape's points
+// at utilization p, as kube-scheduler's BuildBrokenLinearFunction does:
+// flat before the first point and after the last, linear between points
+// with the division truncating toward zero. The shape must not be empty.
+func (shape Shape) Score(p int64) int64 {
 	for i, pt := range shape {
 		if p > pt.utilization {
 			continue

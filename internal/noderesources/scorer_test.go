@@ -18,7 +18,7 @@ func TestShapeScore(t *testing.T) {
 	late := []shapePoint{{50, 20}, {100, 100}}
 	tests := []struct {
 		name  string
-		shape []shapePoint
+		shape Shape
 		p     int64
 		want  int64
 	}{
@@ -30,12 +30,14 @@ func TestShapeScore(t *testing.T) {
 		{name: "above the last point the score is the last point's", shape: []shapePoint{{0, 0}, {60, 80}}, p: 90, want: 80},
 		{name: "a decreasing shape interpolates downwards", shape: []shapePoint{{0, 100}, {100, 0}}, p: 33, want: 67}, // 100 + (-100)*33/100 = 67
 		{name: "a single point is a constant", shape: []shapePoint{{40, 70}}, p: 99, want: 70},
+		{name: "a negative utilization reads as below the first point", shape: late, p: -7, want: 20},
+		{name: "a falling segment after a rising one truncates toward zero", shape: []shapePoint{{20, 20}, {40, 80}, {60, 30}}, p: 41, want: 78}, // 80 + (-50)*1/20 = 77.5
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := shapeScore(tc.shape, tc.p); got != tc.want {
-				t.Errorf("shapeScore(%v, %d) = %d, want %d", tc.shape, tc.p, got, tc.want)
+			if got := tc.shape.Score(tc.p); got != tc.want {
+				t.Errorf("Score(%v, %d) = %d, want %d", tc.shape, tc.p, got, tc.want)
 			}
 		})
 	}

@@ -7,7 +7,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/noderesources"
 )
 
@@ -47,7 +46,7 @@ func (a Args) Validate() error {
 	var errs field.ErrorList
 	switch {
 	case a.StorageCapacityScoring:
-		errs = validateShape(p, a.Shape)
+		errs = noderesources.ValidateShape(p, a.Shape)
 	case a.Shape != nil:
 		errs = field.ErrorList{field.Invalid(p, a.Shape, "unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring")}
 	}
@@ -57,34 +56,10 @@ func (a Args) Validate() error {
 	return fmt.Errorf("invalid VolumeBinding args: %w", errs.ToAggregate())
 }
 
-// validateShape checks a scoring shape as kube-scheduler does.
-func validateShape(p *field.Path, shape []noderesources.UtilizationShapePoint) field.ErrorList {
-	if len(shape) == 0 {
-		return field.ErrorList{field.Required(p, "at least one point must be specified")}
-	}
-	var errs field.ErrorList
-	for i := 1; i < len(shape); i++ {
-		if shape[i-1].Utilization >= shape[i].Utilization {
-			errs = append(errs, field.Invalid(p.Index(i).Child("utilization"), shape[i].Utilization, "values must be sorted in increasing order"))
-			break
-		}
-	}
-	for i, pt := range shape {
-		if pt.Utilization < 0 || pt.Utilization > noderesources.MaxUtilization {
-			errs = append(errs, field.Invalid(p.Index(i).Child("utilization"), pt.Utilization, fmt.Sprintf("not in valid range [0, %d]", noderesources.MaxUtilization)))
-		}
-		if pt.Score < 0 || pt.Score > noderesources.MaxShapeScore {
-			errs = append(errs, field.Invalid(p.Index(i).Child("score"), pt.Score, fmt.Sprintf("not in valid range [0, %d]", noderesources.MaxShapeScore)))
-		}
-	}
-	return errs
-}
-
 // Scorer ranks a node by the storage utilization the pod's claims would
 // cause there. It is immutable and safe for concurrent use.
 type Scorer struct {
-	// shape has its scores scaled to 0-100.
-	shape []noderesources.UtilizationShapePoint
+	shape noderesources.Shape
 }
 
 // NewScorer validates args and returns the scorer, or nil when scoring is
@@ -97,11 +72,7 @@ func NewScorer(args Args) (*Scorer, error) {
 	if !args.StorageCapacityScoring {
 		return nil, nil
 	}
-	s := &Scorer{shape: make([]noderesources.UtilizationShapePoint, len(args.Shape))}
-	for i, pt := range args.Shape {
-		s.shape[i] = noderesources.UtilizationShapePoint{Utilization: pt.Utilization, Score: pt.Score * int32(framework.MaxNodeScore/noderesources.MaxShapeScore)}
-	}
-	return s, nil
+	return &Scorer{shape: noderesources.NewShape(args.Shape)}, nil
 }
 
 // classUse is what the pod would request of a storage class on a node,
@@ -167,7 +138,7 @@ func (s *Scorer) Score(pl *Placement) int64 {
 		if u.capacity != 0 && u.requested <= u.capacity {
 			utilization = u.requested * noderesources.MaxUtilization / u.capacity
 		}
-		sum += shapeScore(s.shape, utilization)
+		sum += s.shape.Score(utilization)
 	}
 	return int64(math.Round(float64(sum) / float64(len(uses))))
 }
@@ -175,21 +146,4 @@ func (s *Scorer) Score(pl *Placement) int64 {
 func storageRequest(c *v1.PersistentVolumeClaim) int64 {
 	q := c.Spec.Resources.Requests[v1.ResourceStorage]
 	return q.Value()
-}
-
-// shapeScore evaluates the piecewise-linear function through shape at p:
-// flat before the first point and after the last, linear between points
-// with the division truncating toward zero.
-func shapeScore(shape []noderesources.UtilizationShapePoint, p int64) int64 {
-	for i, pt := range shape {
-		if p > int64(pt.Utilization) {
-			continue
-		}
-		if i == 0 {
-			return int64(pt.Score)
-		}
-		prev := shape[i-1]
-		return int64(prev.Score) + int64(pt.Score-prev.Score)*(p-int64(prev.Utilization))/int64(pt.Utilization-prev.Utilization)
-	}
-	return int64(shape[len(shape)-1].Score)
 }
