@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/csimigration"
+	"github.com/kubesched/kubesched/internal/volumebinding"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -518,7 +519,7 @@ func (o *csiObjects) claimVolume(claim *v1.PersistentVolumeClaim, hasCSINode boo
 			return b.csiVolume, b.counted && (hasCSINode || !b.inTree)
 		}
 	}
-	className := claimClass(claim)
+	className := volumebinding.ClaimClass(claim)
 	if className == "" {
 		return csiVolume{}, false
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/volumebinding"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -148,7 +149,7 @@ func podVolumeTopologies(l framework.Listers, pod *v1.Pod) ([]volumeTopology, *f
 		}
 		if claim.Spec.VolumeName == "" {
 			// Unbound: fine only if binding waits for the pod's node.
-			className := claimClass(claim)
+			className := volumebinding.ClaimClass(claim)
 			if className == "" {
 				return nil, volumeZoneNoPVNoClass
 			}
@@ -213,17 +214,4 @@ func gaTopologyLabel(key string) string {
 		return v1.LabelTopologyRegion
 	}
 	return key
-}
-
-// claimClass returns the claim's storage class name, preferring the beta
-// annotation to spec.storageClassName as Kubernetes does. (The helper in
-// k8s.io/component-helpers would pull in client-go.)
-func claimClass(claim *v1.PersistentVolumeClaim) string {
-	if class, ok := claim.Annotations[v1.BetaStorageClassAnnotation]; ok {
-		return class
-	}
-	if claim.Spec.StorageClassName != nil {
-		return *claim.Spec.StorageClassName
-	}
-	return ""
 }

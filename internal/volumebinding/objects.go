@@ -138,7 +138,7 @@ func (s *snapshot) class(name string) (*storagev1.StorageClass, *framework.Statu
 // a pod uses it. A claim without a class, or of a class that does not
 // exist, binds immediately; a class without volumeBindingMode is an Error.
 func (s *snapshot) waitsForConsumer(c *v1.PersistentVolumeClaim) (bool, *framework.Status) {
-	name := claimClass(c)
+	name := ClaimClass(c)
 	if name == "" {
 		return false, nil
 	}
@@ -176,7 +176,7 @@ func (s *snapshot) provisioning(className string, claims []*v1.PersistentVolumeC
 	}
 	sized := false
 	for _, c := range claims {
-		if _, ok := c.Spec.Resources.Requests[v1.ResourceStorage]; ok && claimClass(c) == className {
+		if _, ok := c.Spec.Resources.Requests[v1.ResourceStorage]; ok && ClaimClass(c) == className {
 			sized = true
 		}
 	}
@@ -448,16 +448,17 @@ func deref(s *string) string {
 	return *s
 }
 
-// claimClass returns the claim's class name, the beta annotation winning
-// over spec.storageClassName, as in Kubernetes.
-func claimClass(c *v1.PersistentVolumeClaim) string {
+// ClaimClass returns the claim's storage class name, the beta annotation
+// winning over spec.storageClassName, as in Kubernetes. (component-helpers'
+// own helper would pull client-go in.)
+func ClaimClass(c *v1.PersistentVolumeClaim) string {
 	if class, ok := c.Annotations[v1.BetaStorageClassAnnotation]; ok {
 		return class
 	}
 	return deref(c.Spec.StorageClassName)
 }
 
-// volumeClass is claimClass for a PersistentVolume.
+// volumeClass is ClaimClass for a PersistentVolume.
 func volumeClass(pv *v1.PersistentVolume) string {
 	if class, ok := pv.Annotations[v1.BetaStorageClassAnnotation]; ok {
 		return class

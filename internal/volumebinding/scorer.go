@@ -116,7 +116,7 @@ func (s *Scorer) Score(pl *Placement) int64 {
 			}
 			// kube-scheduler reads spec.storageClassName (and would crash
 			// without one; then the class comes from the annotation).
-			class := claimClass(d.claim)
+			class := ClaimClass(d.claim)
 			if d.claim.Spec.StorageClassName != nil {
 				class = *d.claim.Spec.StorageClassName
 			}

@@ -343,7 +343,7 @@ func (c *Claims) addBound(s *snapshot, claims []*v1.PersistentVolumeClaim) *fram
 func (c *Claims) addUnbound(s *snapshot, claims []*v1.PersistentVolumeClaim) *framework.Status {
 	classes := map[string]*provisioning{}
 	for _, claim := range claims {
-		className := claimClass(claim)
+		className := ClaimClass(claim)
 		u := &unboundClaim{claim: claim}
 		u.request, u.hasRequest = claim.Spec.Resources.Requests[v1.ResourceStorage]
 		class, ok := classes[className]
