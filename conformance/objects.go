@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,16 +20,25 @@ import (
 )
 
 // objectKinds are the kinds a [Scenario]'s Objects may have: the cluster
-// objects kube-scheduler's default plugins read through informers
-// (InterPodAffinity reads Namespaces for namespace selectors;
-// PodTopologySpread reads Services and controllers for default spreading),
-// which are also the kinds kubesched's framework.WithObjects accepts.
+// objects kube-scheduler's default plugins read through informers.
+// InterPodAffinity reads Namespaces for namespace selectors;
+// PodTopologySpread reads Services and controllers for default spreading;
+// the volume plugins (VolumeRestrictions, NodeVolumeLimits, VolumeBinding,
+// VolumeZone) read the storage kinds. They are also the kinds kubesched's
+// framework.WithObjects accepts.
 var objectKinds = []schema.GroupVersionKind{
 	v1.SchemeGroupVersion.WithKind("Namespace"),
 	v1.SchemeGroupVersion.WithKind("Service"),
 	v1.SchemeGroupVersion.WithKind("ReplicationController"),
 	appsv1.SchemeGroupVersion.WithKind("ReplicaSet"),
 	appsv1.SchemeGroupVersion.WithKind("StatefulSet"),
+	v1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"),
+	v1.SchemeGroupVersion.WithKind("PersistentVolume"),
+	storagev1.SchemeGroupVersion.WithKind("StorageClass"),
+	storagev1.SchemeGroupVersion.WithKind("CSINode"),
+	storagev1.SchemeGroupVersion.WithKind("CSIDriver"),
+	storagev1.SchemeGroupVersion.WithKind("CSIStorageCapacity"),
+	storagev1.SchemeGroupVersion.WithKind("VolumeAttachment"),
 }
 
 // objectKind returns obj's kind, or an error when it is not one of
@@ -91,7 +101,8 @@ func newClusterObjects(tracker clienttesting.ObjectTracker, factory informers.Sh
 }
 
 func resourceOf(gvk schema.GroupVersionKind) schema.GroupVersionResource {
-	// Exact for these kinds: namespaces, services, replicasets, ...
+	// Exact for these kinds: namespaces, services, storageclasses,
+	// csistoragecapacities, ...
 	gvr, _ := meta.UnsafeGuessKindToResource(gvk)
 	return gvr
 }

@@ -67,9 +67,10 @@ func MarshalScenario(s *Scenario) ([]byte, error) {
 			return nil, err
 		}
 		// An empty spec (a Namespace's) or a status the API server has not
-		// filled in yet is only noise.
+		// filled in yet is only noise. StorageClasses and
+		// CSIStorageCapacities have neither.
 		for field, key := range map[string]string{"Spec": "spec", "Status": "status"} {
-			if reflect.ValueOf(obj).Elem().FieldByName(field).IsZero() {
+			if v := reflect.ValueOf(obj).Elem().FieldByName(field); v.IsValid() && v.IsZero() {
 				delete(doc, key)
 			}
 		}
