@@ -125,7 +125,10 @@ func NewOracle() (*Oracle, error) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	client := fake.NewClientset()
+	// The simple tracker, not NewClientset's field-managed one, which
+	// builds a REST mapper on every write: with it, installing a
+	// scenario's objects took far longer than scheduling the pod.
+	client := fake.NewSimpleClientset()
 	informerFactory := informers.NewSharedInformerFactory(client, 0)
 	snapshot := &snapshotLister{}
 	objects, err := newClusterObjects(client.Tracker(), informerFactory)
