@@ -26,8 +26,9 @@ type Scenario struct {
 	// Pod is the pod being scheduled.
 	Pod *v1.Pod
 	// Objects are the other cluster objects plugins read: Namespaces,
-	// Services, ReplicaSets, StatefulSets and ReplicationControllers (see
-	// [objectKinds]), as pointers, with unique kinds and names.
+	// Services, ReplicaSets, StatefulSets, ReplicationControllers and the
+	// storage kinds (see [objectKinds]), as pointers, with unique kinds and
+	// names.
 	Objects []runtime.Object
 }
 
@@ -95,14 +96,27 @@ type generator struct {
 
 // Generate returns the scenario for seed: 1 to 30 nodes, up to twice as
 // many bound pods as nodes, and an incoming pod. Equal seeds give equal
-// scenarios. Every object is one the API server would accept and default.
+// scenarios. Every object is one the API server would accept and default,
+// apart from a few volume zone labels (see [addVolumes]).
 //
-// With KUBESCHED_CONFORMANCE_AFFINITY=1 in the environment, the pods also
-// get labels, namespaces, owners, pod (anti-)affinity and topology spread
+// Unless KUBESCHED_CONFORMANCE_AFFINITY=0 is in the environment, the pods
+// also get labels, namespaces, owners, pod (anti-)affinity and topology spread
 // constraints, and the scenario gets Namespaces, Services and controllers;
 // see [generateAffinityAndSpread].
+//
+// With KUBESCHED_CONFORMANCE_VOLUMES=1 (see [generateVolumes]), pods also
+// get volumes, and the scenario gets the storage objects they use:
+// StorageClasses, PersistentVolumes and claims, CSINodes, CSIDrivers,
+// CSIStorageCapacities and VolumeAttachments; see [addVolumes]. Its
+// randomness comes from a stream of its own, so the seed's nodes and pods
+// are those it gives without volumes, plus some node labels and the pods'
+// volumes.
 func Generate(seed uint64) *Scenario {
-	return generate(seed, generateAffinityAndSpread)
+	s := generate(seed, generateAffinityAndSpread)
+	if generateVolumes {
+		addVolumes(s)
+	}
+	return s
 }
 
 // generate is [Generate] with the affinity and spreading generators on or

@@ -18,8 +18,10 @@
 //	go run ./cmd/sidebyside -nodes 5000 -duration 5s       # timing table
 //
 // KUBESCHED_CONFORMANCE_SCENARIOS sets the number of scenarios as well.
-// KUBESCHED_CONFORMANCE_AFFINITY=1 adds pod affinity, topology spreading
-// and the cluster objects they read to the generated scenarios.
+// KUBESCHED_CONFORMANCE_AFFINITY=0 leaves pod affinity, topology spreading
+// and the cluster objects they read out of the generated scenarios;
+// KUBESCHED_CONFORMANCE_VOLUMES=1 adds volumes and the storage objects
+// they use.
 package conformance
 
 import (
@@ -204,11 +206,12 @@ func (o *Oracle) Run(ctx context.Context, nodes []*v1.Node, pods []*v1.Pod, pod 
 	return o.RunScenario(ctx, &Scenario{Nodes: nodes, Pods: pods, Pod: pod})
 }
 
-// RunScenario is [Oracle.Run] for s, whose Objects (Namespaces, Services
-// and controllers) it first writes to its fake API server, waiting until
-// the informers that upstream's plugins list from hold exactly those. It
-// also returns an error when an object is of another kind, two objects
-// share a name, or the informers do not catch up within a few seconds.
+// RunScenario is [Oracle.Run] for s, whose Objects (Namespaces, Services,
+// controllers and storage objects) it first writes to its fake API
+// server, waiting until the informers that upstream's plugins list from
+// hold exactly those. It also returns an error when an object is of
+// another kind, two objects share a name, or the informers do not catch
+// up within a few seconds.
 func (o *Oracle) RunScenario(ctx context.Context, s *Scenario) (*OracleResult, error) {
 	nodes, pods, pod := s.Nodes, s.Pods, s.Pod
 	if len(nodes) == 0 {
