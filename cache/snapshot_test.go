@@ -1,0 +1,98 @@
+package cache
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+func TestSnapshotCopiesOnlyWhatChanged(t *testing.T) {
+	t.Parallel()
+	c := newCache(t)
+	mustNode(t, c, node("a", "z1"))
+	mustNode(t, c, node("b", "z1"))
+	mustNode(t, c, node("c", "z2"))
+	first := c.Snapshot()
+
+	if again := c.Snapshot(); again != first {
+		t.Error("a snapshot with nothing changed is not the previous one")
+	}
+
+	must(t, c.AddPod(pod("1", "b", "1")))
+	second := c.Snapshot()
+	for _, name := range []string{"a", "c"} {
+		before, _ := first.Get(name)
+		after, _ := second.Get(name)
+		if before != after {
+			t.Errorf("node %s did not change but was copied again", name)
+		}
+	}
+	before, _ := first.Get("b")
+	after, _ := second.Get("b")
+	if before == after || len(after.Pods) != 1 || len(before.Pods) != 0 {
+		t.Errorf("node b: %d pods in the new snapshot, %d in the old; want 1 and 0 in two copies", len(after.Pods), len(before.Pods))
+	}
+
+	// A new node relists the nodes, still reusing the unchanged copies.
+	mustNode(t, c, node("d", "z2"))
+	third := c.Snapshot()
+	if got, _ := third.Get("b"); got != after {
+		t.Error("node b was copied again when another node joined")
+	}
+	if third.Len() != 4 || second.Len() != 3 {
+		t.Errorf("snapshot sizes %d then %d, want 3 then 4", second.Len(), third.Len())
+	}
+}
+
+func TestSnapshotCountsImagesAcrossNodes(t *testing.T) {
+	t.Parallel()
+	c := newCache(t)
+	mustNode(t, c, node("a", "", "nginx", "redis"))
+	mustNode(t, c, node("b", "", "nginx"))
+	first := c.Snapshot()
+	a, _ := first.Get("a")
+	if got := a.ImageStates["nginx"].NumNodes; got != 2 {
+		t.Errorf("nginx on %d nodes as a sees it, want 2", got)
+	}
+
+	must(t, c.RemoveNode(node("b", "")))
+	second := c.Snapshot()
+	a2, _ := second.Get("a")
+	if got := a2.ImageStates["nginx"].NumNodes; got != 1 {
+		t.Errorf("nginx on %d nodes once b left, want 1", got)
+	}
+	if got := a.ImageStates["nginx"].NumNodes; got != 2 {
+		t.Errorf("the earlier snapshot now says nginx is on %d nodes; snapshots must not change", got)
+	}
+	if got := a2.ImageStates["redis"].NumNodes; got != 1 {
+		t.Errorf("redis on %d nodes, want 1", got)
+	}
+}
+
+func TestNilSnapshotIsEmpty(t *testing.T) {
+	t.Parallel()
+	var s *Snapshot
+	if s.Len() != 0 || s.Nodes() != nil {
+		t.Error("a nil snapshot has nodes")
+	}
+	if _, ok := s.Get("a"); ok {
+		t.Error("a nil snapshot finds a node")
+	}
+}
+
+func TestNodeTreeListsZonesInTurn(t *testing.T) {
+	t.Parallel()
+	var tree nodeTree
+	for _, n := range []*v1.Node{node("a1", "a"), node("b1", "b"), node("a2", "a"), node("a1", "a")} {
+		tree.add(n)
+	}
+	if got := tree.list(); len(got) != 3 || got[0] != "a1" || got[1] != "b1" || got[2] != "a2" {
+		t.Errorf("list = %v, want [a1 b1 a2] with a1 once", got)
+	}
+	if !tree.remove(node("b1", "b")) || tree.remove(node("b1", "b")) {
+		t.Error("remove did not report whether the node was there")
+	}
+	if got := tree.list(); len(got) != 2 || len(tree.zones) != 1 {
+		t.Errorf("after removing zone b's last node: list %v, zones %v", got, tree.zones)
+	}
+}
