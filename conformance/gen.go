@@ -104,8 +104,8 @@ type generator struct {
 // constraints, and the scenario gets Namespaces, Services and controllers;
 // see [generateAffinityAndSpread].
 //
-// With KUBESCHED_CONFORMANCE_VOLUMES=1 (see [generateVolumes]), pods also
-// get volumes, and the scenario gets the storage objects they use:
+// Unless KUBESCHED_CONFORMANCE_VOLUMES=0 (see [generateVolumes]), pods
+// also get volumes, and the scenario gets the storage objects they use:
 // StorageClasses, PersistentVolumes and claims, CSINodes, CSIDrivers,
 // CSIStorageCapacities and VolumeAttachments; see [addVolumes]. Its
 // randomness comes from a stream of its own, so the seed's nodes and pods

@@ -17,7 +17,7 @@ import (
 
 // volumesByDefault is whether [Generate] gives scenarios volumes when
 // KUBESCHED_CONFORMANCE_VOLUMES is unset.
-const volumesByDefault = false
+const volumesByDefault = true
 
 // generateVolumes turns on, for [Generate], the generators of this file:
 // KUBESCHED_CONFORMANCE_VOLUMES=1 turns them on, =0 off, and otherwise

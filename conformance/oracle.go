@@ -19,9 +19,9 @@
 //
 // KUBESCHED_CONFORMANCE_SCENARIOS sets the number of scenarios as well.
 // KUBESCHED_CONFORMANCE_AFFINITY=0 leaves pod affinity, topology spreading
-// and the cluster objects they read out of the generated scenarios;
-// KUBESCHED_CONFORMANCE_VOLUMES=1 adds volumes and the storage objects
-// they use.
+// and the cluster objects they read out of the generated scenarios, and
+// KUBESCHED_CONFORMANCE_VOLUMES=0 volumes and the storage objects they
+// use.
 package conformance
 
 import (
