@@ -222,7 +222,7 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 	filters := sc.activeFilters(f.filters, state.skipFilter)
 	parallel.Until(ctx, f.parallelism, n, func(i int) {
 		ni := nodes[(start+i)%n]
-		s := runFilters(ctx, filters, state, pod, ni)
+		s := f.runFiltersWithNominatedPods(ctx, filters, state, pod, ni)
 		switch {
 		case s.IsSuccess():
 			if earlyStop && found.Add(1) > int64(want) {

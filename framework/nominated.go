@@ -1,0 +1,293 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	v1 "k8s.io/api/core/v1"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// Nominator tells the framework which pending pods are nominated to run on
+// which nodes: pods that preemption made room for, waiting for their
+// victims to leave. kube-scheduler keeps that room for them, and so does
+// [Framework.Schedule] once given a Nominator with [WithNominator].
+type Nominator interface {
+	// NominatedPods returns, for each node name, the pods nominated to it
+	// in the order they were nominated; nil or empty when there are none.
+	// Schedule calls it once per cycle and reads the result from several
+	// goroutines, so the map and its slices must never change afterwards:
+	// return a copy, or a version that later changes replace rather than
+	// modify, as [Nominations] does.
+	NominatedPods() map[string][]*nodeinfo.PodInfo
+}
+
+// nominatedPodsName names the PreFilter step that reads the nominator.
+const nominatedPodsName = "NominatedPods"
+
+// WithNominator makes Schedule account for nominated pods as
+// kube-scheduler's RunFilterPluginsWithNominatedPods does. On a node with
+// pods nominated to it whose priority is at least the pod's (the pod
+// itself aside), the filters run twice: first with those pods added to
+// the node and to the PreFilter state (through [PreFilterExtensions]),
+// then, if that passes, without them; the node is feasible only if both
+// pass, and a rejection reports the first pass that failed. Adding them
+// makes resource and anti-affinity checks stricter, leaving them out
+// makes affinity checks stricter, and a nominated pod may yet land
+// elsewhere, so the pod must fit either way. Lower-priority nominations
+// are ignored: the pod may take the room freed for them. Scores are
+// computed without nominated pods, as in kube-scheduler.
+//
+// Nodes without such pods are filtered once, as without a nominator: the
+// nominations are read once per cycle, before filtering, and a cycle
+// without any relevant one costs nothing more. The nominator is read by a
+// PreFilter step named "NominatedPods", which never rejects.
+// [Framework.Filter] does not consult the nominator.
+func WithNominator(n Nominator) Option {
+	return func(c *config) error {
+		if n == nil {
+			return errors.New("WithNominator: nil nominator")
+		}
+		return WithPlugin(&nominatedPods{nominator: n}, 0)(c)
+	}
+}
+
+// nominatedPodsKey holds, for the cycle's pod, the nominated pods that
+// count on each node: those of equal or higher priority, other than the
+// pod itself. It is written only when some node has one.
+var nominatedPodsKey = NewStateKey[map[string][]*nodeinfo.PodInfo]()
+
+// nominatedPods is the PreFilter step that reads the nominator.
+type nominatedPods struct {
+	nominator Nominator
+}
+
+var _ PreFilterPlugin = (*nominatedPods)(nil)
+
+func (*nominatedPods) Name() string { return nominatedPodsName }
+
+// PreFilter keeps the nominations that count for pod in state. It never
+// rejects and never narrows the nodes.
+func (p *nominatedPods) PreFilter(_ context.Context, state *CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*PreFilterResult, *Status) {
+	all := p.nominator.NominatedPods()
+	if len(all) == 0 {
+		return nil, nil
+	}
+	priority := corev1helpers.PodPriority(pod)
+	var counted map[string][]*nodeinfo.PodInfo
+	for node, pods := range all {
+		var keep []*nodeinfo.PodInfo
+		for _, pi := range pods {
+			if corev1helpers.PodPriority(pi.Pod) >= priority && !samePod(pi.Pod, pod) {
+				keep = append(keep, pi)
+			}
+		}
+		if len(keep) > 0 {
+			if counted == nil {
+				counted = map[string][]*nodeinfo.PodInfo{}
+			}
+			counted[node] = keep
+		}
+	}
+	if counted != nil {
+		nominatedPodsKey.Write(state, counted)
+	}
+	return nil, nil
+}
+
+// runFiltersWithNominatedPods is runFilters with kube-scheduler's two
+// passes on a node that has nominated pods counting for pod (see
+// [WithNominator]); other nodes go straight to runFilters.
+func (f *Framework) runFiltersWithNominatedPods(ctx context.Context, filters []FilterPlugin, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *Status {
+	nominated, _ := nominatedPodsKey.Read(state)
+	pods := nominated[ni.Name()]
+	if len(pods) == 0 {
+		return runFilters(ctx, filters, state, pod, ni)
+	}
+	withState, withNode, err := f.addNominatedPods(ctx, state, pod, ni, pods)
+	if err != nil {
+		return AsStatus(err)
+	}
+	if s := runFilters(ctx, filters, withState, pod, withNode); !s.IsSuccess() {
+		return s
+	}
+	return runFilters(ctx, filters, state, pod, ni)
+}
+
+// addNominatedPods returns copies of state and ni with pods added, through
+// the PreFilterExtensions of the plugins whose Filter runs for pod.
+func (f *Framework) addNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, pods []*nodeinfo.PodInfo) (*CycleState, *nodeinfo.NodeInfo, error) {
+	var extensions []PreFilterExtensions
+	for _, pl := range f.preFilters {
+		if ext, ok := pl.(PreFilterExtensions); ok && !f.filterSkipped(state, pl.Name()) {
+			extensions = append(extensions, ext)
+		}
+	}
+	node := ni.Clone()
+	withState := state.Clone()
+	for _, pi := range pods {
+		node.AddPodInfo(pi)
+		for _, ext := range extensions {
+			if s := ext.AddPod(ctx, withState, pod, pi, node); !s.IsSuccess() {
+				return nil, nil, fmt.Errorf("running AddPod on PreFilter plugin %q: %w", ext.Name(), s.AsError())
+			}
+		}
+	}
+	return withState, node, nil
+}
+
+// filterSkipped reports whether PreFilter skipped the Filter of the plugin
+// called name for this cycle.
+func (f *Framework) filterSkipped(state *CycleState, name string) bool {
+	i := slices.IndexFunc(f.filters, func(fp FilterPlugin) bool { return fp.Name() == name })
+	return i >= 0 && i < len(state.skipFilter) && state.skipFilter[i]
+}
+
+// samePod matches pods by UID, or by namespace and name when either has
+// no UID.
+func samePod(a, b *v1.Pod) bool {
+	if a.UID != "" && b.UID != "" {
+		return a.UID == b.UID
+	}
+	return a.Namespace == b.Namespace && a.Name == b.Name
+}
+
+// Nominations records which node each pending pod is nominated to: the
+// node preemption made room on, or the pod's status.nominatedNodeName.
+// It is the [Nominator] a scheduling loop keeps up to date from its
+// queue (package queue keeps one) and hands to [WithNominator].
+//
+// It is safe for concurrent use. Readers get immutable versions, replaced
+// on every change, so a scheduling cycle reading nominations never holds
+// up the event handlers changing them. Pods are matched by UID, or by
+// namespace and name without one. Methods given a nil pod do nothing.
+type Nominations struct {
+	mu sync.Mutex
+	// nodeOf maps pod keys to the node each is nominated to.
+	nodeOf map[string]string
+	// byNode is the current version; never modified once stored.
+	byNode atomic.Pointer[map[string][]*nodeinfo.PodInfo]
+}
+
+var _ Nominator = (*Nominations)(nil)
+
+// NewNominations returns an empty set of nominations.
+func NewNominations() *Nominations {
+	return &Nominations{nodeOf: map[string]string{}}
+}
+
+// Add nominates pod to nodeName, replacing any earlier nomination of it.
+// An empty nodeName takes the pod's status.nominatedNodeName; when that
+// is empty too, the pod's nomination is removed. A pod already bound
+// (spec.nodeName set) is not nominated, as in kube-scheduler.
+func (n *Nominations) Add(pod *v1.Pod, nodeName string) {
+	if pod == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.set(pod, nodeName)
+}
+
+// Update records a pending pod's new state, keeping its nomination: a pod
+// nominated to a node by Add keeps it when neither state names a
+// nominated node (the API may not show it yet); otherwise newPod's
+// status.nominatedNodeName decides.
+func (n *Nominations) Update(oldPod, newPod *v1.Pod) {
+	if oldPod == nil || newPod == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	nodeName := ""
+	if oldPod.Status.NominatedNodeName == "" && newPod.Status.NominatedNodeName == "" {
+		nodeName = n.nodeOf[nominationKey(oldPod)]
+	}
+	n.remove(oldPod)
+	n.set(newPod, nodeName)
+}
+
+// Delete removes pod's nomination, if any.
+func (n *Nominations) Delete(pod *v1.Pod) {
+	if pod == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.remove(pod)
+}
+
+// NominatedNodeName returns the node pod is nominated to, or "".
+func (n *Nominations) NominatedNodeName(pod *v1.Pod) string {
+	if pod == nil {
+		return ""
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.nodeOf[nominationKey(pod)]
+}
+
+// NominatedPodsForNode returns the pods nominated to nodeName, in the
+// order nominated. The slice is shared: do not modify it.
+func (n *Nominations) NominatedPodsForNode(nodeName string) []*nodeinfo.PodInfo {
+	return n.NominatedPods()[nodeName]
+}
+
+// NominatedPods implements [Nominator]. The map is an immutable version:
+// later changes replace it.
+func (n *Nominations) NominatedPods() map[string][]*nodeinfo.PodInfo {
+	if m := n.byNode.Load(); m != nil {
+		return *m
+	}
+	return nil
+}
+
+// set nominates pod (not nominated now) to nodeName, or to its
+// status.nominatedNodeName when nodeName is empty.
+func (n *Nominations) set(pod *v1.Pod, nodeName string) {
+	n.remove(pod)
+	if nodeName == "" {
+		nodeName = pod.Status.NominatedNodeName
+	}
+	if nodeName == "" || pod.Spec.NodeName != "" {
+		return
+	}
+	n.nodeOf[nominationKey(pod)] = nodeName
+	next := maps.Clone(n.NominatedPods())
+	if next == nil {
+		next = map[string][]*nodeinfo.PodInfo{}
+	}
+	next[nodeName] = append(slices.Clip(next[nodeName]), nodeinfo.NewPodInfo(pod))
+	n.byNode.Store(&next)
+}
+
+func (n *Nominations) remove(pod *v1.Pod) {
+	key := nominationKey(pod)
+	nodeName, ok := n.nodeOf[key]
+	if !ok {
+		return
+	}
+	delete(n.nodeOf, key)
+	next := maps.Clone(n.NominatedPods())
+	pods := slices.DeleteFunc(slices.Clone(next[nodeName]), func(pi *nodeinfo.PodInfo) bool { return nominationKey(pi.Pod) == key })
+	if len(pods) == 0 {
+		delete(next, nodeName)
+	} else {
+		next[nodeName] = pods
+	}
+	n.byNode.Store(&next)
+}
+
+func nominationKey(pod *v1.Pod) string {
+	if pod.UID != "" {
+		return string(pod.UID)
+	}
+	return pod.Namespace + "/" + pod.Name
+}
