@@ -363,9 +363,16 @@ func TestNominations(t *testing.T) {
 			want: map[string][]string{},
 		},
 		{
-			name:    "delete drops it, and nil pods are ignored",
-			changes: func(n *framework.Nominations) { n.Add(p1, "a"); n.Add(p2, "a"); n.Delete(p1); n.Add(nil, "a"); n.Delete(nil); n.Update(nil, p1) },
-			want:    map[string][]string{"a": {"p2"}},
+			name: "delete drops it, and nil pods are ignored",
+			changes: func(n *framework.Nominations) {
+				n.Add(p1, "a")
+				n.Add(p2, "a")
+				n.Delete(p1)
+				n.Add(nil, "a")
+				n.Delete(nil)
+				n.Update(nil, p1)
+			},
+			want: map[string][]string{"a": {"p2"}},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
