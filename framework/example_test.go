@@ -118,3 +118,43 @@ func ExampleWithListers() {
 	fmt.Println(res.SuggestedHost, res.Diagnosis.NodeToStatus["n1"].Reasons())
 	// Output: n2 [node(s) didn't match pod anti-affinity rules]
 }
+
+// A pod whose claim is bound to a volume in zone-a can only go to nodes in
+// zone-a: WithObjects hands the claim and the volume to VolumeZone (and
+// the other volume plugins).
+func ExampleWithObjects() {
+	claim := &v1.PersistentVolumeClaim{
+		// The annotation is how the volume controller marks a finished binding.
+		ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default", Annotations: map[string]string{"pv.kubernetes.io/bind-completed": "yes"}},
+		Spec:       v1.PersistentVolumeClaimSpec{VolumeName: "pv-a", AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}},
+		Status:     v1.PersistentVolumeClaimStatus{Phase: v1.ClaimBound},
+	}
+	volume := &v1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "pv-a", Labels: map[string]string{v1.LabelTopologyZone: "zone-a"}},
+		Spec: v1.PersistentVolumeSpec{
+			Capacity:    v1.ResourceList{v1.ResourceStorage: resource.MustParse("10Gi")},
+			AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			ClaimRef:    &v1.ObjectReference{Namespace: "default", Name: "data"},
+		},
+		Status: v1.PersistentVolumeStatus{Phase: v1.VolumeBound},
+	}
+	f, err := kubesched.DefaultFramework(framework.WithObjects(claim, volume))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	node := func(name, zone string) *v1.Node {
+		return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.LabelTopologyZone: zone}},
+			Status: v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse("4"), v1.ResourceMemory: resource.MustParse("8Gi"), v1.ResourcePods: resource.MustParse("10")}}}
+	}
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "default"}, Spec: v1.PodSpec{Volumes: []v1.Volume{{
+		Name: "data", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}},
+	}}}}
+	res, err := f.Schedule(context.Background(), pod, nodeinfo.Build([]*v1.Node{node("n1", "zone-b"), node("n2", "zone-a")}, nil))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.SuggestedHost, res.Diagnosis.NodeToStatus["n1"].Plugin(), res.Diagnosis.NodeToStatus["n1"].Reasons())
+	// Output: n2 VolumeZone [node(s) had no available volume zone]
+}

@@ -21,10 +21,18 @@ import (
 // informers' listers directly, without kubesched importing client-go:
 //
 //	framework.WithListers(framework.Listers{
-//		Namespaces: factory.Core().V1().Namespaces().Lister(),
-//		Services:   factory.Core().V1().Services().Lister(),
-//		ReplicaSets: factory.Apps().V1().ReplicaSets().Lister(),
-//		...
+//		Namespaces:             factory.Core().V1().Namespaces().Lister(),
+//		Services:               factory.Core().V1().Services().Lister(),
+//		ReplicaSets:            factory.Apps().V1().ReplicaSets().Lister(),
+//		StatefulSets:           factory.Apps().V1().StatefulSets().Lister(),
+//		ReplicationControllers: factory.Core().V1().ReplicationControllers().Lister(),
+//		PersistentVolumeClaims: factory.Core().V1().PersistentVolumeClaims().Lister(),
+//		PersistentVolumes:      factory.Core().V1().PersistentVolumes().Lister(),
+//		StorageClasses:         factory.Storage().V1().StorageClasses().Lister(),
+//		CSINodes:               factory.Storage().V1().CSINodes().Lister(),
+//		CSIDrivers:             factory.Storage().V1().CSIDrivers().Lister(),
+//		CSIStorageCapacities:   factory.Storage().V1().CSIStorageCapacities().Lister(),
+//		VolumeAttachments:      factory.Storage().V1().VolumeAttachments().Lister(),
 //	})
 //
 // A nil lister behaves as an empty one, as kube-scheduler's plugins do with
