@@ -1,0 +1,29 @@
+// Package queue is kube-scheduler's scheduling queue, for a scheduling
+// loop built on kubesched: which pending pod to try next, how long a pod
+// that failed waits before it is tried again, and which cluster events
+// are worth trying it again for.
+//
+// A [PriorityQueue] has three parts: the active queue (highest priority
+// first, then oldest), the backoff queue (pods that failed recently,
+// waiting 1s doubling up to 10s), and the unschedulable pool (pods that
+// plugins rejected, waiting for an event that could help, at most 5
+// minutes). Informer events feed it: pending pods with
+// [PriorityQueue.Add], [PriorityQueue.Update] and [PriorityQueue.Delete];
+// everything else as a [ClusterEvent] to
+// [PriorityQueue.MoveAllToActiveOrBackoffQueue], which moves only the pods
+// rejected by a plugin registered for that event ([PluginEvents],
+// [DefaultPluginEvents]). [NodeSchedulingPropertiesChange] and
+// [PodSchedulingPropertiesChange] turn an update into its events, so that
+// a node's heartbeat moves nothing.
+//
+// The loop: [PriorityQueue.Pop] a pod, schedule it on a cache snapshot;
+// on success [PriorityQueue.Done], on failure set the rejecting plugins
+// and [PriorityQueue.AddUnschedulableIfNotPresent]. [PriorityQueue.Run]
+// flushes the backoff queue and the pool on the queue's [Clock];
+// [FakeClock] drives them in tests.
+//
+// The queue keeps the pending pods' nominations
+// ([PriorityQueue.Nominations]) for framework.WithNominator.
+// [AdmissionCheck] and [PreCheckForNode] are the node-side checks the
+// kubelet and kube-scheduler's older event handlers share.
+package queue
