@@ -2,7 +2,12 @@
 // one process on scheduler_perf-shaped clusters and prints their
 // throughput side by side. Every decision considers every node.
 //
-//	go run ./cmd/sidebyside -nodes 5000 -duration 5s
+//	go run ./cmd/sidebyside -nodes 5000 -duration 5s -rounds 5
+//
+// Each scheduler's time on a workload is split into rounds that alternate
+// between the schedulers, each round starting after a garbage collection,
+// so that a slow spell of a shared machine, or one scheduler's garbage,
+// weighs on both sides alike.
 package main
 
 import (
@@ -26,9 +31,10 @@ func main() {
 	numNodes := flag.Int("nodes", 5000, "nodes in the cluster")
 	numPods := flag.Int("pods", 1000, "pods already running, spread over the nodes")
 	duration := flag.Duration("duration", 3*time.Second, "how long to time each scheduler on each workload")
+	rounds := flag.Int("rounds", 5, "how many alternating rounds the duration is split into")
 	flag.Parse()
-	if *numNodes < 1 || *numPods < 0 || *duration <= 0 {
-		log.Fatal("-nodes must be positive, -pods non-negative and -duration positive")
+	if *numNodes < 1 || *numPods < 0 || *duration <= 0 || *rounds < 1 {
+		log.Fatal("-nodes must be positive, -pods non-negative, -duration and -rounds positive")
 	}
 
 	ctx := context.Background()
@@ -55,47 +61,49 @@ func main() {
 		runtime.GC()
 		w := conformance.NewPerfWorkload(name, *numNodes, *numPods)
 		nodes := nodeinfo.Build(w.Nodes, w.Pods)
-		ours, err := throughput(*duration, func() error {
-			_, err := fw.Schedule(ctx, w.Pod, nodes)
-			return err
-		})
-		if err != nil {
-			log.Fatalf("%s: kubesched: %v", w.Name, err)
-		}
-		placement, err := throughput(*duration, func() error {
-			_, err := lean.Schedule(ctx, w.Pod, nodes)
-			return err
-		})
-		if err != nil {
-			log.Fatalf("%s: kubesched: %v", w.Name, err)
-		}
 		oracle.SetCluster(w.Nodes, w.Pods)
-		theirs, err := throughput(*duration, func() error {
-			_, err := oracle.SelectHost(ctx, w.Pod)
-			return err
-		})
+		rates, err := alternate(*duration/time.Duration(*rounds), *rounds,
+			func() error { _, err := fw.Schedule(ctx, w.Pod, nodes); return err },
+			func() error { _, err := lean.Schedule(ctx, w.Pod, nodes); return err },
+			func() error { _, err := oracle.SelectHost(ctx, w.Pod); return err },
+		)
 		if err != nil {
-			log.Fatalf("%s: upstream: %v", w.Name, err)
+			log.Fatalf("%s: %v", w.Name, err)
 		}
+		ours, placement, theirs := rates[0], rates[1], rates[2]
 		fmt.Fprintf(table, "%s\t%d\t%.0f\t%.0f\t%.2fx\t%.0f\t%.2fx\t\n", w.Name, *numNodes, ours, theirs, ours/theirs, placement, placement/theirs)
 	}
 	table.Flush()
 }
 
-// throughput calls schedule repeatedly for about d and returns calls per
-// second. It stops at the first error.
-func throughput(d time.Duration, schedule func() error) (float64, error) {
-	// One untimed call warms caches and checks the workload fits.
-	if err := schedule(); err != nil {
-		return 0, err
-	}
-	start := time.Now()
-	n := 0
-	for time.Since(start) < d {
+// alternate times each schedule function for rounds rounds of about d
+// each, taking turns, and returns each one's calls per second over all its
+// rounds. It stops at the first error.
+func alternate(d time.Duration, rounds int, schedules ...func() error) ([]float64, error) {
+	calls := make([]int, len(schedules))
+	spent := make([]time.Duration, len(schedules))
+	for i, schedule := range schedules {
+		// One untimed call warms caches and checks the workload fits.
 		if err := schedule(); err != nil {
-			return 0, err
+			return nil, fmt.Errorf("scheduler %d: %w", i, err)
 		}
-		n++
 	}
-	return float64(n) / time.Since(start).Seconds(), nil
+	for range rounds {
+		for i, schedule := range schedules {
+			runtime.GC()
+			start := time.Now()
+			for time.Since(start) < d {
+				if err := schedule(); err != nil {
+					return nil, fmt.Errorf("scheduler %d: %w", i, err)
+				}
+				calls[i]++
+			}
+			spent[i] += time.Since(start)
+		}
+	}
+	rates := make([]float64, len(schedules))
+	for i := range rates {
+		rates[i] = float64(calls[i]) / spent[i].Seconds()
+	}
+	return rates, nil
 }
