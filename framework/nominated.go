@@ -103,14 +103,9 @@ func (p *nominatedPods) PreFilter(_ context.Context, state *CycleState, pod *v1.
 }
 
 // runFiltersWithNominatedPods is runFilters with kube-scheduler's two
-// passes on a node that has nominated pods counting for pod (see
-// [WithNominator]); other nodes go straight to runFilters.
-func (f *Framework) runFiltersWithNominatedPods(ctx context.Context, filters []FilterPlugin, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *Status {
-	nominated, _ := nominatedPodsKey.Read(state)
-	pods := nominated[ni.Name()]
-	if len(pods) == 0 {
-		return runFilters(ctx, filters, state, pod, ni)
-	}
+// passes, for a node with nominated pods that count for pod (see
+// [WithNominator]): the node must pass with them added, then without.
+func (f *Framework) runFiltersWithNominatedPods(ctx context.Context, filters []FilterPlugin, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, pods []*nodeinfo.PodInfo) *Status {
 	withState, withNode, err := f.addNominatedPods(ctx, state, pod, ni, pods)
 	if err != nil {
 		return AsStatus(err)

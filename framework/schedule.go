@@ -220,9 +220,17 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 		raw = sc.earlyBuffer(n)
 	}
 	filters := sc.activeFilters(f.filters, state.skipFilter)
+	// Nodes with nominated pods take two passes; a cycle without any needs
+	// no per-node look-up.
+	nominated, _ := nominatedPodsKey.Read(state)
 	parallel.Until(ctx, f.parallelism, n, func(i int) {
 		ni := nodes[(start+i)%n]
-		s := f.runFiltersWithNominatedPods(ctx, filters, state, pod, ni)
+		var s *Status
+		if pods := nominated[ni.Name()]; len(pods) > 0 {
+			s = f.runFiltersWithNominatedPods(ctx, filters, state, pod, ni, pods)
+		} else {
+			s = runFilters(ctx, filters, state, pod, ni)
+		}
 		switch {
 		case s.IsSuccess():
 			if earlyStop && found.Add(1) > int64(want) {
