@@ -1,0 +1,394 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	toolscache "k8s.io/client-go/tools/cache"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+
+	"github.com/kubesched/kubesched"
+	"github.com/kubesched/kubesched/cache"
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/queue"
+)
+
+// Config configures a Controller.
+type Config struct {
+	// SchedulerName is the spec.schedulerName of the pods to schedule.
+	SchedulerName string
+	// QueueOptions configure the scheduling queue (for example a fake
+	// clock in tests).
+	QueueOptions []queue.Option
+	// Logger receives what the controller does; nil discards it.
+	Logger *slog.Logger
+}
+
+// Controller is a scheduler: informers feed a kubesched cache and
+// scheduling queue, a loop pops pods, schedules them with kube-scheduler's
+// default profile on a cache snapshot, and binds them through the API.
+// The event handling follows kube-scheduler v1.36.3's.
+type Controller struct {
+	client  kubernetes.Interface
+	name    string
+	log     *slog.Logger
+	factory informers.SharedInformerFactory
+	cache   *cache.Cache
+	queue   *queue.PriorityQueue
+	fw      *framework.Framework
+	binds   sync.WaitGroup
+}
+
+// New builds a controller on client. Call Run to start it.
+func New(client kubernetes.Interface, cfg Config) (*Controller, error) {
+	if cfg.SchedulerName == "" {
+		return nil, errors.New("controller: no scheduler name")
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	factory := informers.NewSharedInformerFactory(client, 0)
+	c, err := cache.New()
+	if err != nil {
+		return nil, err
+	}
+	namespaces := factory.Core().V1().Namespaces().Lister()
+	q, err := queue.New(append([]queue.Option{queue.WithNamespaceLister(namespaces)}, cfg.QueueOptions...)...)
+	if err != nil {
+		return nil, err
+	}
+	storage := factory.Storage().V1()
+	fw, err := kubesched.DefaultFramework(
+		framework.WithListers(framework.Listers{
+			Namespaces:             namespaces,
+			Services:               factory.Core().V1().Services().Lister(),
+			ReplicaSets:            factory.Apps().V1().ReplicaSets().Lister(),
+			StatefulSets:           factory.Apps().V1().StatefulSets().Lister(),
+			ReplicationControllers: factory.Core().V1().ReplicationControllers().Lister(),
+			PersistentVolumeClaims: factory.Core().V1().PersistentVolumeClaims().Lister(),
+			PersistentVolumes:      factory.Core().V1().PersistentVolumes().Lister(),
+			StorageClasses:         storage.StorageClasses().Lister(),
+			CSINodes:               storage.CSINodes().Lister(),
+			CSIDrivers:             storage.CSIDrivers().Lister(),
+			CSIStorageCapacities:   storage.CSIStorageCapacities().Lister(),
+			VolumeAttachments:      storage.VolumeAttachments().Lister(),
+		}),
+		// Pods that preemption nominated keep their room.
+		framework.WithNominator(q.Nominations()),
+	)
+	if err != nil {
+		return nil, err
+	}
+	ctrl := &Controller{client: client, name: cfg.SchedulerName, log: logger, factory: factory, cache: c, queue: q, fw: fw}
+	if err := ctrl.addEventHandlers(); err != nil {
+		return nil, err
+	}
+	return ctrl, nil
+}
+
+// Run starts the informers, waits for them to sync, and schedules pods
+// until ctx is done; it then waits for the bindings in progress.
+func (c *Controller) Run(ctx context.Context) error {
+	c.factory.Start(ctx.Done())
+	defer c.factory.Shutdown()
+	for informer, ok := range c.factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("controller: informer for %v did not sync", informer)
+		}
+	}
+	go c.queue.Run(ctx)
+	stop := context.AfterFunc(ctx, c.queue.Close)
+	defer stop()
+	c.log.Info("scheduling", "schedulerName", c.name)
+	for c.scheduleOne(ctx) {
+	}
+	c.binds.Wait()
+	return nil
+}
+
+// scheduleOne schedules the next pod and starts binding it. It returns
+// false once the queue is closed.
+func (c *Controller) scheduleOne(ctx context.Context) bool {
+	pi, err := c.queue.Pop(ctx)
+	if err != nil {
+		return false
+	}
+	pod := pi.Pod
+	if assumed, _ := c.cache.IsAssumedPod(pod); pod.DeletionTimestamp != nil || assumed {
+		c.queue.Done(pod)
+		return true
+	}
+	res, err := c.fw.Schedule(ctx, pod, c.cache.Snapshot().Nodes())
+	if err != nil {
+		c.failed(ctx, pi, err)
+		return true
+	}
+	// Assume the placement so that the next cycles see the node's room
+	// taken while the binding is on its way.
+	assumed := pod.DeepCopy()
+	assumed.Spec.NodeName = res.SuggestedHost
+	if err := c.cache.AssumePod(assumed); err != nil {
+		c.failed(ctx, pi, err)
+		return true
+	}
+	c.queue.Nominations().Delete(pod)
+	c.binds.Go(func() { c.bind(ctx, pi, assumed) })
+	return true
+}
+
+// bind binds an assumed pod, or undoes the assumption if that fails.
+func (c *Controller) bind(ctx context.Context, pi *queue.QueuedPodInfo, assumed *v1.Pod) {
+	binding := &v1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: assumed.Namespace, Name: assumed.Name, UID: assumed.UID},
+		Target:     v1.ObjectReference{Kind: "Node", Name: assumed.Spec.NodeName},
+	}
+	if err := c.client.CoreV1().Pods(assumed.Namespace).Bind(ctx, binding, metav1.CreateOptions{}); err != nil {
+		if err := c.cache.ForgetPod(assumed); err != nil {
+			c.log.Error("forgetting the assumed pod", "pod", key(assumed), "err", err)
+		}
+		// The room it held is free again.
+		c.queue.MoveAllToActiveOrBackoffQueue(queue.EventAssignedPodDelete, assumed, nil, nil)
+		c.failed(ctx, pi, fmt.Errorf("binding to %s: %w", assumed.Spec.NodeName, err))
+		return
+	}
+	if err := c.cache.FinishBinding(assumed); err != nil {
+		c.log.Error("finishing the binding", "pod", key(assumed), "err", err)
+	}
+	c.queue.Done(pi.Pod)
+	c.log.Info("bound", "pod", key(assumed), "node", assumed.Spec.NodeName)
+}
+
+// failed puts a pod that could not be scheduled back in the queue, with
+// the plugins that rejected it, and records why on the pod.
+func (c *Controller) failed(ctx context.Context, pi *queue.QueuedPodInfo, err error) {
+	reason := v1.PodReasonSchedulerError
+	pi.UnschedulablePlugins = sets.New[string]()
+	var fitErr *framework.FitError
+	if errors.As(err, &fitErr) {
+		reason = v1.PodReasonUnschedulable
+		pi.UnschedulablePlugins = fitErr.Diagnosis.UnschedulablePlugins.Clone()
+	}
+	c.log.Info("not scheduled", "pod", key(pi.Pod), "reason", reason, "err", err)
+	if err := c.queue.AddUnschedulableIfNotPresent(pi); err != nil {
+		c.log.Error("requeueing", "pod", key(pi.Pod), "err", err)
+	}
+	c.setScheduledCondition(ctx, pi.Pod, reason, err.Error())
+}
+
+// setScheduledCondition sets the pod's PodScheduled condition to False
+// with reason and message, unless it says so already.
+func (c *Controller) setScheduledCondition(ctx context.Context, pod *v1.Pod, reason, message string) {
+	for _, cond := range pod.Status.Conditions {
+		if cond.Type == v1.PodScheduled && cond.Status == v1.ConditionFalse && cond.Reason == reason && cond.Message == message {
+			return
+		}
+	}
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []v1.PodCondition{{
+		Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: reason, Message: message, LastTransitionTime: metav1.Now(),
+	}}}})
+	if err == nil {
+		_, err = c.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	}
+	if err != nil {
+		c.log.Error("updating the PodScheduled condition", "pod", key(pod), "err", err)
+	}
+}
+
+func key(pod *v1.Pod) string { return pod.Namespace + "/" + pod.Name }
+
+func assigned(pod *v1.Pod) bool { return pod.Spec.NodeName != "" }
+
+func (c *Controller) responsible(pod *v1.Pod) bool { return pod.Spec.SchedulerName == c.name }
+
+// addEventHandlers wires the informers to the cache and the queue.
+func (c *Controller) addEventHandlers() error {
+	handlers := []struct {
+		informer toolscache.SharedIndexInformer
+		funcs    toolscache.ResourceEventHandlerFuncs
+	}{
+		{c.factory.Core().V1().Pods().Informer(), toolscache.ResourceEventHandlerFuncs{AddFunc: c.addPod, UpdateFunc: c.updatePod, DeleteFunc: c.deletePod}},
+		{c.factory.Core().V1().Nodes().Informer(), toolscache.ResourceEventHandlerFuncs{AddFunc: c.addNode, UpdateFunc: c.updateNode, DeleteFunc: c.deleteNode}},
+		// Changes to storage objects may help pods the volume plugins
+		// rejected; the queue moves only those.
+		{c.factory.Core().V1().PersistentVolumes().Informer(), c.moveOn(queue.PersistentVolume)},
+		{c.factory.Core().V1().PersistentVolumeClaims().Informer(), c.moveOn(queue.PersistentVolumeClaim)},
+		{c.factory.Storage().V1().StorageClasses().Informer(), c.moveOn(queue.StorageClass)},
+		{c.factory.Storage().V1().CSINodes().Informer(), c.moveOn(queue.CSINode)},
+		{c.factory.Storage().V1().CSIDrivers().Informer(), c.moveOn(queue.CSIDriver)},
+		{c.factory.Storage().V1().CSIStorageCapacities().Informer(), c.moveOn(queue.CSIStorageCapacity)},
+		{c.factory.Storage().V1().VolumeAttachments().Informer(), c.moveOn(queue.VolumeAttachment)},
+	}
+	for _, h := range handlers {
+		if _, err := h.informer.AddEventHandler(h.funcs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// moveOn turns every event about resource into a queue event.
+func (c *Controller) moveOn(resource queue.EventResource) toolscache.ResourceEventHandlerFuncs {
+	move := func(a queue.ActionType, oldObj, newObj any) {
+		c.queue.MoveAllToActiveOrBackoffQueue(queue.ClusterEvent{Resource: resource, ActionType: a}, oldObj, newObj, nil)
+	}
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { move(queue.Add, nil, obj) },
+		UpdateFunc: func(oldObj, newObj any) { move(queue.Update, oldObj, newObj) },
+		DeleteFunc: func(obj any) { move(queue.Delete, obj, nil) },
+	}
+}
+
+func (c *Controller) addNode(obj any) {
+	node, ok := obj.(*v1.Node)
+	if !ok {
+		return
+	}
+	if _, err := c.cache.AddNode(node); err != nil {
+		c.log.Error("adding a node", "node", node.Name, "err", err)
+	}
+	c.queue.MoveAllToActiveOrBackoffQueue(queue.EventNodeAdd, nil, node, nil)
+}
+
+func (c *Controller) updateNode(oldObj, newObj any) {
+	oldNode, ok1 := oldObj.(*v1.Node)
+	newNode, ok2 := newObj.(*v1.Node)
+	if !ok1 || !ok2 {
+		return
+	}
+	if _, err := c.cache.UpdateNode(newNode); err != nil {
+		c.log.Error("updating a node", "node", newNode.Name, "err", err)
+	}
+	// A heartbeat raises no event: only changes that may help pods do.
+	for _, event := range queue.NodeSchedulingPropertiesChange(newNode, oldNode) {
+		c.queue.MoveAllToActiveOrBackoffQueue(event, oldNode, newNode, nil)
+	}
+}
+
+func (c *Controller) deleteNode(obj any) {
+	node, err := cache.NodeOf(obj)
+	if err != nil {
+		c.log.Error("deleting a node", "err", err)
+		return
+	}
+	c.queue.MoveAllToActiveOrBackoffQueue(queue.EventNodeDelete, node, nil, nil)
+	if err := c.cache.RemoveNode(obj); err != nil {
+		c.log.Error("removing a node", "node", node.Name, "err", err)
+	}
+}
+
+func (c *Controller) addPod(obj any) {
+	pod, ok := obj.(*v1.Pod)
+	switch {
+	case !ok:
+	case assigned(pod):
+		c.addAssignedPod(pod)
+	case c.responsible(pod):
+		if err := c.queue.Add(pod); err != nil {
+			c.log.Error("queueing a pod", "pod", key(pod), "err", err)
+		}
+	}
+}
+
+func (c *Controller) addAssignedPod(pod *v1.Pod) {
+	if err := c.cache.AddPod(pod); err != nil {
+		c.log.Error("adding a bound pod", "pod", key(pod), "err", err)
+	}
+	c.queue.MoveAllToActiveOrBackoffQueue(queue.EventAssignedPodAdd, nil, pod, nil)
+}
+
+func (c *Controller) updatePod(oldObj, newObj any) {
+	oldPod, ok1 := oldObj.(*v1.Pod)
+	newPod, ok2 := newObj.(*v1.Pod)
+	switch {
+	case !ok1 || !ok2:
+	case assigned(oldPod):
+		if err := c.cache.UpdatePod(newPod); err != nil {
+			c.log.Error("updating a bound pod", "pod", key(newPod), "err", err)
+		}
+		for _, event := range queue.PodSchedulingPropertiesChange(newPod, oldPod) {
+			c.queue.MoveAllToActiveOrBackoffQueue(event, oldPod, newPod, nil)
+		}
+	case assigned(newPod):
+		// Bound: by us (the cache confirms the assumed pod) or by someone else.
+		c.addAssignedPod(newPod)
+		if c.responsible(oldPod) {
+			c.queue.Delete(oldPod)
+		}
+	case c.responsible(oldPod):
+		if oldPod.ResourceVersion == newPod.ResourceVersion {
+			return // a resync
+		}
+		if assumed, _ := c.cache.IsAssumedPod(newPod); assumed {
+			if newPod.DeletionTimestamp != nil && oldPod.DeletionTimestamp == nil {
+				c.forgetAssumed(newPod)
+			}
+			return
+		}
+		if err := c.queue.Update(oldPod, newPod); err != nil {
+			c.log.Error("updating a pending pod", "pod", key(newPod), "err", err)
+		}
+		if nominated := oldPod.Status.NominatedNodeName; nominated != "" && nominated != newPod.Status.NominatedNodeName {
+			// The room it held on its nominated node is free for pods
+			// that yielded to it.
+			c.queue.MoveAllToActiveOrBackoffQueue(queue.EventAssignedPodDelete, oldPod, nil, notAbove(oldPod))
+		}
+	}
+}
+
+func (c *Controller) deletePod(obj any) {
+	pod, err := cache.PodOf(obj)
+	if err != nil {
+		c.log.Error("deleting a pod", "err", err)
+		return
+	}
+	_, known := obj.(*v1.Pod)
+	// A tombstone may be stale about the binding: try both.
+	if !known || assigned(pod) {
+		if err := c.cache.RemovePod(obj); err != nil && known {
+			c.log.Error("removing a bound pod", "pod", key(pod), "err", err)
+		}
+		c.queue.MoveAllToActiveOrBackoffQueue(queue.EventAssignedPodDelete, pod, nil, nil)
+		if known {
+			return
+		}
+	}
+	if !c.responsible(pod) {
+		return
+	}
+	c.queue.Delete(pod)
+	if assumed, _ := c.cache.IsAssumedPod(pod); assumed {
+		c.forgetAssumed(pod)
+	} else if pod.Status.NominatedNodeName != "" {
+		c.queue.MoveAllToActiveOrBackoffQueue(queue.EventAssignedPodDelete, pod, nil, notAbove(pod))
+	}
+}
+
+// forgetAssumed drops an assumed pod being deleted, freeing its room.
+func (c *Controller) forgetAssumed(pod *v1.Pod) {
+	cached, err := c.cache.GetPod(pod)
+	if err != nil {
+		return // already bound or forgotten
+	}
+	if err := c.cache.ForgetPod(cached); err != nil {
+		c.log.Error("forgetting a deleted assumed pod", "pod", key(pod), "err", err)
+	}
+	c.queue.MoveAllToActiveOrBackoffQueue(queue.EventAssignedPodDelete, cached, nil, nil)
+}
+
+// notAbove admits the pods of priority at most pod's: those that yielded
+// to its nomination.
+func notAbove(pod *v1.Pod) queue.PreEnqueueCheck {
+	priority := corev1helpers.PodPriority(pod)
+	return func(p *v1.Pod) bool { return corev1helpers.PodPriority(p) <= priority }
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/kubesched/kubesched/queue"
+)
+
+func testNode(name, cpu string) *v1.Node {
+	return &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.LabelHostname: name}},
+		Status: v1.NodeStatus{Allocatable: v1.ResourceList{
+			v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse("8Gi"), v1.ResourcePods: resource.MustParse("110"),
+		}},
+	}
+}
+
+func testPod(name, cpu, scheduler string) *v1.Pod {
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
+		Spec: v1.PodSpec{SchedulerName: scheduler, Containers: []v1.Container{{
+			Name: "c", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)}},
+		}}},
+	}
+}
+
+// newFakeCluster returns a fake clientset holding objs whose pods/binding
+// subresource binds the pod, as the API server does.
+func newFakeCluster(objs ...runtime.Object) *fake.Clientset {
+	client := fake.NewClientset(objs...)
+	pods := v1.SchemeGroupVersion.WithResource("pods")
+	client.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() != "binding" {
+			return false, nil, nil
+		}
+		b := action.(clienttesting.CreateAction).GetObject().(*v1.Binding)
+		obj, err := client.Tracker().Get(pods, b.Namespace, b.Name)
+		if err != nil {
+			return true, nil, err
+		}
+		pod := obj.(*v1.Pod).DeepCopy()
+		pod.Spec.NodeName = b.Target.Name
+		return true, b, client.Tracker().Update(pods, pod, b.Namespace)
+	})
+	return client
+}
+
+// eventually polls cond until it holds. Informers deliver events on
+// their own goroutines, so the test waits for state rather than time;
+// the deadline only guards against a hang.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting until %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestControllerSchedulesBindsAndRequeues(t *testing.T) {
+	t.Parallel()
+	gated := testPod("gated", "100m", "kubesched")
+	gated.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/wait"}}
+	client := newFakeCluster(
+		testNode("small", "1"), testNode("big", "4"),
+		testPod("web", "500m", "kubesched"),
+		testPod("batch", "3", "kubesched"),
+		testPod("huge", "8", "kubesched"),
+		testPod("theirs", "100m", "default-scheduler"),
+		gated,
+	)
+	ctrl, err := New(client, Config{SchedulerName: "kubesched", QueueOptions: []queue.Option{queue.WithClock(queue.NewFakeClock(time.Unix(0, 0)))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error)
+	go func() { stopped <- ctrl.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-stopped; err != nil {
+			t.Error(err)
+		}
+	}()
+
+	get := func(name string) *v1.Pod {
+		pod, err := client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pod
+	}
+	nodeOf := func(name string) string { return get(name).Spec.NodeName }
+
+	eventually(t, "web and batch are bound", func() bool { return nodeOf("web") != "" && nodeOf("batch") != "" })
+	if got := nodeOf("batch"); got != "big" {
+		t.Errorf("batch (3 cpu) went to %q, want big", got)
+	}
+
+	eventually(t, "huge is marked unschedulable", func() bool {
+		for _, c := range get("huge").Status.Conditions {
+			if c.Type == v1.PodScheduled && c.Reason == v1.PodReasonUnschedulable {
+				return strings.HasPrefix(c.Message, "0/2 nodes are available") && strings.Contains(c.Message, "Insufficient cpu")
+			}
+		}
+		return false
+	})
+	if _, err := client.CoreV1().Nodes().Create(ctx, testNode("giant", "16"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "huge is bound once a node fits it", func() bool { return nodeOf("huge") == "giant" })
+
+	if got := nodeOf("gated"); got != "" {
+		t.Errorf("a gated pod was bound to %s", got)
+	}
+	ungated := get("gated")
+	ungated.Spec.SchedulingGates = nil
+	ungated.ResourceVersion = "ungated"
+	if _, err := client.CoreV1().Pods("default").Update(ctx, ungated, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "gated is bound once its gate is removed", func() bool { return nodeOf("gated") != "" })
+
+	if got := nodeOf("theirs"); got != "" {
+		t.Errorf("a pod for another scheduler was bound to %s", got)
+	}
+	// The cache holds what the API server holds: every bound pod, no
+	// assumed pod left over.
+	eventually(t, "the cache has confirmed every binding", func() bool {
+		for _, name := range []string{"web", "batch", "huge", "gated"} {
+			if assumed, _ := ctrl.cache.IsAssumedPod(get(name)); assumed {
+				return false
+			}
+		}
+		return ctrl.cache.PodCount() == 4
+	})
+
+	if err := client.CoreV1().Pods("default").Delete(ctx, "batch", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the cache forgets a deleted pod", func() bool { return ctrl.cache.PodCount() == 3 })
+}
+
+func TestNewNeedsASchedulerName(t *testing.T) {
+	t.Parallel()
+	if _, err := New(fake.NewClientset(), Config{}); err == nil {
+		t.Error("New accepted an empty scheduler name")
+	}
+}
