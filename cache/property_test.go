@@ -41,7 +41,7 @@ type checked struct {
 // after later events.
 func TestSnapshotEqualsBuildAfterAnyEvents(t *testing.T) {
 	t.Parallel()
-	const sequences, events = 300, 150
+	const sequences, events = 200, 150
 	snapshots := 0
 	for seed := range uint64(sequences) {
 		snapshots += runSequence(t, seed, events)

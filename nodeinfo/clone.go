@@ -1,7 +1,5 @@
 package nodeinfo
 
-import "k8s.io/apimachinery/pkg/types"
-
 // SetImageStates replaces the node's image summaries and marks the
 // NodeInfo changed (a new Generation), so that caches which copy changed
 // NodeInfos copy this one again. How many nodes hold an image is a fact
@@ -15,18 +13,4 @@ import "k8s.io/apimachinery/pkg/types"
 func (n *NodeInfo) SetImageStates(states map[string]*ImageStateSummary) {
 	n.ImageStates = states
 	n.Generation = nextGeneration()
-}
-
-// PodByUID returns the PodInfo of the pod with uid bound to the node, or
-// nil. It scans the node's pods, which are few.
-func (n *NodeInfo) PodByUID(uid types.UID) *PodInfo {
-	if n == nil || uid == "" {
-		return nil
-	}
-	for _, pi := range n.Pods {
-		if pi.Pod.UID == uid {
-			return pi
-		}
-	}
-	return nil
 }
