@@ -178,13 +178,21 @@ func compare(ctx context.Context, shared *framework.Framework, s *Scenario) ([]d
 	}
 	before := snapshotScenario(s)
 	got, err := fw.Schedule(ctx, s.Pod, nodeinfo.Build(s.Nodes, s.Pods))
+	diffs := diffResults(s, want, got, err)
+	if !equality.Semantic.DeepEqual(before, snapshotScenario(s)) {
+		diffs = append(diffs, disagreement{"mutation", "Schedule modified its input objects"})
+	}
+	return diffs, nil
+}
 
+// diffResults lists where kubesched's answer for s (Schedule's result and
+// error) differs from upstream's: the outcome, the FitError text, the
+// chosen host and counts, the rejecting plugins, and every node's verdict
+// and scores.
+func diffResults(s *Scenario, want *OracleResult, got *framework.Result, err error) []disagreement {
 	var diffs []disagreement
 	add := func(kind, format string, args ...any) {
 		diffs = append(diffs, disagreement{kind, fmt.Sprintf(format, args...)})
-	}
-	if !equality.Semantic.DeepEqual(before, snapshotScenario(s)) {
-		add("mutation", "Schedule modified its input objects")
 	}
 
 	var diagnosis framework.Diagnosis
@@ -199,7 +207,7 @@ func compare(ctx context.Context, shared *framework.Framework, s *Scenario) ([]d
 		}
 	case err != nil:
 		add("error", "Schedule failed: %v", err)
-		return diffs, nil
+		return diffs
 	default:
 		diagnosis = got.Diagnosis
 		if want.FitErrorMessage != "" {
@@ -242,7 +250,7 @@ func compare(ctx context.Context, shared *framework.Framework, s *Scenario) ([]d
 		}
 		diffs = append(diffs, compareNode(n.Name, outcome, diagnosis.NodeToStatus[n.Name], scores[n.Name], want.Scored)...)
 	}
-	return diffs, nil
+	return diffs
 }
 
 // compareNode compares one node's filter verdict and, when upstream scored

@@ -224,56 +224,7 @@ func compareNominated(ctx context.Context, oracle *NominatedOracle, s *Scenario,
 		return nil, err
 	}
 	got, err := fw.Schedule(ctx, s.Pod, nodeinfo.Build(s.Nodes, s.Pods))
-	var diffs []disagreement
-	add := func(kind, format string, args ...any) {
-		diffs = append(diffs, disagreement{kind, fmt.Sprintf(format, args...)})
-	}
-	var diagnosis framework.Diagnosis
-	var fitErr *framework.FitError
-	switch {
-	case errors.As(err, &fitErr):
-		diagnosis = fitErr.Diagnosis
-		if msg := fitErr.Error(); msg != want.FitErrorMessage {
-			add("fit-error", "message\n      got  %q\n      want %q", msg, want.FitErrorMessage)
-		}
-	case err != nil:
-		add("error", "Schedule failed: %v", err)
-		return diffs, nil
-	default:
-		diagnosis = got.Diagnosis
-		switch {
-		case want.FitErrorMessage != "":
-			add("fit-error", "kubesched chose %q, upstream found no node: %q", got.SuggestedHost, want.FitErrorMessage)
-		case !slices.Contains(want.TopNodes, got.SuggestedHost):
-			add("host", "kubesched chose %q, upstream's best are %v", got.SuggestedHost, want.TopNodes)
-		case got.FeasibleNodes != want.FeasibleNodes || got.EvaluatedNodes != want.EvaluatedNodes:
-			add("counts", "feasible/evaluated nodes %d/%d, want %d/%d", got.FeasibleNodes, got.EvaluatedNodes, want.FeasibleNodes, want.EvaluatedNodes)
-		}
-	}
-	var gotUnschedulable []string
-	if len(diagnosis.UnschedulablePlugins) > 0 {
-		gotUnschedulable = slices.Sorted(maps.Keys(diagnosis.UnschedulablePlugins))
-	}
-	if !slices.Equal(gotUnschedulable, want.UnschedulablePlugins) {
-		add("unschedulable-plugins", "got %v, want %v", gotUnschedulable, want.UnschedulablePlugins)
-	}
-	scores := map[string]framework.NodePluginScores{}
-	if got != nil {
-		for _, ns := range got.NodeScores {
-			scores[ns.Name] = ns
-		}
-	}
-	for _, n := range s.Nodes {
-		outcome, evaluated := want.Nodes[n.Name]
-		if !evaluated {
-			if status := diagnosis.NodeToStatus[n.Name]; status != nil {
-				add("nominated", "%s: kubesched rejected it (%s %q), upstream did not evaluate it", n.Name, status.Plugin(), status.Reasons())
-			}
-			continue
-		}
-		diffs = append(diffs, compareNode(n.Name, outcome, diagnosis.NodeToStatus[n.Name], scores[n.Name], want.Scored)...)
-	}
-	return diffs, nil
+	return diffResults(s, want, got, err), nil
 }
 
 // verdictsDiffer reports whether kubesched's verdicts on s's nodes differ
