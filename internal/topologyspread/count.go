@@ -2,6 +2,7 @@ package topologyspread
 
 import (
 	"context"
+	"runtime"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -68,38 +69,56 @@ func countMatching(pods []*nodeinfo.PodInfo, sel labels.Selector, ns string) int
 	return n
 }
 
-// notCounted marks a (node, constraint) pair whose pods do not count.
-const notCounted = -1
+// minNodesPerWorker keeps countDomains from starting goroutines for
+// clusters too small to repay them.
+const minNodesPerWorker = 256
 
-// countNodes counts, in parallel, the pods of each node matching each
-// constraint. Node n's count for constraint i is at [n*len(cs)+i], or
-// notCounted when the node lacks a topology key (if requireAll), fails the
-// constraint's inclusion policies, or want(i, value) is false. want may be
-// nil and must be safe for concurrent use. Nodes without a node object are
-// not counted. It returns ctx's error if cancelled.
-func countNodes(ctx context.Context, pod *v1.Pod, cs []Constraint, e *eligibility, nodes []*nodeinfo.NodeInfo, requireAll bool, want func(i int, value string) bool) ([]int, error) {
+// countDomains counts, in parallel, the pods matching each constraint per
+// topology domain: the result's map i takes each domain value of
+// constraint i to its matching pods, summed over the nodes that count. A
+// node counts for constraint i unless it has no node object, lacks a
+// topology key (any constraint's, if requireAll; constraint i's anyway,
+// read as the domain ""), fails the constraint's inclusion policies, or
+// want(i, value) is false; a counted node's domain is in the map even with
+// no matching pods. want may be nil and must be safe for concurrent use.
+// Workers count into maps of their own, merged at the end; domains are
+// few, so merging is cheap. It returns ctx's error if cancelled.
+func countDomains(ctx context.Context, pod *v1.Pod, cs []Constraint, e *eligibility, nodes []*nodeinfo.NodeInfo, requireAll bool, want func(i int, value string) bool) ([]map[string]int, error) {
 	k := len(cs)
-	counts := make([]int, len(nodes)*k)
-	parallel.Until(ctx, workers, len(nodes), func(n int) {
-		out := counts[n*k : (n+1)*k]
-		node := nodes[n].Node()
-		if node == nil || (requireAll && !hasAllKeys(node.Labels, cs)) {
-			for i := range out {
-				out[i] = notCounted
-			}
-			return
+	partial := make([][]map[string]int, max(1, min(workers, runtime.GOMAXPROCS(0), len(nodes)/minNodesPerWorker)))
+	for w := range partial {
+		partial[w] = make([]map[string]int, k)
+		for i := range k {
+			partial[w][i] = map[string]int{}
 		}
-		for i := range cs {
-			c := &cs[i]
-			if !e.includes(c, node) || (want != nil && !want(i, node.Labels[c.TopologyKey])) {
-				out[i] = notCounted
+	}
+	parallel.ByWorker(ctx, len(partial), len(nodes), func(w, start, end int) {
+		counts := partial[w]
+		for _, ni := range nodes[start:end] {
+			node := ni.Node()
+			if node == nil || (requireAll && !hasAllKeys(node.Labels, cs)) {
 				continue
 			}
-			out[i] = countMatching(nodes[n].Pods, c.Selector, pod.Namespace)
+			for i := range cs {
+				c := &cs[i]
+				value := node.Labels[c.TopologyKey]
+				if !e.includes(c, node) || (want != nil && !want(i, value)) {
+					continue
+				}
+				counts[i][value] += countMatching(ni.Pods, c.Selector, pod.Namespace)
+			}
 		}
 	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return counts, nil
+	total := partial[0]
+	for _, counts := range partial[1:] {
+		for i := range k {
+			for value, n := range counts[i] {
+				total[i][value] += n
+			}
+		}
+	}
+	return total, nil
 }

@@ -50,30 +50,20 @@ func NewDomains(ctx context.Context, pod *v1.Pod, cs []Constraint, nodes []*node
 	d := &Domains{
 		constraints: cs,
 		selfMatch:   make([]int, len(cs)),
-		counts:      make([]map[string]int, len(cs)),
 		lowest:      make([]lowestTwo, len(cs)),
 		eligibility: eligibilityOf(pod),
 	}
 	if len(cs) == 0 {
 		return d, nil
 	}
-	perNode, err := countNodes(ctx, pod, cs, &d.eligibility, nodes, true, nil)
-	if err != nil {
+	var err error
+	if d.counts, err = countDomains(ctx, pod, cs, &d.eligibility, nodes, true, nil); err != nil {
 		return nil, err
 	}
 	podLabels := labels.Set(pod.Labels)
 	for i := range cs {
 		if cs[i].Selector.Matches(podLabels) {
 			d.selfMatch[i] = 1
-		}
-		d.counts[i] = map[string]int{}
-	}
-	k := len(cs)
-	for n, ni := range nodes {
-		for i := range cs {
-			if c := perNode[n*k+i]; c != notCounted {
-				d.counts[i][ni.Node().Labels[cs[i].TopologyKey]] += c
-			}
 		}
 	}
 	for i := range cs {

@@ -84,16 +84,13 @@ func NewScores(ctx context.Context, pod *v1.Pod, cs []Constraint, requireAll boo
 		return ok
 	}
 	e := eligibilityOf(pod)
-	perNode, err := countNodes(ctx, pod, cs, &e, all, requireAll, want)
+	counts, err := countDomains(ctx, pod, cs, &e, all, requireAll, want)
 	if err != nil {
 		return nil, err
 	}
-	k := len(cs)
-	for n, ni := range all {
-		for i := range cs {
-			if c := perNode[n*k+i]; c != notCounted {
-				s.counts[i][ni.Node().Labels[cs[i].TopologyKey]] += int64(c)
-			}
+	for i := range cs {
+		for value, n := range counts[i] {
+			s.counts[i][value] += int64(n)
 		}
 	}
 	return s, nil

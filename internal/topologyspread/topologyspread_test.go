@@ -2,6 +2,8 @@ package topologyspread
 
 import (
 	"context"
+	"maps"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -369,5 +371,43 @@ func TestScoresOfTwoZones(t *testing.T) {
 	// 100*(3+1-3)/3 = 33 and 100*(3+1-1)/3 = 100.
 	if want := []int64{33, 33, 100, 0}; !slices.Equal(raw, want) {
 		t.Errorf("normalized scores %v, want %v", raw, want)
+	}
+}
+
+// TestCountsAreTheSameOnOneWorkerAsOnMany counts a cluster large enough
+// for several workers, whose per-worker counts are merged, and on one.
+func TestCountsAreTheSameOnOneWorkerAsOnMany(t *testing.T) {
+	var nodes []*v1.Node
+	var pods []*v1.Pod
+	for i := range 3000 {
+		name := "n" + strconv.Itoa(i)
+		nodes = append(nodes, nodeIn(name, "zone", "z"+strconv.Itoa(i%7), "kubernetes.io/hostname", name))
+		for j := range i % 3 {
+			pods = append(pods, on(pod("ns", "app", []string{"web", "db"}[j%2]), name))
+		}
+	}
+	cluster := nodeinfo.Build(nodes, pods)
+	incoming := withConstraints(pod("ns", "app", "web"),
+		constraint("zone", v1.DoNotSchedule, "web"), constraint("kubernetes.io/hostname", v1.DoNotSchedule, "web"))
+	cs, err := Defaults{}.Constraints(incoming, v1.DoNotSchedule, framework.Listers{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(procs int) []map[string]int {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		d, err := NewDomains(context.Background(), incoming, cs, cluster)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.counts
+	}
+	one, many := count(1), count(8)
+	if len(one) != 2 || len(one[0]) != 7 || len(one[1]) != len(nodes) {
+		t.Fatalf("counted %d zones and %d hosts, want 7 and %d", len(one[0]), len(one[1]), len(nodes))
+	}
+	for i := range one {
+		if !maps.Equal(one[i], many[i]) {
+			t.Errorf("constraint %d: %v on one worker, %v on many", i, one[i], many[i])
+		}
 	}
 }
