@@ -66,3 +66,26 @@ func BenchmarkScheduleWithoutNodeScores(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkScheduleInto is the Basic workload on 5000 nodes with the full
+// result written into one reused Result.
+func BenchmarkScheduleInto(b *testing.B) {
+	nodes := testcluster.Nodes(5000, testcluster.Basic)
+	infos := nodeinfo.Build(nodes, testcluster.ExistingPods(1000, nodes, testcluster.Basic))
+	pod := testcluster.Pod("incoming", testcluster.Basic)
+	f, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var res framework.Result
+	if err := f.ScheduleInto(context.Background(), pod, infos, &res); err != nil || res.EvaluatedNodes != 5000 || len(res.NodeScores) != 5000 {
+		b.Fatalf("setup: %v, %+v", err, res)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if err := f.ScheduleInto(context.Background(), pod, infos, &res); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -434,7 +434,7 @@ func (f *Framework) Score(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.No
 	}
 	sc := &scoring{f: f, buf: f.scratch.Get().(*scratch)}
 	defer sc.release()
-	out, totals, err := f.scoreNodes(ctx, state, pod, nodes, sc)
+	out, totals, err := f.scoreNodes(ctx, state, pod, nodes, sc, nil)
 	if err != nil {
 		return nil, err
 	}

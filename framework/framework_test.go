@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -642,5 +643,54 @@ func TestWithoutNodeScoresChoosesTheSameWayWithoutTheList(t *testing.T) {
 		if !seen.Equal(sets.New("b", "c")) {
 			t.Errorf("details %v: chose %v, want both top nodes b and c only", details, sets.List(seen))
 		}
+	}
+}
+
+func TestScheduleIntoGivesWhatScheduleGivesAndReusesTheScores(t *testing.T) {
+	t.Parallel()
+	build := func() *framework.Framework {
+		f, err := framework.New(
+			framework.WithPlugin(&fakeFilter{name: "F", reject: map[string]string{"node-0003": "no"}}, 0),
+			framework.WithPlugin(&fakeScore{name: "S", scores: map[string]int64{"node-0001": 10, "node-0002": 30}}, 2),
+			framework.WithRandSource(rand.NewPCG(1, 2)),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	cluster := manyNodes(10)
+	want, err := build().Schedule(context.Background(), testPod, cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := build()
+	var res framework.Result
+	if err := f.ScheduleInto(context.Background(), testPod, cluster, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.SuggestedHost != want.SuggestedHost || res.FeasibleNodes != want.FeasibleNodes || !reflect.DeepEqual(res.NodeScores, want.NodeScores) {
+		t.Fatalf("ScheduleInto = %+v, Schedule = %+v", res, *want)
+	}
+	first := &res.NodeScores[0]
+	if err := f.ScheduleInto(context.Background(), testPod, cluster, &res); err != nil {
+		t.Fatal(err)
+	}
+	if &res.NodeScores[0] != first {
+		t.Error("the second call did not reuse the NodeScores array")
+	}
+
+	// A pod that fits nowhere leaves res empty and the error says why.
+	noFit, err := framework.New(framework.WithPlugin(&fakeFilter{name: "F", reject: map[string]string{"a": "no"}}, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = noFit.ScheduleInto(context.Background(), testPod, nodes("a"), &res)
+	var fitErr *framework.FitError
+	if !errors.As(err, &fitErr) || res.SuggestedHost != "" || len(res.NodeScores) != 0 || res.FeasibleNodes != 0 {
+		t.Errorf("ScheduleInto with no fit: %v, %+v", err, res)
+	}
+	if err := f.ScheduleInto(context.Background(), testPod, cluster, nil); err == nil {
+		t.Error("ScheduleInto into a nil Result succeeded")
 	}
 }

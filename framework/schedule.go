@@ -26,6 +26,40 @@ import (
 // at different nodes so that partial searches spread over the cluster. A
 // pod with status.nominatedNodeName has that node tried first, alone.
 func (f *Framework) Schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*Result, error) {
+	res := &Result{}
+	if err := f.ScheduleInto(ctx, pod, nodes, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// ScheduleInto is [Framework.Schedule] writing its result into res, for
+// callers that schedule pod after pod and are done with each result before
+// asking for the next: the per-node result, most of what a cycle
+// allocates, goes into res.NodeScores's backing array when it has room,
+// so a loop that passes the same Result allocates it once. Everything res
+// held is replaced (on an error, res is left with no scores, no host and
+// an empty Diagnosis); the NodeScores of an earlier call through res must
+// not be used afterwards. The Scores lists and the Diagnosis are new each
+// time, so a [FitError] stays valid. res must not be used concurrently.
+// A nil res is an error.
+func (f *Framework) ScheduleInto(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, res *Result) error {
+	if res == nil {
+		return fmt.Errorf("schedule: nil Result")
+	}
+	reuse := res.NodeScores[:0]
+	*res = Result{}
+	result, err := f.schedule(ctx, pod, nodes, reuse)
+	if err != nil {
+		return err
+	}
+	*res = *result
+	return nil
+}
+
+// schedule is the scheduling cycle. out's backing array, if large enough,
+// receives the NodeScores.
+func (f *Framework) schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, out []NodePluginScores) (*Result, error) {
 	if pod == nil {
 		return nil, fmt.Errorf("schedule: nil pod")
 	}
@@ -109,7 +143,7 @@ func (f *Framework) Schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 		return result, nil
 	}
 	var totals []int64
-	result.NodeScores, totals, err = f.scoreNodes(ctx, state, pod, feasible, sc)
+	result.NodeScores, totals, err = f.scoreNodes(ctx, state, pod, feasible, sc, out)
 	if err != nil {
 		return nil, err
 	}
@@ -319,8 +353,9 @@ func runFilters(ctx context.Context, filters []FilterPlugin, state *CycleState, 
 // scored the nodes while filtering) and applies weights.
 //
 // It returns each node's total and, unless the framework was built
-// WithoutNodeScores, each node's scores by plugin.
-func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, sc *scoring) ([]NodePluginScores, []int64, error) {
+// WithoutNodeScores, each node's scores by plugin, in dst's backing array
+// when it has room.
+func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, sc *scoring, dst []NodePluginScores) ([]NodePluginScores, []int64, error) {
 	n := len(nodes)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -373,7 +408,7 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 	clear(totals)
 	var out []NodePluginScores
 	if f.nodeScores {
-		out = make([]NodePluginScores, n)
+		out = grow(&dst, n)
 	}
 	k := len(active)
 	var names []string // nil unless scored early
