@@ -158,3 +158,42 @@ func ExampleWithObjects() {
 	fmt.Println(res.SuggestedHost, res.Diagnosis.NodeToStatus["n1"].Plugin(), res.Diagnosis.NodeToStatus["n1"].Reasons())
 	// Output: n2 VolumeZone [node(s) had no available volume zone]
 }
+
+// Scheduling pod after pod into one Result reuses its per-node scores
+// instead of allocating them for every decision.
+func ExampleFramework_ScheduleInto() {
+	f, err := kubesched.DefaultFramework()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var cluster []*v1.Node
+	for _, name := range []string{"n1", "n2", "n3"} {
+		cluster = append(cluster, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Status: v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse("2"), v1.ResourceMemory: resource.MustParse("4Gi"), v1.ResourcePods: resource.MustParse("10")}}})
+	}
+	nodes := nodeinfo.Build(cluster, nil)
+	var res framework.Result
+	for i := range 4 {
+		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("web-%d", i), Namespace: "default"},
+			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{
+				Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("600m")}}}}}}
+		if err := f.ScheduleInto(context.Background(), pod, nodes, &res); err != nil {
+			fmt.Println(err)
+			return
+		}
+		// Place the pod where the result says, so the next decision sees it.
+		pod.Spec.NodeName = res.SuggestedHost
+		for _, ni := range nodes {
+			if ni.Name() == res.SuggestedHost {
+				ni.AddPod(pod)
+			}
+		}
+		fmt.Println(pod.Name, "scored on", len(res.NodeScores), "nodes")
+	}
+	// Output:
+	// web-0 scored on 3 nodes
+	// web-1 scored on 3 nodes
+	// web-2 scored on 3 nodes
+	// web-3 scored on 3 nodes
+}
