@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,6 +27,8 @@ var (
 		"number of random scenarios TestDifferential compares (env KUBESCHED_CONFORMANCE_SCENARIOS)")
 	firstSeed = flag.Uint64("seed", 1,
 		"seed of TestDifferential's first scenario; scenario i uses seed+i")
+	numLarge = flag.Int("large-scenarios", 20,
+		"number of 600-node scenarios TestDifferentialLarge compares, from seed 7000000")
 	maxRepros = flag.Int("repros", 10,
 		"TestDifferential minimises and prints the YAML of one failing scenario per kind of disagreement, for at most this many kinds")
 )
@@ -59,6 +62,28 @@ func TestDifferential(t *testing.T) {
 	})
 	if summary := tally.summary(); summary != "" {
 		t.Errorf("%d of %d scenarios disagree; by kind (scenarios affected):\n%s", tally.failing, *numScenarios, summary)
+	}
+}
+
+// TestDifferentialLarge is TestDifferential on a few clusters of 600 nodes,
+// where kubesched's plugins count over several workers and merge what
+// they counted; the clusters of TestDifferential are too small for that.
+// It runs alone with GOMAXPROCS 4, so that there are several workers even
+// on a one-CPU machine.
+func TestDifferentialLarge(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	fw, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100))
+	if err != nil {
+		t.Fatalf("DefaultFramework: %v", err)
+	}
+	// Minimising 600 nodes takes too long: a failing seed is reported, to
+	// be rerun with -large-scenarios.
+	tally := &tally{counts: map[string]int{}, reproduced: map[string]bool{}, repros: 0}
+	for i := range *numLarge {
+		checkScenario(t, fw, GenerateLarge(7000000+uint64(i), 600), tally)
+	}
+	if summary := tally.summary(); summary != "" {
+		t.Errorf("%d of %d large scenarios disagree; by kind (scenarios affected):\n%s", tally.failing, *numLarge, summary)
 	}
 }
 

@@ -123,9 +123,29 @@ func Generate(seed uint64) *Scenario {
 // off. Their randomness is drawn after everything else, so a seed's nodes
 // and resources are the same either way.
 func generate(seed uint64, affinityAndSpread bool) *Scenario {
+	return generateSized(seed, affinityAndSpread, 0)
+}
+
+// GenerateLarge is [Generate] with numNodes nodes (and up to twice as many
+// bound pods): clusters large enough that kubesched's plugins count over
+// several workers and merge what they counted, which the small clusters
+// of Generate never make them do.
+func GenerateLarge(seed uint64, numNodes int) *Scenario {
+	s := generateSized(seed, generateAffinityAndSpread, numNodes)
+	if generateVolumes {
+		addVolumes(s)
+	}
+	return s
+}
+
+// generateSized is generate with numNodes nodes, or 1 to 30 when it is 0.
+func generateSized(seed uint64, affinityAndSpread bool, numNodes int) *Scenario {
 	g := &generator{r: rand.New(rand.NewPCG(seed, 0x6b75626573636864))}
 	s := &Scenario{Seed: seed}
-	numNodes := 1 + g.r.IntN(30)
+	drawn := 1 + g.r.IntN(30)
+	if numNodes <= 0 {
+		numNodes = drawn
+	}
 	for i := range numNodes {
 		s.Nodes = append(s.Nodes, g.node(i))
 	}

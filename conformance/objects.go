@@ -115,6 +115,10 @@ const informerTimeout = 5 * time.Second
 // updating and deleting only what differs from the previous call, and
 // waits until the informers list exactly objs. It does not modify objs.
 // After an error, the next call starts from what was written.
+// watchBatch is how many tracker writes install makes before waiting for
+// the informers, well below the fake watchers' buffer of 100 events.
+const watchBatch = 50
+
 func (c *clusterObjects) install(ctx context.Context, objs []runtime.Object) error {
 	want := make(map[objectKey]runtime.Object, len(objs))
 	for _, obj := range objs {
@@ -127,12 +131,25 @@ func (c *clusterObjects) install(ctx context.Context, objs []runtime.Object) err
 		}
 		want[key] = obj
 	}
+	// The fake watchers hold few events (watch.DefaultChanSize) and panic
+	// when full: after every batch of writes, let the informers catch up
+	// with what the tracker holds.
+	written := 0
+	settle := func() error {
+		if written++; written%watchBatch != 0 {
+			return nil
+		}
+		return c.waitForInformers(ctx, c.installed)
+	}
 	for key := range c.installed {
 		if _, keep := want[key]; !keep {
 			if err := c.tracker.Delete(resourceOf(key.kind), key.namespace, key.name); err != nil {
 				return fmt.Errorf("deleting %s %s/%s: %w", key.kind.Kind, key.namespace, key.name, err)
 			}
 			delete(c.installed, key)
+			if err := settle(); err != nil {
+				return err
+			}
 		}
 	}
 	if c.installed == nil {
@@ -157,6 +174,9 @@ func (c *clusterObjects) install(ctx context.Context, objs []runtime.Object) err
 			return fmt.Errorf("writing %s %s/%s: %w", key.kind.Kind, key.namespace, key.name, err)
 		}
 		c.installed[key] = copied
+		if err := settle(); err != nil {
+			return err
+		}
 	}
 	return c.waitForInformers(ctx, want)
 }
