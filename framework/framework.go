@@ -61,6 +61,7 @@ type Framework struct {
 	// nodeScores: fill Result.NodeScores.
 	nodeScores bool
 	extenders  []Extender
+	nominator  Nominator
 }
 
 // Option configures a Framework.
@@ -69,6 +70,7 @@ type Option func(*config) error
 type config struct {
 	listers      Listers
 	extenders    []Extender
+	nominator    Nominator
 	noNodeScores bool
 	plugins      []pluginWeight
 	percentage   int32
@@ -160,7 +162,7 @@ func New(opts ...Option) (*Framework, error) {
 			return nil, err
 		}
 	}
-	f := &Framework{percentage: c.percentage, parallelism: c.parallelism, rand: c.rand, nodeScores: !c.noNodeScores, listers: c.listers}
+	f := &Framework{percentage: c.percentage, parallelism: c.parallelism, rand: c.rand, nodeScores: !c.noNodeScores, listers: c.listers, nominator: c.nominator}
 	f.scratch.New = func() any { return new(scratch) }
 	var err error
 	if f.extenders, err = orderExtenders(c.extenders); err != nil {

@@ -29,9 +29,6 @@ type Nominator interface {
 	NominatedPods() map[string][]*nodeinfo.PodInfo
 }
 
-// nominatedPodsName names the PreFilter step that reads the nominator.
-const nominatedPodsName = "NominatedPods"
-
 // WithNominator makes Schedule account for nominated pods as
 // kube-scheduler's RunFilterPluginsWithNominatedPods does. On a node with
 // pods nominated to it whose priority is at least the pod's (the pod
@@ -46,16 +43,16 @@ const nominatedPodsName = "NominatedPods"
 // computed without nominated pods, as in kube-scheduler.
 //
 // Nodes without such pods are filtered once, as without a nominator: the
-// nominations are read once per cycle, before filtering, and a cycle
-// without any relevant one costs nothing more. The nominator is read by a
-// PreFilter step named "NominatedPods", which never rejects.
-// [Framework.Filter] does not consult the nominator.
+// nominations are read once per cycle, after PreFilter, and a cycle
+// without any relevant one costs nothing more. [Framework.Filter] does not
+// consult the nominator. A later WithNominator replaces an earlier one.
 func WithNominator(n Nominator) Option {
 	return func(c *config) error {
 		if n == nil {
 			return errors.New("WithNominator: nil nominator")
 		}
-		return WithPlugin(&nominatedPods{nominator: n}, 0)(c)
+		c.nominator = n
+		return nil
 	}
 }
 
@@ -64,21 +61,15 @@ func WithNominator(n Nominator) Option {
 // pod itself. It is written only when some node has one.
 var nominatedPodsKey = NewStateKey[map[string][]*nodeinfo.PodInfo]()
 
-// nominatedPods is the PreFilter step that reads the nominator.
-type nominatedPods struct {
-	nominator Nominator
-}
-
-var _ PreFilterPlugin = (*nominatedPods)(nil)
-
-func (*nominatedPods) Name() string { return nominatedPodsName }
-
-// PreFilter keeps the nominations that count for pod in state. It never
-// rejects and never narrows the nodes.
-func (p *nominatedPods) PreFilter(_ context.Context, state *CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*PreFilterResult, *Status) {
-	all := p.nominator.NominatedPods()
+// recordNominations keeps in state, for the cycle's pod, the nominations
+// that count for it on each node. Schedule calls it after PreFilter.
+func (f *Framework) recordNominations(state *CycleState, pod *v1.Pod) {
+	if f.nominator == nil {
+		return
+	}
+	all := f.nominator.NominatedPods()
 	if len(all) == 0 {
-		return nil, nil
+		return
 	}
 	priority := corev1helpers.PodPriority(pod)
 	var counted map[string][]*nodeinfo.PodInfo
@@ -99,7 +90,6 @@ func (p *nominatedPods) PreFilter(_ context.Context, state *CycleState, pod *v1.
 	if counted != nil {
 		nominatedPodsKey.Write(state, counted)
 	}
-	return nil, nil
 }
 
 // runFiltersWithNominatedPods is runFilters with kube-scheduler's two

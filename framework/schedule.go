@@ -98,6 +98,7 @@ func (f *Framework) schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 		return nil, &FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: diagnosis}
 	}
 
+	f.recordNominations(state, pod)
 	sc := f.startScoring(ctx, state, pod)
 	defer sc.release()
 
