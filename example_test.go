@@ -66,7 +66,7 @@ func ExampleSchedule_unschedulable() {
 	var fitErr *framework.FitError
 	if errors.As(err, &fitErr) {
 		fmt.Println(fitErr)
-		fmt.Println(fitErr.Diagnosis.NodeToStatus["infra"].Plugin())
+		fmt.Println(fitErr.Diagnosis.NodeStatus("infra").Plugin())
 	}
 	// Output:
 	// 0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu.
@@ -102,7 +102,7 @@ func ExampleDefaultFramework() {
 		fmt.Println(err)
 		return
 	}
-	for _, ns := range res.NodeScores {
+	for _, ns := range res.NodeScores() {
 		if ns.Name == res.SuggestedHost {
 			for _, s := range ns.Scores {
 				fmt.Printf("%s=%d ", s.Name, s.Score)

@@ -31,7 +31,7 @@ func TestDefaultFrameworkHasUpstreamsPluginsAndWeights(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, s := range res.NodeScores[0].Scores {
+	for _, s := range res.NodeScores()[0].Scores {
 		got = append(got, s.Name)
 	}
 	want := "TaintToleration NodeAffinity NodeResourcesFit NodeResourcesBalancedAllocation ImageLocality"
@@ -40,7 +40,7 @@ func TestDefaultFrameworkHasUpstreamsPluginsAndWeights(t *testing.T) {
 	}
 	// Weights: an untainted node gets TaintToleration 100*3; a zone-1 node
 	// matches the only preferred term, 100*2.
-	for _, ns := range res.NodeScores {
+	for _, ns := range res.NodeScores() {
 		if ns.Scores[0].Score != 300 {
 			t.Errorf("%s TaintToleration = %d, want 300", ns.Name, ns.Scores[0].Score)
 		}

@@ -3,6 +3,7 @@ package kubesched_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"runtime"
@@ -91,14 +92,14 @@ func TestPluginsCountTheSameOnOneWorkerAsOnMany(t *testing.T) {
 		if wantErr != nil {
 			continue
 		}
-		if got.SuggestedHost != want.SuggestedHost || !reflect.DeepEqual(got.NodeScores, want.NodeScores) {
+		if got.SuggestedHost != want.SuggestedHost || !reflect.DeepEqual(got.NodeScores(), want.NodeScores()) {
 			t.Fatalf("pod %d: many workers chose %s, one chose %s, or the scores differ", i, got.SuggestedHost, want.SuggestedHost)
 		}
-		if len(got.Diagnosis.NodeToStatus) != len(want.Diagnosis.NodeToStatus) {
-			t.Fatalf("pod %d: %d nodes rejected on many workers, %d on one", i, len(got.Diagnosis.NodeToStatus), len(want.Diagnosis.NodeToStatus))
+		if len(maps.Collect(got.Diagnosis.Rejected())) != len(maps.Collect(want.Diagnosis.Rejected())) {
+			t.Fatalf("pod %d: %d nodes rejected on many workers, %d on one", i, len(maps.Collect(got.Diagnosis.Rejected())), len(maps.Collect(want.Diagnosis.Rejected())))
 		}
-		for name, s := range want.Diagnosis.NodeToStatus {
-			g := got.Diagnosis.NodeToStatus[name]
+		for name, s := range want.Diagnosis.Rejected() {
+			g := got.Diagnosis.NodeStatus(name)
 			if g.Code() != s.Code() || g.Plugin() != s.Plugin() || !reflect.DeepEqual(g.Reasons(), s.Reasons()) {
 				t.Fatalf("pod %d, node %s: %v on many workers, %v on one", i, name, g, s)
 			}

@@ -45,6 +45,15 @@ func (s *Snapshot) Get(name string) (*nodeinfo.NodeInfo, bool) {
 	return s.nodes[i], true
 }
 
+// Index returns the position in Nodes of the node called name.
+func (s *Snapshot) Index(name string) (int, bool) {
+	if s == nil {
+		return 0, false
+	}
+	i, ok := s.index[name]
+	return i, ok
+}
+
 // Len returns the number of nodes.
 func (s *Snapshot) Len() int { return len(s.Nodes()) }
 

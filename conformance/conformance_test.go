@@ -204,10 +204,39 @@ func compare(ctx context.Context, shared *framework.Framework, s *Scenario) ([]d
 	before := snapshotScenario(s)
 	got, err := fw.Schedule(ctx, s.Pod, nodeinfo.Build(s.Nodes, s.Pods))
 	diffs := diffResults(s, want, got, err)
+	// The same decision over a snapshot, which the framework trusts
+	// instead of checking, must agree as well.
+	got, err = fw.ScheduleSnapshot(ctx, s.Pod, newNodeSnapshot(nodeinfo.Build(s.Nodes, s.Pods)))
+	for _, d := range diffResults(s, want, got, err) {
+		d.detail = "ScheduleSnapshot: " + d.detail
+		diffs = append(diffs, d)
+	}
 	if !equality.Semantic.DeepEqual(before, snapshotScenario(s)) {
 		diffs = append(diffs, disagreement{"mutation", "Schedule modified its input objects"})
 	}
 	return diffs, nil
+}
+
+// nodeSnapshot is the simplest framework.NodeSnapshot: a slice nobody
+// changes, indexed by name.
+type nodeSnapshot struct {
+	nodes []*nodeinfo.NodeInfo
+	index map[string]int
+}
+
+func newNodeSnapshot(nodes []*nodeinfo.NodeInfo) *nodeSnapshot {
+	s := &nodeSnapshot{nodes: nodes, index: make(map[string]int, len(nodes))}
+	for i, ni := range nodes {
+		s.index[ni.Name()] = i
+	}
+	return s
+}
+
+func (s *nodeSnapshot) Nodes() []*nodeinfo.NodeInfo { return s.nodes }
+
+func (s *nodeSnapshot) Index(name string) (int, bool) {
+	i, ok := s.index[name]
+	return i, ok
 }
 
 // diffResults lists where kubesched's answer for s (Schedule's result and
@@ -245,7 +274,7 @@ func diffResults(s *Scenario, want *OracleResult, got *framework.Result, err err
 		if got.FeasibleNodes != want.FeasibleNodes || got.EvaluatedNodes != want.EvaluatedNodes {
 			add("counts", "feasible/evaluated nodes %d/%d, want %d/%d", got.FeasibleNodes, got.EvaluatedNodes, want.FeasibleNodes, want.EvaluatedNodes)
 		}
-		if gotScored := len(got.NodeScores) > 0; gotScored != want.Scored {
+		if gotScored := len(got.NodeScores()) > 0; gotScored != want.Scored {
 			add("scored", "kubesched scored: %v, upstream scored: %v", gotScored, want.Scored)
 		}
 	}
@@ -260,7 +289,7 @@ func diffResults(s *Scenario, want *OracleResult, got *framework.Result, err err
 
 	scores := map[string]framework.NodePluginScores{}
 	if got != nil {
-		for _, ns := range got.NodeScores {
+		for _, ns := range got.NodeScores() {
 			scores[ns.Name] = ns
 		}
 	}
@@ -268,12 +297,12 @@ func diffResults(s *Scenario, want *OracleResult, got *framework.Result, err err
 		outcome, evaluated := want.Nodes[n.Name]
 		if !evaluated {
 			// Upstream took the nominated node without looking at this one.
-			if status := diagnosis.NodeToStatus[n.Name]; status != nil {
+			if status := diagnosis.NodeStatus(n.Name); status != nil {
 				add("nominated", "%s: kubesched rejected it (%s %q), upstream did not evaluate it", n.Name, status.Plugin(), status.Reasons())
 			}
 			continue
 		}
-		diffs = append(diffs, compareNode(n.Name, outcome, diagnosis.NodeToStatus[n.Name], scores[n.Name], want.Scored)...)
+		diffs = append(diffs, compareNode(n.Name, outcome, diagnosis.NodeStatus(n.Name), scores[n.Name], want.Scored)...)
 	}
 	return diffs
 }

@@ -259,11 +259,11 @@ func verdicts(fw *framework.Framework, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) 
 	default:
 		d = res.Diagnosis
 		out[res.SuggestedHost] = "feasible"
-		for _, ns := range res.NodeScores {
+		for _, ns := range res.NodeScores() {
 			out[ns.Name] = "feasible"
 		}
 	}
-	for name, status := range d.NodeToStatus {
+	for name, status := range d.Rejected() {
 		out[name] = status.String()
 	}
 	return out

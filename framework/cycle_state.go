@@ -20,9 +20,10 @@ import (
 type CycleState struct {
 	allNodes []*nodeinfo.NodeInfo
 	listers  Listers
-	// affinityNodes are the nodes with pods that have pod affinity terms,
-	// set by the framework from its cached node index or computed on first
-	// use.
+	// index is the framework's index of allNodes, which knows the nodes
+	// with pods that have pod affinity terms; nil outside a framework,
+	// where affinityNodes are computed on first use.
+	index         nodeIndex
 	affinityNodes *affinityNodes
 	slots         []any
 	// parallelism bounds the goroutines of [CycleState.ParallelChunks].
@@ -133,6 +134,9 @@ func (a *affinityNodes) fill(nodes []*nodeinfo.NodeInfo) {
 }
 
 func (s *CycleState) podAffinityNodes() *affinityNodes {
+	if s.index != nil {
+		return s.index.podAffinity()
+	}
 	s.affinityNodes.once.Do(func() { s.affinityNodes.fill(s.allNodes) })
 	return s.affinityNodes
 }

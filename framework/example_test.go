@@ -8,8 +8,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubesched/kubesched"
+	"github.com/kubesched/kubesched/cache"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -46,7 +48,7 @@ func ExampleNew() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(res.SuggestedHost, res.Diagnosis.NodeToStatus["n1"])
+	fmt.Println(res.SuggestedHost, res.Diagnosis.NodeStatus("n1"))
 	// Output: n2 UnschedulableAndUnresolvable (Rack): node(s) in another rack
 }
 
@@ -115,7 +117,7 @@ func ExampleWithListers() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(res.SuggestedHost, res.Diagnosis.NodeToStatus["n1"].Reasons())
+	fmt.Println(res.SuggestedHost, res.Diagnosis.NodeStatus("n1").Reasons())
 	// Output: n2 [node(s) didn't match pod anti-affinity rules]
 }
 
@@ -155,41 +157,49 @@ func ExampleWithObjects() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(res.SuggestedHost, res.Diagnosis.NodeToStatus["n1"].Plugin(), res.Diagnosis.NodeToStatus["n1"].Reasons())
+	fmt.Println(res.SuggestedHost, res.Diagnosis.NodeStatus("n1").Plugin(), res.Diagnosis.NodeStatus("n1").Reasons())
 	// Output: n2 VolumeZone [node(s) had no available volume zone]
 }
 
-// Scheduling pod after pod into one Result reuses its per-node scores
-// instead of allocating them for every decision.
-func ExampleFramework_ScheduleInto() {
+// A scheduler keeps its cluster in a cache and schedules each pod on the
+// cache's latest snapshot, which the framework trusts never to change: a
+// cycle over it costs nothing for the nodes the pod does not need. Placing
+// a pod in the cache (AssumePod) makes the next snapshot see it.
+func ExampleFramework_ScheduleSnapshot() {
 	f, err := kubesched.DefaultFramework()
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	var cluster []*v1.Node
-	for _, name := range []string{"n1", "n2", "n3"} {
-		cluster = append(cluster, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
-			Status: v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse("2"), v1.ResourceMemory: resource.MustParse("4Gi"), v1.ResourcePods: resource.MustParse("10")}}})
+	c, err := cache.New()
+	if err != nil {
+		fmt.Println(err)
+		return
 	}
-	nodes := nodeinfo.Build(cluster, nil)
-	var res framework.Result
-	for i := range 4 {
-		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("web-%d", i), Namespace: "default"},
-			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{
-				Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("600m")}}}}}}
-		if err := f.ScheduleInto(context.Background(), pod, nodes, &res); err != nil {
+	for _, name := range []string{"n1", "n2", "n3"} {
+		node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Status: v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse("2"), v1.ResourceMemory: resource.MustParse("4Gi"), v1.ResourcePods: resource.MustParse("10")}}}
+		if _, err := c.AddNode(node); err != nil {
 			fmt.Println(err)
 			return
 		}
-		// Place the pod where the result says, so the next decision sees it.
-		pod.Spec.NodeName = res.SuggestedHost
-		for _, ni := range nodes {
-			if ni.Name() == res.SuggestedHost {
-				ni.AddPod(pod)
-			}
+	}
+	for i := range 4 {
+		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("web-%d", i), Namespace: "default", UID: types.UID(fmt.Sprint("uid-", i))},
+			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{
+				Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("600m")}}}}}}
+		res, err := f.ScheduleSnapshot(context.Background(), pod, c.Snapshot())
+		if err != nil {
+			fmt.Println(err)
+			return
 		}
-		fmt.Println(pod.Name, "scored on", len(res.NodeScores), "nodes")
+		placed := pod.DeepCopy()
+		placed.Spec.NodeName = res.SuggestedHost
+		if err := c.AssumePod(placed); err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(pod.Name, "scored on", len(res.NodeScores()), "nodes")
 	}
 	// Output:
 	// web-0 scored on 3 nodes

@@ -152,11 +152,11 @@ func (f *Framework) extendersRank() bool {
 // When the extenders changed the node list in any way, the scores sc
 // computed while filtering no longer line up with it: sc then scores again
 // from PreScore on, over the nodes the extenders kept.
-func (f *Framework) filterWithExtenders(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, d *Diagnosis, sc *scoring, record bool) ([]*nodeinfo.NodeInfo, error) {
+func (f *Framework) filterWithExtenders(ctx context.Context, pod *v1.Pod, found searched, idx nodeIndex, d *Diagnosis, sc *scoring, record bool) (searched, error) {
 	if len(f.extenders) == 0 {
-		return nodes, nil
+		return found, nil
 	}
-	feasible := nodes
+	feasible := found.nodes
 	for _, e := range f.extenders {
 		if len(feasible) == 0 {
 			break
@@ -173,46 +173,55 @@ func (f *Framework) filterWithExtenders(ctx context.Context, pod *v1.Pod, nodes 
 				logr.FromContextOrDiscard(ctx).Info("Ignoring an ignorable extender's filter error", "extender", e.Name(), "err", err)
 				continue
 			}
-			return nil, err
+			return searched{}, err
 		}
 		for name, msg := range res.FailedAndUnresolvable {
-			d.NodeToStatus[name] = NewStatus(UnschedulableAndUnresolvable, msg)
+			d.SetNodeStatus(name, NewStatus(UnschedulableAndUnresolvable, msg))
 		}
 		for name, msg := range res.Failed {
 			if _, both := res.FailedAndUnresolvable[name]; !both {
-				d.NodeToStatus[name] = NewStatus(Unschedulable, msg)
+				d.SetNodeStatus(name, NewStatus(Unschedulable, msg))
 			}
 		}
 		feasible = res.Nodes
 	}
-	if record && len(feasible) != len(nodes) {
+	if record && len(feasible) != len(found.nodes) {
 		if d.UnschedulablePlugins == nil {
 			d.UnschedulablePlugins = sets.New[string]()
 		}
 		d.UnschedulablePlugins.Insert(ExtenderName)
 	}
-	if sc.early && !slices.Equal(feasible, nodes) {
-		sc.early = false
+	if slices.Equal(feasible, found.nodes) {
+		return found, nil
 	}
-	return feasible, nil
+	// The scores computed while filtering no longer line up with the nodes.
+	sc.early = false
+	out := searched{nodes: feasible, pos: make([]int32, 0, len(feasible))}
+	for _, ni := range feasible {
+		i, ok := idx.position(ni.Name())
+		if !ok {
+			return searched{}, fmt.Errorf("an extender returned node %q, which is not one of the nodes", ni.Name())
+		}
+		out.pos = append(out.pos, int32(i))
+	}
+	return out, nil
 }
 
 // scoreWithExtenders adds the scores of the extenders interested in pod to
-// totals and, unless scores is nil, to each node's NodePluginScores, as
-// kube-scheduler does after its score plugins: an extender's score of a
-// node, times its weight, times MaxNodeScore/MaxExtenderPriority (10),
-// appears under the extender's name after the plugins' scores. An
-// interested extender that does not prioritize appears with 0 on every
-// node, as in kube-scheduler. A Prioritize error, ignorable or not, only
-// means that extender gives no scores.
+// totals and to t, as kube-scheduler does after its score plugins: an
+// extender's score of a node, times its weight, times
+// MaxNodeScore/MaxExtenderPriority (10), appears under the extender's name
+// after the plugins' scores. An interested extender that does not
+// prioritize appears with 0 on every node, as in kube-scheduler. A
+// Prioritize error, ignorable or not, only means that extender gives no
+// scores.
 //
-// nodes, scores and totals are index-aligned. The extenders are asked
+// nodes, t's nodes and totals are index-aligned. The extenders are asked
 // concurrently; their scores are added in extender order.
-func (f *Framework) scoreWithExtenders(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, scores []NodePluginScores, totals []int64) {
+func (f *Framework) scoreWithExtenders(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, t *scoreTable, totals []int64) {
 	var interested []Extender
 	for _, e := range f.extenders {
-		// Without a score list a zero score changes nothing.
-		if e.IsInterested(pod) && (e.IsPrioritizer() || scores != nil) {
+		if e.IsInterested(pod) {
 			interested = append(interested, e)
 		}
 	}
@@ -224,6 +233,7 @@ func (f *Framework) scoreWithExtenders(ctx context.Context, pod *v1.Pod, nodes [
 	var wg sync.WaitGroup
 	for k, e := range interested {
 		if !e.IsPrioritizer() {
+			// Every node, with 0, as kube-scheduler's client answers.
 			lists[k] = make(extenderv1.HostPriorityList, len(nodes))
 			for i, ni := range nodes {
 				lists[k][i].Host = ni.Name()
@@ -245,10 +255,7 @@ func (f *Framework) scoreWithExtenders(ctx context.Context, pod *v1.Pod, nodes [
 	for i, ni := range nodes {
 		index[ni.Name()] = i
 	}
-	var added [][]PluginScore
-	if scores != nil {
-		added = make([][]PluginScore, len(nodes))
-	}
+	t.ext = make([][]PluginScore, len(nodes))
 	for k, list := range lists {
 		for _, hp := range list {
 			i, ok := index[hp.Host]
@@ -257,18 +264,8 @@ func (f *Framework) scoreWithExtenders(ctx context.Context, pod *v1.Pod, nodes [
 			}
 			score := hp.Score * weights[k] * extenderScoreScale
 			totals[i] += score
-			if added != nil {
-				added[i] = append(added[i], PluginScore{Name: interested[k].Name(), Score: score})
-			}
+			t.ext[i] = append(t.ext[i], PluginScore{Name: interested[k].Name(), Score: score})
 		}
-	}
-	for i, extra := range added {
-		if len(extra) == 0 {
-			continue
-		}
-		// Score lists may be shared between nodes: never append in place.
-		scores[i].Scores = append(slices.Clip(scores[i].Scores), extra...)
-		scores[i].TotalScore = totals[i]
 	}
 }
 
@@ -305,21 +302,6 @@ func (f *Framework) BindWithExtenders(ctx context.Context, pod *v1.Pod, nodeName
 	return false, nil
 }
 
-// newCycleState returns the state of a scheduling cycle over nodes, as
-// Schedule sets it up, and the nodes' index.
-func (f *Framework) newCycleState(nodes []*nodeinfo.NodeInfo) (*CycleState, *nodeIndex, error) {
-	idx, err := f.indexNodes(nodes)
-	if err != nil {
-		return nil, nil, err
-	}
-	state := NewCycleState(nodes)
-	state.listers = f.listers
-	state.affinityNodes = idx.affinity
-	state.skipFilter = make([]bool, len(f.filters))
-	state.skipScore = make([]bool, len(f.scores))
-	return state, idx, nil
-}
-
 // Filter runs the profile's PreFilter and Filter plugins over nodes, as
 // Schedule does before scoring, and returns the feasible nodes, in the
 // order given, with the Diagnosis of the others. It is what an extender
@@ -333,20 +315,21 @@ func (f *Framework) newCycleState(nodes []*nodeinfo.NodeInfo) (*CycleState, *nod
 // is an empty result, not an error. It does not modify pod or nodes and is
 // safe to call concurrently.
 func (f *Framework) Filter(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) ([]*nodeinfo.NodeInfo, Diagnosis, error) {
-	d := Diagnosis{NodeToStatus: map[string]*Status{}}
 	if pod == nil {
-		return nil, d, errors.New("filter: nil pod")
+		return nil, Diagnosis{}, errors.New("filter: nil pod")
 	}
 	if len(nodes) == 0 {
-		return nil, d, nil
+		return nil, Diagnosis{}, nil
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, d, err
+		return nil, Diagnosis{}, err
 	}
-	state, idx, err := f.newCycleState(nodes)
+	idx, err := f.indexSlice(nodes)
 	if err != nil {
-		return nil, d, fmt.Errorf("filter: %w", err)
+		return nil, Diagnosis{}, fmt.Errorf("filter: %w", err)
 	}
+	state := f.newCycleState(nodes, idx)
+	d := Diagnosis{nodes: idx}
 	preRes, status, narrowedBy := f.runPreFilter(ctx, state, pod, nodes)
 	if narrowedBy.Len() > 0 {
 		d.UnschedulablePlugins = narrowedBy
@@ -355,16 +338,14 @@ func (f *Framework) Filter(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.N
 		if !status.IsRejected() {
 			return nil, d, status.AsError()
 		}
-		for _, ni := range nodes {
-			d.NodeToStatus[ni.Name()] = status
-		}
+		d.absent = status
 		d.PreFilterMsg = status.Message()
 		d.addPluginStatus(status)
 		return nil, d, nil
 	}
-	candidates := nodes
+	s := search{nodes: nodes}
 	if !preRes.AllNodes() {
-		candidates, _ = f.narrow(nodes, idx, preRes, &d)
+		s.pos = f.narrow(idx, preRes, &d)
 	}
 	var filters []FilterPlugin
 	for i, pl := range f.filters {
@@ -375,28 +356,30 @@ func (f *Framework) Filter(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.N
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	statuses := make([]*Status, len(candidates))
+	n := s.len()
+	statuses := make([]*Status, n)
 	var firstErr atomic.Pointer[Status]
-	parallel.Until(ctx, f.parallelism, len(candidates), func(i int) {
-		s := runFilters(ctx, filters, state, pod, candidates[i])
-		if s.IsSuccess() || s.IsRejected() {
-			statuses[i] = s
+	parallel.Until(ctx, f.parallelism, n, func(j int) {
+		st := runFilters(ctx, filters, state, pod, nodes[s.position(j)])
+		if st.IsSuccess() || st.IsRejected() {
+			statuses[j] = st
 			return
 		}
-		firstErr.CompareAndSwap(nil, s)
+		firstErr.CompareAndSwap(nil, st)
 		cancel()
 	})
-	if s := firstErr.Load(); s != nil {
-		return nil, d, s.AsError()
+	if st := firstErr.Load(); st != nil {
+		return nil, d, st.AsError()
 	}
 	if err := parent.Err(); err != nil {
 		return nil, d, err
 	}
-	feasible := make([]*nodeinfo.NodeInfo, 0, len(candidates))
-	for i, ni := range candidates {
-		if s := statuses[i]; s != nil {
-			d.NodeToStatus[ni.Name()] = s
-			d.addPluginStatus(s)
+	feasible := make([]*nodeinfo.NodeInfo, 0, n)
+	for j, st := range statuses {
+		ni := nodes[s.position(j)]
+		if st != nil {
+			d.SetNodeStatus(ni.Name(), st)
+			d.addPluginStatus(st)
 			continue
 		}
 		feasible = append(feasible, ni)
@@ -406,10 +389,9 @@ func (f *Framework) Filter(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.N
 
 // Score runs the profile's PreScore, Score and NormalizeScore plugins over
 // nodes, which are taken to be feasible, applies the weights, and returns
-// each node's scores as Schedule's Result.NodeScores holds them, in the
-// order given. With WithoutNodeScores only the names and totals are
-// filled in. PreFilter runs first, since score plugins may read what it
-// computes; its verdict is ignored, its errors are not.
+// each node's scores as [Result.NodeScores] does, in the order given.
+// PreFilter runs first, since score plugins may read what it computes;
+// its verdict is ignored, its errors are not.
 //
 // It is what an extender serving kubesched plugins answers a prioritize
 // call with (package extender/server). It consults no extenders, returns
@@ -425,24 +407,23 @@ func (f *Framework) Score(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.No
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	state, _, err := f.newCycleState(nodes)
+	idx, err := f.indexSlice(nodes)
 	if err != nil {
 		return nil, fmt.Errorf("score: %w", err)
 	}
+	state := f.newCycleState(nodes, idx)
 	if _, s, _ := f.runPreFilter(ctx, state, pod, nodes); s != nil && !s.IsRejected() {
 		return nil, s.AsError()
 	}
 	sc := &scoring{f: f, buf: f.scratch.Get().(*scratch)}
 	defer sc.release()
-	out, totals, err := f.scoreNodes(ctx, state, pod, nodes, sc, nil)
-	if err != nil {
+	found := searched{nodes: nodes, pos: make([]int32, len(nodes))}
+	for i := range found.pos {
+		found.pos[i] = int32(i)
+	}
+	var t scoreTable
+	if _, err := f.scoreNodes(ctx, state, pod, found, sc, idx, &t); err != nil {
 		return nil, err
 	}
-	if out == nil {
-		out = make([]NodePluginScores, len(nodes))
-		for i, ni := range nodes {
-			out[i] = NodePluginScores{Name: ni.Name(), TotalScore: totals[i]}
-		}
-	}
-	return out, nil
+	return t.list(), nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -161,11 +162,11 @@ func TestExtenderFilterRunsAfterThePluginsAndRecordsItsRejections(t *testing.T) 
 		"n3": "UnschedulableAndUnresolvable: no gpu",
 		"n4": "UnschedulableAndUnresolvable: no gpu", // both maps: unresolvable wins
 	}
-	if len(res.Diagnosis.NodeToStatus) != len(want) {
-		t.Errorf("statuses %v, want %v", res.Diagnosis.NodeToStatus, want)
+	if len(maps.Collect(res.Diagnosis.Rejected())) != len(want) {
+		t.Errorf("statuses %v, want %v", maps.Collect(res.Diagnosis.Rejected()), want)
 	}
 	for node, w := range want {
-		if got := res.Diagnosis.NodeToStatus[node].String(); got != w {
+		if got := res.Diagnosis.NodeStatus(node).String(); got != w {
 			t.Errorf("%s: %s, want %s", node, got, w)
 		}
 	}
@@ -177,8 +178,8 @@ func TestExtenderFilterRunsAfterThePluginsAndRecordsItsRejections(t *testing.T) 
 	if res.FeasibleNodes != 2 || res.EvaluatedNodes != 6 {
 		t.Errorf("feasible/evaluated = %d/%d, want 2/6", res.FeasibleNodes, res.EvaluatedNodes)
 	}
-	if len(res.NodeScores) != 2 {
-		t.Errorf("scored %d nodes, want the 2 the extender kept", len(res.NodeScores))
+	if len(res.NodeScores()) != 2 {
+		t.Errorf("scored %d nodes, want the 2 the extender kept", len(res.NodeScores()))
 	}
 }
 
@@ -279,7 +280,7 @@ func TestExtenderScoresAreWeightedScaledAndListedAfterThePlugins(t *testing.T) {
 		"n2": "S=10 http://prio=180 http://filter=0 total=190",
 		"n3": "S=50 http://prio=60 http://filter=0 total=110",
 	}
-	for _, ns := range res.NodeScores {
+	for _, ns := range res.NodeScores() {
 		var b strings.Builder
 		for _, s := range ns.Scores {
 			fmt.Fprintf(&b, "%s=%d ", s.Name, s.Score)
@@ -291,20 +292,23 @@ func TestExtenderScoresAreWeightedScaledAndListedAfterThePlugins(t *testing.T) {
 	}
 }
 
-func TestExtenderScoresDecideWithoutNodeScoresToo(t *testing.T) {
+func TestExtenderScoresOutweighAPluginsScores(t *testing.T) {
 	t.Parallel()
 	prio := &fakeExtender{name: "prio", prioritizes: true, weight: 1, scores: map[string]int64{"n3": 10}}
 	f := mustNew(t,
 		framework.WithPlugin(&fakeScore{name: "S", scores: map[string]int64{"n1": 90}}, 1),
 		framework.WithExtender(prio),
-		framework.WithoutNodeScores(),
 	)
 	res, err := f.Schedule(context.Background(), testPod, nodes("n1", "n2", "n3"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.SuggestedHost != "n3" || res.NodeScores != nil {
-		t.Errorf("host %q with scores %v, want n3 (100 > 90) and no score list", res.SuggestedHost, res.NodeScores)
+	totals := map[string]int64{}
+	for _, ns := range res.NodeScores() {
+		totals[ns.Name] = ns.TotalScore
+	}
+	if res.SuggestedHost != "n3" || totals["n3"] != 100 || totals["n1"] != 90 {
+		t.Errorf("host %q with totals %v, want n3 (100 > 90)", res.SuggestedHost, totals)
 	}
 }
 
@@ -332,7 +336,7 @@ func TestScoresComputedWhileFilteringFollowTheExtendersNodes(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got []string
-			for _, ns := range res.NodeScores {
+			for _, ns := range res.NodeScores() {
 				got = append(got, ns.Name)
 				if ns.TotalScore != table[ns.Name] {
 					t.Errorf("%s total %d, want its own score %d", ns.Name, ns.TotalScore, table[ns.Name])
@@ -371,7 +375,7 @@ func TestScorePluginsSeeTheNodeInfosTheExtenderReturned(t *testing.T) {
 		if fresh {
 			want = 0 // a new NodeInfo holds no pods
 		}
-		for _, ns := range res.NodeScores {
+		for _, ns := range res.NodeScores() {
 			if ns.Name == "busy" && ns.TotalScore != want {
 				t.Errorf("fresh=%v: busy scored %d, want %d", fresh, ns.TotalScore, want)
 			}
@@ -496,8 +500,8 @@ func TestFrameworkFilterGivesEveryNodeAVerdict(t *testing.T) {
 	if len(feasible) != 299 || feasible[0] != all[0] || feasible[3] != all[4] {
 		t.Errorf("%d feasible nodes, want 299 in the order given", len(feasible))
 	}
-	if s := d.NodeToStatus["node-0003"]; len(d.NodeToStatus) != 1 || s.Plugin() != "F" {
-		t.Errorf("diagnosis %v, want node-0003 rejected by F", d.NodeToStatus)
+	if s := d.NodeStatus("node-0003"); len(maps.Collect(d.Rejected())) != 1 || s.Plugin() != "F" {
+		t.Errorf("diagnosis %v, want node-0003 rejected by F", maps.Collect(d.Rejected()))
 	}
 	if _, _, err := f.Filter(context.Background(), nil, all); err == nil {
 		t.Error("a nil pod was accepted")
@@ -508,24 +512,22 @@ func TestFrameworkFilterAppliesAPreFilterRejectionToEveryNode(t *testing.T) {
 	t.Parallel()
 	f := mustNew(t, framework.WithPlugin(&fakeFilter{name: "F", preStatus: framework.NewStatus(framework.UnschedulableAndUnresolvable, "pod is odd")}, 0))
 	feasible, d, err := f.Filter(context.Background(), testPod, nodes("n1", "n2"))
-	if err != nil || len(feasible) != 0 || len(d.NodeToStatus) != 2 || d.PreFilterMsg != "pod is odd" {
+	if err != nil || len(feasible) != 0 || len(maps.Collect(d.Rejected())) != 2 || d.PreFilterMsg != "pod is odd" {
 		t.Errorf("Filter = %v, %+v, %v; want both nodes rejected by PreFilter", feasible, d, err)
 	}
 }
 
 func TestFrameworkScoreWeighsEveryNode(t *testing.T) {
 	t.Parallel()
-	for _, opts := range [][]framework.Option{nil, {framework.WithoutNodeScores()}} {
-		f := mustNew(t, append(opts,
-			framework.WithPlugin(&fakeScore{name: "S", scores: map[string]int64{"n1": 30, "n2": 60}}, 2),
-			framework.WithExtender(&fakeExtender{name: "e", prioritizes: true, weight: 1, scores: map[string]int64{"n1": 10}}),
-		)...)
-		scores, err := f.Score(context.Background(), testPod, nodes("n1", "n2"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(scores) != 2 || scores[0].Name != "n1" || scores[0].TotalScore != 60 || scores[1].TotalScore != 120 {
-			t.Errorf("Score = %+v, want n1 60 and n2 120, without the extender", scores)
-		}
+	f := mustNew(t,
+		framework.WithPlugin(&fakeScore{name: "S", scores: map[string]int64{"n1": 30, "n2": 60}}, 2),
+		framework.WithExtender(&fakeExtender{name: "e", prioritizes: true, weight: 1, scores: map[string]int64{"n1": 10}}),
+	)
+	scores, err := f.Score(context.Background(), testPod, nodes("n1", "n2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(scores) != 2 || scores[0].Name != "n1" || scores[0].TotalScore != 60 || scores[1].TotalScore != 120 {
+		t.Errorf("Score = %+v, want n1 60 and n2 120, without the extender", scores)
 	}
 }

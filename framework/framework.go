@@ -1,18 +1,13 @@
 package framework
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/util/sets"
-
-	"github.com/kubesched/kubesched/internal/parallel"
-	"github.com/kubesched/kubesched/nodeinfo"
 )
 
 // The adaptive percentageOfNodesToScore rule: small clusters are searched
@@ -54,28 +49,28 @@ type Framework struct {
 	rand   *rand.Rand // nil: the global, concurrency-safe source
 
 	nextStart atomic.Int64
-	index     atomic.Pointer[nodeIndex]
+	// index and snapIndex are the last node lists indexed, plain and
+	// snapshot: successive cycles usually see the same list.
+	index     atomic.Pointer[sliceIndex]
+	snapIndex atomic.Pointer[snapshotIndex]
 	// scratch recycles per-cycle working slices (*scratch).
-	scratch sync.Pool
-	listers Listers
-	// nodeScores: fill Result.NodeScores.
-	nodeScores bool
-	extenders  []Extender
-	nominator  Nominator
+	scratch   sync.Pool
+	listers   Listers
+	extenders []Extender
+	nominator Nominator
 }
 
 // Option configures a Framework.
 type Option func(*config) error
 
 type config struct {
-	listers      Listers
-	extenders    []Extender
-	nominator    Nominator
-	noNodeScores bool
-	plugins      []pluginWeight
-	percentage   int32
-	parallelism  int
-	rand         *rand.Rand
+	listers     Listers
+	extenders   []Extender
+	nominator   Nominator
+	plugins     []pluginWeight
+	percentage  int32
+	parallelism int
+	rand        *rand.Rand
 }
 
 type pluginWeight struct {
@@ -126,18 +121,6 @@ func WithParallelism(n int) Option {
 	}
 }
 
-// WithoutNodeScores leaves Result.NodeScores empty. Choosing the host then
-// needs only each node's total, which saves building a score list per
-// node: about a third of the time of a decision over thousands of nodes,
-// and most of its memory. For callers that want the placement, not the
-// explanation.
-func WithoutNodeScores() Option {
-	return func(c *config) error {
-		c.noNodeScores = true
-		return nil
-	}
-}
-
 // WithRandSource sets the random source that breaks ties between
 // top-scoring nodes. With a seeded source and percentageOfNodesToScore 100,
 // the same inputs give the same choice. The framework serializes access
@@ -162,7 +145,7 @@ func New(opts ...Option) (*Framework, error) {
 			return nil, err
 		}
 	}
-	f := &Framework{percentage: c.percentage, parallelism: c.parallelism, rand: c.rand, nodeScores: !c.noNodeScores, listers: c.listers, nominator: c.nominator}
+	f := &Framework{percentage: c.percentage, parallelism: c.parallelism, rand: c.rand, listers: c.listers, nominator: c.nominator}
 	f.scratch.New = func() any { return new(scratch) }
 	var err error
 	if f.extenders, err = orderExtenders(c.extenders); err != nil {
@@ -215,90 +198,6 @@ func New(opts ...Option) (*Framework, error) {
 		}
 	}
 	return f, nil
-}
-
-// nodeIndex is the validated view of a node list: cached because checking
-// 5000 names for duplicates costs more than filtering them.
-type nodeIndex struct {
-	fingerprint uint64
-	n           int
-	byName      map[string]int
-	affinity    *affinityNodes
-}
-
-// fingerprint identifies a node list by its NodeInfos' generations, which
-// change whenever a NodeInfo's node or pods change, and their positions.
-// It also checks that no node is nil. Each node contributes a mixed
-// value and the values are summed, so that workers can each take a share
-// of a large list: touching every NodeInfo is a cache miss apiece, and on
-// the critical path of every cycle.
-func (f *Framework) fingerprint(nodes []*nodeinfo.NodeInfo) (uint64, error) {
-	// Below this, the goroutines cost more than the misses they share.
-	const perWorker = 1024
-	workers := max(1, min(f.parallelism, runtime.GOMAXPROCS(0), len(nodes)/perWorker))
-	type partial struct {
-		sum uint64
-		bad int      // the first nil node seen, or -1
-		_   [48]byte // its own cache line
-	}
-	parts := make([]partial, workers)
-	for w := range parts {
-		parts[w].bad = -1
-	}
-	parallel.ByWorker(context.Background(), workers, len(nodes), func(w, start, end int) {
-		p := &parts[w]
-		for i := start; i < end; i++ {
-			ni := nodes[i]
-			if ni == nil || ni.Node() == nil {
-				if p.bad < 0 || i < p.bad {
-					p.bad = i
-				}
-				continue
-			}
-			p.sum += mix(uint64(ni.Generation) ^ uint64(i)*0x9e3779b97f4a7c15)
-		}
-	})
-	var sum uint64
-	bad := -1
-	for _, p := range parts {
-		sum += p.sum
-		if p.bad >= 0 && (bad < 0 || p.bad < bad) {
-			bad = p.bad
-		}
-	}
-	if bad >= 0 {
-		return 0, fmt.Errorf("node %d of %d is nil or has no Node object", bad, len(nodes))
-	}
-	return sum, nil
-}
-
-// mix is SplitMix64's finalizer: every input bit affects every output bit.
-func mix(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	return x ^ x>>31
-}
-
-func (f *Framework) indexNodes(nodes []*nodeinfo.NodeInfo) (*nodeIndex, error) {
-	fp, err := f.fingerprint(nodes)
-	if err != nil {
-		return nil, err
-	}
-	if idx := f.index.Load(); idx != nil && idx.fingerprint == fp && idx.n == len(nodes) {
-		return idx, nil
-	}
-	idx := &nodeIndex{fingerprint: fp, n: len(nodes), byName: make(map[string]int, len(nodes)), affinity: newAffinityNodes(nodes)}
-	for i, ni := range nodes {
-		name := ni.Name()
-		if _, dup := idx.byName[name]; dup {
-			return nil, fmt.Errorf("node name %q appears more than once", name)
-		}
-		idx.byName[name] = i
-	}
-	f.index.Store(idx)
-	return idx, nil
 }
 
 // numFeasibleNodesToFind returns how many feasible nodes end the search.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -117,7 +116,7 @@ func TestScheduleChoosesTheHighestWeightedTotal(t *testing.T) {
 		t.Errorf("SuggestedHost = %q, want n2", res.SuggestedHost)
 	}
 	want := map[string]int64{"n1": 100, "n2": 150, "n3": 140}
-	for _, ns := range res.NodeScores {
+	for _, ns := range res.NodeScores() {
 		if ns.TotalScore != want[ns.Name] {
 			t.Errorf("%s total = %d, want %d", ns.Name, ns.TotalScore, want[ns.Name])
 		}
@@ -140,7 +139,7 @@ func TestScheduleSkipsScoringWhenOneNodeIsFeasible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.SuggestedHost != "n2" || len(res.NodeScores) != 0 || res.EvaluatedNodes != 3 || res.FeasibleNodes != 1 {
+	if res.SuggestedHost != "n2" || len(res.NodeScores()) != 0 || res.EvaluatedNodes != 3 || res.FeasibleNodes != 1 {
 		t.Errorf("got %+v, want n2 unscored with 3 evaluated", res)
 	}
 }
@@ -158,7 +157,7 @@ func TestScheduleLeavesSkippedScorePluginsOutOfTheScores(t *testing.T) {
 	if res.SuggestedHost != "n2" {
 		t.Errorf("SuggestedHost = %q; the skipped plugin's score must not count", res.SuggestedHost)
 	}
-	for _, ns := range res.NodeScores {
+	for _, ns := range res.NodeScores() {
 		if len(ns.Scores) != 1 || ns.Scores[0].Name != "Kept" {
 			t.Errorf("%s scores = %+v, want only Kept", ns.Name, ns.Scores)
 		}
@@ -230,7 +229,7 @@ func TestScheduleReportsKubeSchedulersFitErrorWhenNothingFits(t *testing.T) {
 	if err.Error() != want {
 		t.Errorf("message = %q, want %q", err.Error(), want)
 	}
-	if s := fitErr.Diagnosis.NodeToStatus["n1"]; s.Plugin() != "Taints" || s.Code() != framework.UnschedulableAndUnresolvable {
+	if s := fitErr.Diagnosis.NodeStatus("n1"); s.Plugin() != "Taints" || s.Code() != framework.UnschedulableAndUnresolvable {
 		t.Errorf("n1 status = %v, want Taints/UnschedulableAndUnresolvable", s)
 	}
 	if !fitErr.Diagnosis.UnschedulablePlugins.Equal(sets.New("Taints", "Fit")) {
@@ -456,8 +455,8 @@ func TestSuccessiveSchedulesStartTheSearchWhereTheLastStopped(t *testing.T) {
 		t.Fatal(err)
 	}
 	// With one worker the search is sequential: 100 nodes, then the next 100.
-	if first.NodeScores[0].Name != "node-0000" || second.NodeScores[0].Name != "node-0100" {
-		t.Errorf("searches started at %s and %s, want node-0000 and node-0100", first.NodeScores[0].Name, second.NodeScores[0].Name)
+	if first.NodeScores()[0].Name != "node-0000" || second.NodeScores()[0].Name != "node-0100" {
+		t.Errorf("searches started at %s and %s, want node-0000 and node-0100", first.NodeScores()[0].Name, second.NodeScores()[0].Name)
 	}
 }
 
@@ -574,7 +573,7 @@ func TestScoringWhileFilteringGivesTheSameScores(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return res.NodeScores
+		return res.NodeScores()
 	}
 	late := run(&halving{fakeScore{name: "S", scores: table}})
 	early := run(&podOnlyHalving{halving{fakeScore{name: "S", scores: table}}})
@@ -619,78 +618,22 @@ func TestScoreErrorsMatterOnlyWhenScoringHappens(t *testing.T) {
 	}
 }
 
-func TestWithoutNodeScoresChoosesTheSameWayWithoutTheList(t *testing.T) {
+func TestTiesAreBrokenAmongTheTopNodesOnly(t *testing.T) {
 	t.Parallel()
 	scores := map[string]int64{"a": 10, "b": 90, "c": 90, "d": 50}
-	for _, details := range []bool{true, false} {
-		opts := []framework.Option{framework.WithPlugin(&fakeScore{name: "S", scores: scores}, 1), framework.WithRandSource(rand.NewPCG(5, 5))}
-		if !details {
-			opts = append(opts, framework.WithoutNodeScores())
-		}
-		f := mustNew(t, opts...)
-		var hosts []string
-		for range 50 {
-			res, err := f.Schedule(context.Background(), testPod, nodes("a", "b", "c", "d"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if details != (len(res.NodeScores) == 4) {
-				t.Fatalf("details %v: %d node scores", details, len(res.NodeScores))
-			}
-			hosts = append(hosts, res.SuggestedHost)
-		}
-		seen := sets.New(hosts...)
-		if !seen.Equal(sets.New("b", "c")) {
-			t.Errorf("details %v: chose %v, want both top nodes b and c only", details, sets.List(seen))
-		}
-	}
-}
-
-func TestScheduleIntoGivesWhatScheduleGivesAndReusesTheScores(t *testing.T) {
-	t.Parallel()
-	build := func() *framework.Framework {
-		f, err := framework.New(
-			framework.WithPlugin(&fakeFilter{name: "F", reject: map[string]string{"node-0003": "no"}}, 0),
-			framework.WithPlugin(&fakeScore{name: "S", scores: map[string]int64{"node-0001": 10, "node-0002": 30}}, 2),
-			framework.WithRandSource(rand.NewPCG(1, 2)),
-		)
+	f := mustNew(t, framework.WithPlugin(&fakeScore{name: "S", scores: scores}, 1), framework.WithRandSource(rand.NewPCG(5, 5)))
+	var hosts []string
+	for range 50 {
+		res, err := f.Schedule(context.Background(), testPod, nodes("a", "b", "c", "d"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return f
+		if len(res.NodeScores()) != 4 {
+			t.Fatalf("%d node scores, want 4", len(res.NodeScores()))
+		}
+		hosts = append(hosts, res.SuggestedHost)
 	}
-	cluster := manyNodes(10)
-	want, err := build().Schedule(context.Background(), testPod, cluster)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := build()
-	var res framework.Result
-	if err := f.ScheduleInto(context.Background(), testPod, cluster, &res); err != nil {
-		t.Fatal(err)
-	}
-	if res.SuggestedHost != want.SuggestedHost || res.FeasibleNodes != want.FeasibleNodes || !reflect.DeepEqual(res.NodeScores, want.NodeScores) {
-		t.Fatalf("ScheduleInto = %+v, Schedule = %+v", res, *want)
-	}
-	first := &res.NodeScores[0]
-	if err := f.ScheduleInto(context.Background(), testPod, cluster, &res); err != nil {
-		t.Fatal(err)
-	}
-	if &res.NodeScores[0] != first {
-		t.Error("the second call did not reuse the NodeScores array")
-	}
-
-	// A pod that fits nowhere leaves res empty and the error says why.
-	noFit, err := framework.New(framework.WithPlugin(&fakeFilter{name: "F", reject: map[string]string{"a": "no"}}, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = noFit.ScheduleInto(context.Background(), testPod, nodes("a"), &res)
-	var fitErr *framework.FitError
-	if !errors.As(err, &fitErr) || res.SuggestedHost != "" || len(res.NodeScores) != 0 || res.FeasibleNodes != 0 {
-		t.Errorf("ScheduleInto with no fit: %v, %+v", err, res)
-	}
-	if err := f.ScheduleInto(context.Background(), testPod, cluster, nil); err == nil {
-		t.Error("ScheduleInto into a nil Result succeeded")
+	if seen := sets.New(hosts...); !seen.Equal(sets.New("b", "c")) {
+		t.Errorf("chose %v, want both top nodes b and c only", sets.List(seen))
 	}
 }

@@ -138,7 +138,7 @@ func TestNominatedPodsKeepTheirRoom(t *testing.T) {
 				d = res.Diagnosis
 			}
 			got := ""
-			if s := d.NodeToStatus["a"]; s != nil {
+			if s := d.NodeStatus("a"); s != nil {
 				got = strings.Join(s.Reasons(), ", ")
 			}
 			if got != tc.wantA {

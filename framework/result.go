@@ -2,6 +2,8 @@ package framework
 
 import (
 	"fmt"
+	"iter"
+	"slices"
 	"sort"
 	"strings"
 
@@ -19,12 +21,21 @@ type Result struct {
 	EvaluatedNodes int
 	// FeasibleNodes counts the nodes that passed every filter.
 	FeasibleNodes int
-	// NodeScores holds every feasible node's scores, in the order the nodes
-	// were given (rotated to where the search started). Empty when only one
-	// node was feasible, since then nothing is scored.
-	NodeScores []NodePluginScores
 	// Diagnosis explains the nodes that were rejected.
 	Diagnosis Diagnosis
+
+	scores scoreTable
+}
+
+// NodeScores returns every feasible node's scores, in the order the nodes
+// were searched (the order given, rotated to where the search started);
+// empty when only one node was feasible, since then nothing is scored.
+//
+// The scores are kept in a compact table while the Result lives, and each
+// call builds the list anew, in two allocations however many nodes: a
+// caller that wants only the placement pays nothing for it.
+func (r *Result) NodeScores() []NodePluginScores {
+	return r.scores.list()
 }
 
 // NodePluginScores is one node's scores.
@@ -34,8 +45,7 @@ type NodePluginScores struct {
 	// plugin order. Plugins that skipped this pod (PreScore returned Skip)
 	// are absent, as in kube-scheduler. Extenders interested in the pod
 	// follow the plugins, named by their URL prefix, with their weighted
-	// score scaled to 0-100. Nodes with identical scores may share one
-	// slice: treat it as read-only.
+	// score scaled to 0-100.
 	Scores     []PluginScore
 	TotalScore int64
 }
@@ -46,18 +56,150 @@ type PluginScore struct {
 	Score int64
 }
 
-// Diagnosis records why nodes were rejected.
+// scoreTable is a cycle's scores, kept without a pointer per node so that
+// a Result over thousands of nodes costs the garbage collector almost
+// nothing: plugin scores end normalized in [MinNodeScore, MaxNodeScore],
+// which a byte holds, and nodes are positions in the cycle's node index.
+type scoreTable struct {
+	nodes nodeIndex
+	// pos are the scored nodes' positions, in search order.
+	pos []int32
+	// plugins are the plugins that scored the pod, in profile order.
+	plugins []*scorePlugin
+	// raw holds node i's normalized score by plugin p at raw[i*len(plugins)+p].
+	raw []uint8
+	// ext holds, when extenders scored the pod, node i's extender scores
+	// as kube-scheduler lists them: an extender that failed, or left the
+	// node out of its answer, has no entry.
+	ext [][]PluginScore
+}
+
+// list builds the NodePluginScores of every scored node.
+func (t *scoreTable) list() []NodePluginScores {
+	n, k := len(t.pos), len(t.plugins)
+	if n == 0 {
+		return nil
+	}
+	size := n * k
+	for _, e := range t.ext {
+		size += len(e)
+	}
+	out := make([]NodePluginScores, n)
+	all := make([]PluginScore, 0, size)
+	for i := range out {
+		start := len(all)
+		var total int64
+		for p, pl := range t.plugins {
+			s := int64(t.raw[i*k+p]) * pl.weight
+			all = append(all, PluginScore{Name: pl.name, Score: s})
+			total += s
+		}
+		if t.ext != nil {
+			for _, s := range t.ext[i] {
+				all = append(all, s)
+				total += s.Score
+			}
+		}
+		scores := all[start:len(all):len(all)]
+		out[i] = NodePluginScores{Name: t.nodes.name(int(t.pos[i])), Scores: scores, TotalScore: total}
+	}
+	return out
+}
+
+// Diagnosis records why nodes were rejected. Read a node's verdict with
+// [Diagnosis.NodeStatus], and every rejected node with
+// [Diagnosis.Rejected].
+//
+// Like kube-scheduler's, it keeps a status for each node a filter or an
+// extender rejected, and one status shared by every node a PreFilter
+// plugin ruled out (all of them when PreFilter rejected the pod), so that
+// building it costs nothing for the nodes a cycle never looked at.
 type Diagnosis struct {
-	// NodeToStatus maps each rejected node to its rejection. Nodes that
-	// passed every filter are absent.
-	NodeToStatus map[string]*Status
 	// UnschedulablePlugins are the plugins that rejected at least one node.
 	UnschedulablePlugins sets.Set[string]
 	// PreFilterMsg is the message of a PreFilter rejection, which applies to
 	// every node.
 	PreFilterMsg string
+
+	// statuses holds the verdict on each node rejected on its own.
+	statuses map[string]*Status
+	// absent is the verdict on every node of nodes outside kept and
+	// statuses: the nodes PreFilter ruled out. Nil when there are none.
+	absent *Status
+	// kept are the nodes a PreFilterResult named; nil with absent set
+	// means PreFilter rejected the pod on every node.
+	kept sets.Set[string]
+	// nodes are the cycle's nodes; nil in a Diagnosis built by hand.
+	nodes nodeIndex
 }
 
+// NodeStatus returns the verdict on the node called name: the rejection
+// of a node that a filter or an extender rejected, or the status shared by
+// the nodes a PreFilter plugin ruled out. It returns nil for a node that
+// passed every filter, one the search never reached (it stops once it has
+// found enough feasible nodes, and after a nominated node that fits), and
+// a name that is not one of the cycle's nodes.
+func (d *Diagnosis) NodeStatus(name string) *Status {
+	if s, ok := d.statuses[name]; ok {
+		return s
+	}
+	if d.absent == nil || d.kept.Has(name) {
+		return nil
+	}
+	if d.nodes != nil {
+		if _, ok := d.nodes.position(name); !ok {
+			return nil
+		}
+	}
+	return d.absent
+}
+
+// SetNodeStatus records s as the verdict on the node called name, for a
+// Diagnosis built by hand, such as an extender's (package extender/server).
+// A nil s removes the node's own verdict.
+func (d *Diagnosis) SetNodeStatus(name string, s *Status) {
+	if s == nil {
+		delete(d.statuses, name)
+		return
+	}
+	if d.statuses == nil {
+		d.statuses = map[string]*Status{}
+	}
+	d.statuses[name] = s
+}
+
+// Rejected iterates over the rejected nodes and their verdicts: in the
+// order the nodes were given when the framework made the Diagnosis, by
+// name when it was built with [Diagnosis.SetNodeStatus]. The nodes a
+// PreFilter plugin ruled out are among them, so that over a large
+// cluster it visits every node.
+func (d *Diagnosis) Rejected() iter.Seq2[string, *Status] {
+	return func(yield func(string, *Status) bool) {
+		if d.nodes == nil {
+			for _, name := range slices.Sorted(func(yield func(string) bool) {
+				for name := range d.statuses {
+					if !yield(name) {
+						return
+					}
+				}
+			}) {
+				if !yield(name, d.statuses[name]) {
+					return
+				}
+			}
+			return
+		}
+		for i := range d.nodes.len() {
+			name := d.nodes.name(i)
+			if s := d.NodeStatus(name); s != nil && !yield(name, s) {
+				return
+			}
+		}
+	}
+}
+
+// addPluginStatus records the plugin of a rejection among the
+// UnschedulablePlugins.
 func (d *Diagnosis) addPluginStatus(s *Status) {
 	if s.Plugin() == "" || !s.IsRejected() {
 		return
@@ -79,16 +221,24 @@ type FitError struct {
 // Error returns kube-scheduler's message, for example
 // "0/5 nodes are available: 2 Insufficient cpu, 3 node(s) had untolerated taint(s).":
 // the PreFilter message if PreFilter rejected the pod, otherwise each reason
-// with the number of nodes that gave it, sorted as strings.
+// with the number of nodes that gave it, sorted as strings. As in
+// kube-scheduler, the nodes without a verdict of their own count
+// NumAllNodes less those with one.
 func (f *FitError) Error() string {
 	msg := fmt.Sprintf("0/%d nodes are available:", f.NumAllNodes)
-	if f.Diagnosis.PreFilterMsg != "" {
-		return msg + " " + f.Diagnosis.PreFilterMsg + "."
+	d := &f.Diagnosis
+	if d.PreFilterMsg != "" {
+		return msg + " " + d.PreFilterMsg + "."
 	}
 	counts := map[string]int{}
-	for _, s := range f.Diagnosis.NodeToStatus {
+	for _, s := range d.statuses {
 		for _, r := range s.Reasons() {
 			counts[r]++
+		}
+	}
+	if rest := f.NumAllNodes - len(d.statuses); rest > 0 && d.absent != nil {
+		for _, r := range d.absent.Reasons() {
+			counts[r] += rest
 		}
 	}
 	parts := make([]string, 0, len(counts))
@@ -101,3 +251,6 @@ func (f *FitError) Error() string {
 	}
 	return msg
 }
+
+// A normalized score must fit the byte the score table keeps it in.
+const _ = uint8(MaxNodeScore - MinNodeScore)

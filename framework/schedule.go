@@ -25,132 +25,133 @@ import (
 // call concurrently. Like kube-scheduler, successive calls start the search
 // at different nodes so that partial searches spread over the cluster. A
 // pod with status.nominatedNodeName has that node tried first, alone.
+//
+// Since the caller may change its slice between calls, every call checks
+// nodes in full (a pass over every NodeInfo, shared by the workers); the
+// rest of the cycle costs what the pod needs. [Framework.ScheduleSnapshot]
+// skips that pass for a node list that never changes.
 func (f *Framework) Schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*Result, error) {
-	res := &Result{}
-	if err := f.ScheduleInto(ctx, pod, nodes, res); err != nil {
+	if err := checkCall(ctx, pod, len(nodes)); err != nil {
 		return nil, err
 	}
-	return res, nil
-}
-
-// ScheduleInto is [Framework.Schedule] writing its result into res, for
-// callers that schedule pod after pod and are done with each result before
-// asking for the next: the per-node result, most of what a cycle
-// allocates, goes into res.NodeScores's backing array when it has room,
-// so a loop that passes the same Result allocates it once. Everything res
-// held is replaced (on an error, res is left with no scores, no host and
-// an empty Diagnosis); the NodeScores of an earlier call through res must
-// not be used afterwards. The Scores lists and the Diagnosis are new each
-// time, so a [FitError] stays valid. res must not be used concurrently.
-// A nil res is an error.
-func (f *Framework) ScheduleInto(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, res *Result) error {
-	if res == nil {
-		return fmt.Errorf("schedule: nil Result")
-	}
-	reuse := res.NodeScores[:0]
-	*res = Result{}
-	result, err := f.schedule(ctx, pod, nodes, reuse)
-	if err != nil {
-		return err
-	}
-	*res = *result
-	return nil
-}
-
-// schedule is the scheduling cycle. out's backing array, if large enough,
-// receives the NodeScores.
-func (f *Framework) schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, out []NodePluginScores) (*Result, error) {
-	if pod == nil {
-		return nil, fmt.Errorf("schedule: nil pod")
-	}
-	if len(nodes) == 0 {
-		return nil, ErrNoNodesAvailable
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	idx, err := f.indexNodes(nodes)
+	idx, err := f.indexSlice(nodes)
 	if err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
 	}
-	state := NewCycleState(nodes)
-	state.listers = f.listers
-	state.parallelism = f.parallelism
-	state.affinityNodes = idx.affinity
-	state.skipFilter = make([]bool, len(f.filters))
-	state.skipScore = make([]bool, len(f.scores))
-	diagnosis := Diagnosis{NodeToStatus: map[string]*Status{}}
+	return f.schedule(ctx, pod, nodes, idx)
+}
+
+// ScheduleSnapshot is [Framework.Schedule] over the nodes of snap, which
+// it trusts never to change: no per-call pass over its nodes, so a pod
+// narrowed by PreFilter to a few nodes costs the same whatever the
+// cluster's size. Pass a cache.Snapshot, or any [NodeSnapshot].
+func (f *Framework) ScheduleSnapshot(ctx context.Context, pod *v1.Pod, snap NodeSnapshot) (*Result, error) {
+	if snap == nil {
+		return nil, fmt.Errorf("schedule: nil snapshot")
+	}
+	idx, nodes := f.indexSnapshot(snap)
+	if err := checkCall(ctx, pod, len(nodes)); err != nil {
+		return nil, err
+	}
+	return f.schedule(ctx, pod, nodes, idx)
+}
+
+// checkCall rejects what no cycle can start with.
+func checkCall(ctx context.Context, pod *v1.Pod, numNodes int) error {
+	if pod == nil {
+		return fmt.Errorf("schedule: nil pod")
+	}
+	if numNodes == 0 {
+		return ErrNoNodesAvailable
+	}
+	return ctx.Err()
+}
+
+// schedule is the scheduling cycle over nodes, which idx indexes.
+func (f *Framework) schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, idx nodeIndex) (*Result, error) {
+	state := f.newCycleState(nodes, idx)
+	d := Diagnosis{nodes: idx}
 
 	preRes, status, narrowedBy := f.runPreFilter(ctx, state, pod, nodes)
 	if narrowedBy.Len() > 0 {
-		diagnosis.UnschedulablePlugins = narrowedBy
+		d.UnschedulablePlugins = narrowedBy
 	}
 	if status != nil {
 		if !status.IsRejected() {
 			return nil, status.AsError()
 		}
-		// A PreFilter rejection applies to every node.
-		for _, ni := range nodes {
-			diagnosis.NodeToStatus[ni.Name()] = status
-		}
-		diagnosis.PreFilterMsg = status.Message()
-		diagnosis.addPluginStatus(status)
-		return nil, &FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: diagnosis}
+		// A PreFilter rejection is every node's verdict.
+		d.absent = status
+		d.PreFilterMsg = status.Message()
+		d.addPluginStatus(status)
+		return nil, &FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: d}
 	}
 
 	f.recordNominations(state, pod)
 	sc := f.startScoring(ctx, state, pod)
 	defer sc.release()
 
-	var feasible []*nodeinfo.NodeInfo
+	var found searched
+	var err error
 	if name := pod.Status.NominatedNodeName; name != "" {
-		if i, ok := idx.byName[name]; ok {
-			feasible, err = f.filterNodes(ctx, state, pod, nodes[i:i+1], &diagnosis, false, sc)
+		if i, ok := idx.position(name); ok {
+			found, err = f.filterNodes(ctx, state, pod, search{nodes: nodes, pos: []int32{int32(i)}}, &d, sc)
 			if err == nil {
-				feasible, err = f.filterWithExtenders(ctx, pod, feasible, &diagnosis, sc, false)
+				found, err = f.filterWithExtenders(ctx, pod, found, idx, &d, sc, false)
 			}
 			if err != nil {
 				return nil, err
 			}
 		}
 	}
-	// Nodes a PreFilterResult excluded are in the diagnosis but were never
-	// evaluated; kube-scheduler does not count them.
-	excluded := 0
-	if len(feasible) == 0 {
-		candidates := nodes
+	if len(found.nodes) == 0 {
+		s := search{nodes: nodes, rotate: true}
 		if !preRes.AllNodes() {
-			candidates, excluded = f.narrow(nodes, idx, preRes, &diagnosis)
+			s.pos = f.narrow(idx, preRes, &d)
 		}
-		feasible, err = f.filterNodes(ctx, state, pod, candidates, &diagnosis, true, sc)
-		if err == nil {
-			feasible, err = f.filterWithExtenders(ctx, pod, feasible, &diagnosis, sc, true)
-		}
+		found, err = f.filterNodes(ctx, state, pod, s, &d, sc)
 		if err != nil {
+			return nil, err
+		}
+		// As kube-scheduler, the next search starts past the nodes this one
+		// gave a verdict, counted among all the nodes.
+		f.advanceStart(len(found.nodes)+len(d.statuses), len(nodes))
+		if found, err = f.filterWithExtenders(ctx, pod, found, idx, &d, sc, true); err != nil {
 			return nil, err
 		}
 	}
 
+	feasible := found.nodes
 	if len(feasible) == 0 {
-		return nil, &FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: diagnosis}
+		return nil, &FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: d}
 	}
 	result := &Result{
-		EvaluatedNodes: len(feasible) + len(diagnosis.NodeToStatus) - excluded,
+		EvaluatedNodes: len(feasible) + len(d.statuses),
 		FeasibleNodes:  len(feasible),
-		Diagnosis:      diagnosis,
+		Diagnosis:      d,
 	}
 	if len(feasible) == 1 {
 		result.SuggestedHost = feasible[0].Name()
 		return result, nil
 	}
-	var totals []int64
-	result.NodeScores, totals, err = f.scoreNodes(ctx, state, pod, feasible, sc, out)
+	totals, err := f.scoreNodes(ctx, state, pod, found, sc, idx, &result.scores)
 	if err != nil {
 		return nil, err
 	}
-	f.scoreWithExtenders(ctx, pod, feasible, result.NodeScores, totals)
+	f.scoreWithExtenders(ctx, pod, feasible, &result.scores, totals)
 	result.SuggestedHost = feasible[f.selectHost(totals)].Name()
 	return result, nil
+}
+
+// newCycleState returns the state of a scheduling cycle over nodes.
+func (f *Framework) newCycleState(nodes []*nodeinfo.NodeInfo, idx nodeIndex) *CycleState {
+	state := NewCycleState(nodes)
+	state.listers = f.listers
+	state.parallelism = f.parallelism
+	state.index = idx
+	state.skipFilter = make([]bool, len(f.filters))
+	state.skipScore = make([]bool, len(f.scores))
+	return state
 }
 
 // runPreFilter runs the PreFilter plugins as kube-scheduler does: a
@@ -193,48 +194,72 @@ func (f *Framework) runPreFilter(ctx context.Context, state *CycleState, pod *v1
 	return result, rejected, narrowedBy
 }
 
-// narrow keeps the nodes a PreFilterResult names; the others are recorded
-// as rejected by the plugins that narrowed.
-// A node that already has a status (a nominated node that failed its
-// filters) keeps it. The message names the plugins in
-// d.UnschedulablePlugins, which by then also holds that node's rejecting
-// plugin, as in kube-scheduler. It returns the kept nodes and how many nodes
-// it marked.
-func (f *Framework) narrow(nodes []*nodeinfo.NodeInfo, idx *nodeIndex, r *PreFilterResult, d *Diagnosis) ([]*nodeinfo.NodeInfo, int) {
-	kept := make([]*nodeinfo.NodeInfo, 0, r.NodeNames.Len())
-	for _, name := range sets.List(r.NodeNames) {
-		if i, ok := idx.byName[name]; ok {
-			kept = append(kept, nodes[i])
+// narrow returns the positions of the nodes a PreFilterResult names, in
+// order; the other nodes get one shared verdict in d, naming the plugins
+// in d.UnschedulablePlugins, which by then also holds the rejecting
+// plugin of a nominated node that failed, as in kube-scheduler. That
+// node keeps its own verdict.
+func (f *Framework) narrow(idx nodeIndex, r *PreFilterResult, d *Diagnosis) []int32 {
+	pos := make([]int32, 0, r.NodeNames.Len())
+	for name := range r.NodeNames {
+		if i, ok := idx.position(name); ok {
+			pos = append(pos, int32(i))
 		}
 	}
-	absent := NewStatus(UnschedulableAndUnresolvable, fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(d.UnschedulablePlugins)))
-	marked := 0
-	for _, ni := range nodes {
-		if _, has := d.NodeToStatus[ni.Name()]; !has && !r.NodeNames.Has(ni.Name()) {
-			d.NodeToStatus[ni.Name()] = absent
-			marked++
-		}
-	}
-	return kept, marked
+	slices.Sort(pos)
+	d.absent = NewStatus(UnschedulableAndUnresolvable, fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(d.UnschedulablePlugins)))
+	d.kept = r.NodeNames
+	return pos
 }
 
-// filterNodes runs the filters over nodes in parallel, starting at the
-// rotating start index when rotate is set, and stops once enough feasible
-// nodes are found. Rejections go into d. Feasible nodes are returned in
-// search order, so that a seeded tie-break is reproducible. When sc scores
-// early, each node that passes is scored at once and sc keeps the scores of
-// the returned nodes.
-func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, d *Diagnosis, rotate bool, sc *scoring) ([]*nodeinfo.NodeInfo, error) {
-	n := len(nodes)
+// search is what a filter pass walks: the nodes at positions pos of
+// nodes, or all of nodes when pos is nil; from the framework's rotating
+// start when rotate is set.
+type search struct {
+	nodes  []*nodeinfo.NodeInfo
+	pos    []int32
+	rotate bool
+}
+
+func (s search) len() int {
+	if s.pos != nil {
+		return len(s.pos)
+	}
+	return len(s.nodes)
+}
+
+// position returns the position in s.nodes of the j-th node searched.
+func (s search) position(j int) int32 {
+	if s.pos != nil {
+		return s.pos[j]
+	}
+	return int32(j)
+}
+
+// searched is what a filter pass found: the feasible nodes in search
+// order, and their positions in the cycle's nodes.
+type searched struct {
+	nodes []*nodeinfo.NodeInfo
+	pos   []int32
+}
+
+// filterNodes runs the filters over the nodes of s in parallel and stops
+// once enough feasible nodes are found. Rejections go into d. Feasible
+// nodes are returned in search order, so that a seeded tie-break is
+// reproducible; their slices are sc's, valid until sc is released. When
+// sc scores early, each node that passes is scored at once and sc keeps
+// the scores of the returned nodes.
+func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.Pod, s search, d *Diagnosis, sc *scoring) (searched, error) {
+	n := s.len()
 	if n == 0 {
-		return nil, nil
+		return searched{}, nil
 	}
 	want := f.numFeasibleNodesToFind(n)
 	if len(f.scores) == 0 && !f.extendersRank() {
 		want = 1
 	}
 	start := 0
-	if rotate {
+	if s.rotate {
 		start = int(f.nextStart.Load() % int64(n))
 	}
 	parent := ctx
@@ -259,15 +284,15 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 	// no per-node look-up.
 	nominated, _ := nominatedPodsKey.Read(state)
 	parallel.Until(ctx, f.parallelism, n, func(i int) {
-		ni := nodes[(start+i)%n]
-		var s *Status
+		ni := s.nodes[s.position((start+i)%n)]
+		var st *Status
 		if pods := nominated[ni.Name()]; len(pods) > 0 {
-			s = f.runFiltersWithNominatedPods(ctx, filters, state, pod, ni, pods)
+			st = f.runFiltersWithNominatedPods(ctx, filters, state, pod, ni, pods)
 		} else {
-			s = runFilters(ctx, filters, state, pod, ni)
+			st = runFilters(ctx, filters, state, pod, ni)
 		}
 		switch {
-		case s.IsSuccess():
+		case st.IsSuccess():
 			if earlyStop && found.Add(1) > int64(want) {
 				cancel()
 				found.Add(-1)
@@ -277,54 +302,53 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 			if sc.early {
 				sc.scoreNode(ctx, state, pod, ni, raw, n, i)
 			}
-		case s.IsRejected():
-			statuses[i] = s
+		case st.IsRejected():
+			statuses[i] = st
 			rejected.Add(1)
 		default:
-			firstErr.CompareAndSwap(nil, s)
+			firstErr.CompareAndSwap(nil, st)
 			cancel()
 		}
 	})
-	if s := firstErr.Load(); s != nil {
-		return nil, s.AsError()
+	if st := firstErr.Load(); st != nil {
+		return searched{}, st.AsError()
 	}
-	feasible := grow(&sc.buf.feasible, n)[:0]
-	processed := 0
+	out := searched{nodes: grow(&sc.buf.feasible, n)[:0], pos: grow(&sc.buf.pos, n)[:0]}
 	if rejected.Load() == 0 && !earlyStop && parent.Err() == nil {
-		// Every node passed, in search order: two copies instead of a loop,
-		// and the early scores are already where they belong.
-		feasible = append(append(feasible, nodes[start:]...), nodes[:start]...)
-		processed = n
-	}
-	for i := range n - processed {
-		ni := nodes[(start+i)%n]
-		switch {
-		case passed[i]:
-			if sc.early {
-				sc.keep(raw, n, i, len(feasible))
+		// Every node passed, in search order, and the early scores are
+		// already where they belong.
+		for i := range n {
+			p := s.position((start + i) % n)
+			out.nodes = append(out.nodes, s.nodes[p])
+			out.pos = append(out.pos, p)
+		}
+	} else {
+		for i := range n {
+			p := s.position((start + i) % n)
+			switch {
+			case passed[i]:
+				if sc.early {
+					sc.keep(raw, n, i, len(out.nodes))
+				}
+				out.nodes = append(out.nodes, s.nodes[p])
+				out.pos = append(out.pos, p)
+			case statuses[i] != nil:
+				d.SetNodeStatus(s.nodes[p].Name(), statuses[i])
+				d.addPluginStatus(statuses[i])
 			}
-			feasible = append(feasible, ni)
-			processed++
-		case statuses[i] != nil:
-			d.NodeToStatus[ni.Name()] = statuses[i]
-			d.addPluginStatus(statuses[i])
-			processed++
 		}
 	}
 	if sc.early {
 		sc.stride = n
 	}
-	if rotate {
-		f.advanceStart(processed, n)
-	}
 	// Our own cancel only means enough nodes were found; the caller's means stop.
 	if err := parent.Err(); err != nil {
-		return nil, err
+		return searched{}, err
 	}
-	return feasible, nil
+	return out, nil
 }
 
-// advanceStart moves the next search's start past the nodes processed now.
+// advanceStart moves the next search's start past processed nodes, modulo n.
 func (f *Framework) advanceStart(processed, n int) {
 	for {
 		old := f.nextStart.Load()
@@ -350,13 +374,11 @@ func runFilters(ctx context.Context, filters []FilterPlugin, state *CycleState, 
 	return nil
 }
 
-// scoreNodes runs PreScore, Score and NormalizeScore (unless sc already
-// scored the nodes while filtering) and applies weights.
-//
-// It returns each node's total and, unless the framework was built
-// WithoutNodeScores, each node's scores by plugin, in dst's backing array
-// when it has room.
-func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, sc *scoring, dst []NodePluginScores) ([]NodePluginScores, []int64, error) {
+// scoreNodes runs PreScore, Score and NormalizeScore over the nodes found
+// (unless sc already scored them while filtering), applies weights, and
+// writes the scores into t. It returns each node's total, in sc's buffer.
+func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.Pod, found searched, sc *scoring, idx nodeIndex, t *scoreTable) ([]int64, error) {
+	nodes := found.nodes
 	n := len(nodes)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -369,12 +391,12 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 	raw, stride, active := sc.buf.raw, sc.stride, sc.active
 	if sc.early {
 		if err := sc.err.Load(); err != nil {
-			return nil, nil, *err
+			return nil, *err
 		}
 	} else {
 		var err error
 		if active, err = f.runPreScore(ctx, state, pod, nodes); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		raw, stride = sc.buffer(len(active)*n), n
 		parallel.Until(ctx, f.parallelism, n, func(i int) {
@@ -388,99 +410,46 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 			}
 		})
 		if err := firstErr.Load(); err != nil {
-			return nil, nil, *err
+			return nil, *err
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	for p, pl := range active {
 		if pl.normalize != nil {
 			if s := pl.normalize.NormalizeScore(ctx, state, pod, nodes, raw[p*stride:p*stride+n]); !s.IsSuccess() {
-				return nil, nil, fmt.Errorf("running Normalize on Score plugins: plugin %q failed with: %w", pl.name, s.AsError())
+				return nil, fmt.Errorf("running Normalize on Score plugins: plugin %q failed with: %w", pl.name, s.AsError())
 			}
 		}
 	}
-	// Weighting writes the result. Neighbouring nodes often score the same
-	// (identical empty nodes, say), and then share one Scores slice: the
-	// result is most of a cycle's allocation, and its size drives the cost of
-	// garbage collection.
-	totals := grow(&sc.buf.totals, n)
-	clear(totals)
-	var out []NodePluginScores
-	if f.nodeScores {
-		out = grow(&dst, n)
-	}
+	// The result keeps each score in a byte, node by node: after the range
+	// check, a score is at most MaxNodeScore.
 	k := len(active)
-	var names []string // nil unless scored early
-	if sc.early {
-		names = sc.buf.names[:n]
-	}
+	*t = scoreTable{nodes: idx, pos: slices.Clone(found.pos[:n]), plugins: active, raw: make([]uint8, n*k)}
+	totals := grow(&sc.buf.totals, n)
 	parallel.Chunks(ctx, f.parallelism, n, func(start, end int) {
-		// The chunk's last few distinct score lists, most recent first.
-		var recent [4][]PluginScore
-		var slab []PluginScore
 		for i := start; i < end; i++ {
+			var total int64
 			for p, pl := range active {
 				score := raw[p*stride+i]
 				if score < MinNodeScore || score > MaxNodeScore {
 					fail(fmt.Errorf("plugin %q returns an invalid score %d, it should in the range of [%d, %d] after normalizing", pl.name, score, MinNodeScore, MaxNodeScore))
 					return
 				}
-				totals[i] += score * pl.weight
+				total += score * pl.weight
+				t.raw[i*k+p] = uint8(score)
 			}
-			if out == nil {
-				continue
-			}
-			found := -1
-			for r := range recent {
-				if sameScores(recent[r], active, raw, stride, i) {
-					found = r
-					break
-				}
-			}
-			if found < 0 {
-				if len(slab)+k > cap(slab) {
-					// Small at first: most chunks need only a few lists.
-					slab = make([]PluginScore, 0, k*min(end-i, max(2, 2*cap(slab)/k)))
-				}
-				scores := slab[len(slab) : len(slab)+k : len(slab)+k]
-				slab = slab[:len(slab)+k]
-				for p, pl := range active {
-					scores[p] = PluginScore{Name: pl.name, Score: raw[p*stride+i] * pl.weight}
-				}
-				copy(recent[1:], recent[:len(recent)-1])
-				recent[0], found = scores, 0
-			}
-			var name string
-			if names != nil {
-				name = names[i]
-			} else {
-				name = nodes[i].Name()
-			}
-			out[i] = NodePluginScores{Name: name, Scores: recent[found], TotalScore: totals[i]}
+			totals[i] = total
 		}
 	})
 	if err := firstErr.Load(); err != nil {
-		return nil, nil, fmt.Errorf("applying score weights: %w", *err)
+		return nil, fmt.Errorf("applying score weights: %w", *err)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return out, totals, nil
-}
-
-// sameScores reports whether scores holds node i's weighted scores.
-func sameScores(scores []PluginScore, active []*scorePlugin, raw []int64, stride, i int) bool {
-	if scores == nil {
-		return false
-	}
-	for p, pl := range active {
-		if scores[p].Score != raw[p*stride+i]*pl.weight {
-			return false
-		}
-	}
-	return true
+	return totals, nil
 }
 
 // runPreScore runs the PreScore plugins and returns the score plugins that

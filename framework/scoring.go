@@ -74,10 +74,8 @@ type scratch struct {
 	statuses []*Status
 	passed   []bool
 	feasible []*nodeinfo.NodeInfo
+	pos      []int32
 	filters  []FilterPlugin
-	// names are the names of the nodes scored early, kept beside their
-	// scores so that writing the result need not visit the nodes again.
-	names []string
 }
 
 // grow returns (*s)[:n], reallocating if the capacity is short. The
@@ -106,13 +104,11 @@ func (sc *scoring) activeFilters(filters []FilterPlugin, skip []bool) []FilterPl
 // search position i going to raw[p*n+i].
 func (sc *scoring) earlyBuffer(n int) []int64 {
 	sc.err.Store(nil)
-	grow(&sc.buf.names, n)
 	return sc.buffer(len(sc.active) * n)
 }
 
 // scoreNode scores one node that passed the filters.
 func (sc *scoring) scoreNode(ctx context.Context, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, raw []int64, n, i int) {
-	sc.buf.names[i] = ni.Name()
 	for p, pl := range sc.active {
 		score, s := pl.Score(ctx, state, pod, ni)
 		if !s.IsSuccess() {
@@ -131,7 +127,6 @@ func (sc *scoring) keep(raw []int64, n, i, j int) {
 	if i == j {
 		return // no node rejected so far: already in place
 	}
-	sc.buf.names[j] = sc.buf.names[i]
 	for p := range sc.active {
 		raw[p*n+j] = raw[p*n+i]
 	}

@@ -76,11 +76,11 @@ func priorityScore(_ context.Context, _ *v1.Pod, ni *nodeinfo.NodeInfo) (int64, 
 // placement alone, whatever the scores, which is how the seed's extender
 // takes full control.
 func onlyHighest(_ context.Context, _ *v1.Pod, nodes []*nodeinfo.NodeInfo) ([]*nodeinfo.NodeInfo, framework.Diagnosis, error) {
-	d := framework.Diagnosis{NodeToStatus: map[string]*framework.Status{}}
+	var d framework.Diagnosis
 	var best *nodeinfo.NodeInfo
 	for _, ni := range nodes {
 		if _, ok := ni.Labels()[priorityLabel]; !ok {
-			d.NodeToStatus[ni.Name()] = framework.NewStatus(framework.UnschedulableAndUnresolvable, errReasonNoPriority)
+			d.SetNodeStatus(ni.Name(), framework.NewStatus(framework.UnschedulableAndUnresolvable, errReasonNoPriority))
 			continue
 		}
 		if best == nil || cmp.Or(cmp.Compare(priority(ni), priority(best)), cmp.Compare(best.Name(), ni.Name())) > 0 {
@@ -91,8 +91,8 @@ func onlyHighest(_ context.Context, _ *v1.Pod, nodes []*nodeinfo.NodeInfo) ([]*n
 		return nil, d, nil
 	}
 	for _, ni := range nodes {
-		if _, rejected := d.NodeToStatus[ni.Name()]; !rejected && ni != best {
-			d.NodeToStatus[ni.Name()] = framework.NewStatus(framework.Unschedulable, errReasonNotHighest)
+		if d.NodeStatus(ni.Name()) == nil && ni != best {
+			d.SetNodeStatus(ni.Name(), framework.NewStatus(framework.Unschedulable, errReasonNotHighest))
 		}
 	}
 	return []*nodeinfo.NodeInfo{best}, d, nil

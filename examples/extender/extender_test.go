@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -149,7 +150,7 @@ func TestPodsFillTheNodesInTheOrderOfTheirPriority(t *testing.T) {
 				if res.SuggestedHost != want {
 					t.Fatalf("placements %v, want n3, n4, n2 (priorities 9, 5, 3)", placed)
 				}
-				if s := res.Diagnosis.NodeToStatus["n1"]; s.Code() != framework.UnschedulableAndUnresolvable || s.Message() != errReasonNoPriority {
+				if s := res.Diagnosis.NodeStatus("n1"); s.Code() != framework.UnschedulableAndUnresolvable || s.Message() != errReasonNoPriority {
 					t.Errorf("pod %d: n1 status %v, want the extender's rejection", i, s)
 				}
 				byName[want].AddPod(p)
@@ -178,7 +179,7 @@ func TestTheExtendersScoresAreWeightedAndListedUnderItsURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]int64{"n2": 60, "n3": 180, "n4": 100} // priority × weight 2 × 10
-	for _, ns := range res.NodeScores {
+	for _, ns := range res.NodeScores() {
 		last := ns.Scores[len(ns.Scores)-1]
 		if last.Name != d.URL || last.Score != want[ns.Name] {
 			t.Errorf("%s: last score %+v, want %s=%d", ns.Name, last, d.URL, want[ns.Name])
@@ -329,7 +330,7 @@ func TestASlowExtenderRunsOutOfHTTPTimeout(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, ns := range res.NodeScores {
+		for _, ns := range res.NodeScores() {
 			if slices.ContainsFunc(ns.Scores, func(s framework.PluginScore) bool { return s.Name == d.URL }) {
 				t.Errorf("%s has a score from the timed-out extender", ns.Name)
 			}
@@ -376,8 +377,8 @@ func TestOnlyHighest(t *testing.T) {
 			if len(kept) == 1 {
 				got = kept[0].Name()
 			}
-			if got != tc.want || len(kept) > 1 || len(d.NodeToStatus) != len(nodes)-len(kept) {
-				t.Errorf("kept %v with %d statuses, want %q and the others rejected", kept, len(d.NodeToStatus), tc.want)
+			if got != tc.want || len(kept) > 1 || len(maps.Collect(d.Rejected())) != len(nodes)-len(kept) {
+				t.Errorf("kept %v with %d statuses, want %q and the others rejected", kept, len(maps.Collect(d.Rejected())), tc.want)
 			}
 		})
 	}

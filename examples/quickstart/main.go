@@ -86,22 +86,20 @@ func run(out io.Writer) error {
 
 // printRejections lists each rejected node with the plugin and reason.
 func printRejections(out io.Writer, d framework.Diagnosis) {
-	if len(d.NodeToStatus) == 0 {
-		return
-	}
-	for _, name := range slices.Sorted(maps.Keys(d.NodeToStatus)) {
-		s := d.NodeToStatus[name]
+	rejected := maps.Collect(d.Rejected())
+	for _, name := range slices.Sorted(maps.Keys(rejected)) {
+		s := rejected[name]
 		fmt.Fprintf(out, "  %-8s rejected by %s: %s\n", name, s.Plugin(), s.Message())
 	}
 }
 
 // printScores prints one row per feasible node, best first, one column per plugin.
 func printScores(out io.Writer, res *framework.Result) {
-	if len(res.NodeScores) == 0 {
+	scores := res.NodeScores()
+	if len(scores) == 0 {
 		fmt.Fprintln(out, "  (only one node fits, so nothing is scored)")
 		return
 	}
-	scores := slices.Clone(res.NodeScores)
 	slices.SortFunc(scores, func(a, b framework.NodePluginScores) int {
 		return cmp.Or(cmp.Compare(b.TotalScore, a.TotalScore), strings.Compare(a.Name, b.Name))
 	})

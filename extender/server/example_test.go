@@ -54,7 +54,7 @@ func Example() {
 		return
 	}
 	fmt.Println(res.SuggestedHost)
-	fmt.Println(res.Diagnosis.NodeToStatus["cpu-1"])
+	fmt.Println(res.Diagnosis.NodeStatus("cpu-1"))
 	// Output:
 	// gpu-1
 	// UnschedulableAndUnresolvable: node(s) had no GPU

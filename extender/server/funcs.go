@@ -18,7 +18,7 @@ import (
 // node. Nodes are checked one after the other, in order.
 func EachNode(check func(ctx context.Context, pod *v1.Pod, node *nodeinfo.NodeInfo) *framework.Status) FilterFunc {
 	return func(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) ([]*nodeinfo.NodeInfo, framework.Diagnosis, error) {
-		d := framework.Diagnosis{NodeToStatus: map[string]*framework.Status{}}
+		var d framework.Diagnosis
 		var feasible []*nodeinfo.NodeInfo
 		for _, ni := range nodes {
 			s := check(ctx, pod, ni)
@@ -26,7 +26,7 @@ func EachNode(check func(ctx context.Context, pod *v1.Pod, node *nodeinfo.NodeIn
 			case s.IsSuccess():
 				feasible = append(feasible, ni)
 			case s.IsRejected():
-				d.NodeToStatus[ni.Name()] = s
+				d.SetNodeStatus(ni.Name(), s)
 			default:
 				return nil, d, fmt.Errorf("checking node %q: %v", ni.Name(), s)
 			}

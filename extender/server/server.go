@@ -249,7 +249,7 @@ func (h *Handler) serveFilter(ctx context.Context, w http.ResponseWriter, body i
 			}
 		}
 	}
-	for name, s := range d.NodeToStatus {
+	for name, s := range d.Rejected() {
 		switch s.Code() {
 		case framework.Unschedulable:
 			res.FailedNodes[name] = s.Message()

@@ -1,9 +1,6 @@
 // Command sidebyside times kubesched and kube-scheduler's own framework in
 // one process on scheduler_perf-shaped clusters and prints their
 // throughput side by side. Every decision considers every node.
-// kubesched is timed three ways: Schedule with the full result, the same
-// into one reused Result (ScheduleInto), and the placement alone
-// (WithoutNodeScores).
 //
 //	go run ./cmd/sidebyside -nodes 5000 -duration 5s -rounds 5
 //
@@ -45,12 +42,6 @@ func main() {
 	if err != nil {
 		log.Fatalf("building kubesched: %v", err)
 	}
-	// The same decision without the per-node score lists, for callers that
-	// want only the placement.
-	lean, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100), framework.WithoutNodeScores())
-	if err != nil {
-		log.Fatalf("building kubesched: %v", err)
-	}
 	oracle, err := conformance.NewOracle()
 	if err != nil {
 		log.Fatalf("building upstream's framework: %v", err)
@@ -58,19 +49,16 @@ func main() {
 	defer oracle.Close()
 
 	table := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(table, "workload\tnodes\tupstream pods/s\tkubesched pods/s\tratio\tinto a reused Result\tratio\tplacement only\tratio\t")
+	fmt.Fprintln(table, "workload\tnodes\tupstream pods/s\tkubesched pods/s\tratio\t")
 	for _, name := range testcluster.Workloads {
 		// One cluster at a time, so that only the workload timed is on the heap.
 		runtime.GC()
 		w := conformance.NewPerfWorkload(name, *numNodes, *numPods)
 		nodes := nodeinfo.Build(w.Nodes, w.Pods)
 		oracle.SetCluster(w.Nodes, w.Pods)
-		var reused framework.Result
 		rates, err := alternate(*duration/time.Duration(*rounds), *rounds,
 			func() error { _, err := oracle.SelectHost(ctx, w.Pod); return err },
 			func() error { _, err := fw.Schedule(ctx, w.Pod, nodes); return err },
-			func() error { return fw.ScheduleInto(ctx, w.Pod, nodes, &reused) },
-			func() error { _, err := lean.Schedule(ctx, w.Pod, nodes); return err },
 		)
 		if err != nil {
 			log.Fatalf("%s: %v", w.Name, err)
