@@ -11,8 +11,8 @@
 // resources taken; [Cache.FinishBinding] and [Cache.ForgetPod] follow the
 // bind call, and the pod's informer Add confirms it.
 //
-// Each scheduling cycle takes [Cache.Snapshot] and passes its
-// [Snapshot.Nodes] to Framework.Schedule. A snapshot copies only the
+// Each scheduling cycle takes [Cache.Snapshot] and passes it to
+// Framework.ScheduleSnapshot. A snapshot copies only the
 // NodeInfos that changed since the previous one (tracked by
 // NodeInfo.Generation) and never changes afterwards, so cycles may read
 // it while events keep arriving. A snapshot equals nodeinfo.Build on the

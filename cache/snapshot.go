@@ -8,8 +8,10 @@ import (
 
 // Snapshot is the cluster as the cache held it at one moment: a NodeInfo
 // per node, in kube-scheduler's order (zones in turn, see [Cache.Snapshot]),
-// with the pods bound or assumed on it. It is what Framework.Schedule
-// takes: framework.Schedule(ctx, pod, snap.Nodes()).
+// with the pods bound or assumed on it. It is a framework.NodeSnapshot:
+// schedule on it with framework.ScheduleSnapshot(ctx, pod, snap), which
+// trusts it never to change and so does no work for the nodes the pod
+// does not need.
 //
 // A Snapshot never changes once made, so any number of goroutines may
 // read it while the cache moves on. Its NodeInfos are shared with later

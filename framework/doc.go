@@ -2,6 +2,15 @@
 // kube-scheduler's scheduling cycle over them: [Framework.Schedule] takes a
 // pod and a list of [nodeinfo.NodeInfo] and returns the chosen node with
 // every feasible node's scores, or a [FitError] explaining why no node fits.
+// [Framework.ScheduleSnapshot] does the same over a [NodeSnapshot] (such as
+// a cache.Snapshot), a node list that never changes: a cycle over it costs
+// what the pod needs, with no pass over the nodes the pod never reaches.
+//
+// A [Result] and a [Diagnosis] cost what the cycle did, not what the
+// cluster holds: as in kube-scheduler, the nodes a PreFilter plugin ruled
+// out share one verdict ([Diagnosis.NodeStatus] answers per node), and
+// scores live in a compact table that [Result.NodeScores] turns into a
+// list on demand.
 //
 // Plugins are small interfaces — [PreFilterPlugin], [FilterPlugin],
 // [PreScorePlugin], [ScorePlugin], [NormalizeScorePlugin] — each with a

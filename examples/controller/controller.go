@@ -129,7 +129,7 @@ func (c *Controller) scheduleOne(ctx context.Context) bool {
 		c.queue.Done(pod)
 		return true
 	}
-	res, err := c.fw.Schedule(ctx, pod, c.cache.Snapshot().Nodes())
+	res, err := c.fw.ScheduleSnapshot(ctx, pod, c.cache.Snapshot())
 	if err != nil {
 		c.failed(ctx, pi, err)
 		return true
