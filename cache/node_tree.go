@@ -19,14 +19,11 @@ type nodeTree struct {
 	n      int
 }
 
-// add appends node to its zone. A node already in that zone is not
-// added twice.
+// add appends node to its zone. The caller makes sure it is not in the
+// tree: looking would make adding n nodes cost n² string comparisons.
 func (t *nodeTree) add(node *v1.Node) {
 	zone := topology.GetZoneKey(node)
 	names, ok := t.byZone[zone]
-	if slices.Contains(names, node.Name) {
-		return
-	}
 	if !ok {
 		if t.byZone == nil {
 			t.byZone = map[string][]string{}
