@@ -121,7 +121,8 @@ func NewOracle() (*Oracle, error) {
 	// Plugins and the framework record into registered metric vectors.
 	metrics.Register()
 
-	profile, err := defaultProfile()
+	every := int32(100)
+	profile, err := defaultProfile(&every)
 	if err != nil {
 		return nil, err
 	}
@@ -161,8 +162,11 @@ func NewOracle() (*Oracle, error) {
 }
 
 // defaultProfile returns kube-scheduler's default profile as the v1 config
-// defaults produce it, with every node scored.
-func defaultProfile() (*config.KubeSchedulerProfile, error) {
+// defaults produce it, minus [excludedPlugins], with the profile's
+// percentageOfNodesToScore set to percentage. A nil percentage leaves the
+// profile to the scheduler-wide setting, which by default is 0: the
+// adaptive percentage that shrinks as the cluster grows.
+func defaultProfile(percentage *int32) (*config.KubeSchedulerProfile, error) {
 	cfg, err := latest.Default()
 	if err != nil {
 		return nil, fmt.Errorf("defaulting scheduler config: %w", err)
@@ -174,8 +178,7 @@ func defaultProfile() (*config.KubeSchedulerProfile, error) {
 	profile.Plugins.MultiPoint.Enabled = slices.DeleteFunc(profile.Plugins.MultiPoint.Enabled, func(p config.Plugin) bool {
 		return slices.Contains(excludedPlugins, p.Name)
 	})
-	percentage := int32(100)
-	profile.PercentageOfNodesToScore = &percentage
+	profile.PercentageOfNodesToScore = percentage
 	return &profile, nil
 }
 
