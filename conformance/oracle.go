@@ -6,6 +6,9 @@
 // clusters with [Generate], asks both the oracle and kubesched, and prints a
 // minimal YAML reproduction ([MarshalScenario]) for any disagreement.
 //
+// [Upstream] is kube-scheduler's own scheduler, whose SchedulePod the
+// side-by-side timings measure kubesched against.
+//
 // This module imports k8s.io/kubernetes, which the root module must never do;
 // that is the whole reason it is a separate module.
 //
@@ -15,7 +18,7 @@
 //	go test -run TestDifferential -scenarios 50000 -seed 7 # a longer hunt
 //	go test -run 'TestDifferential/group/seed=42$'         # one scenario
 //	go test -run '^$' -bench SideBySide                    # timings
-//	go run ./cmd/sidebyside -nodes 5000 -duration 5s       # timing table
+//	go run ./cmd/sidebyside -nodes 500,5000 -duration 5s   # timing tables
 //
 // KUBESCHED_CONFORMANCE_SCENARIOS sets the number of scenarios as well.
 // KUBESCHED_CONFORMANCE_AFFINITY=0 leaves pod affinity, topology spreading
@@ -187,13 +190,10 @@ func (o *Oracle) Close() {
 	o.stop()
 }
 
-// SetCluster installs a cluster as the framework's snapshot, for
-// [Oracle.SelectHost]. Pods whose spec.nodeName names no node in nodes are
-// ignored, as kube-scheduler's cache would not hold them on a node. The
-// cluster objects stay those of the last [Oracle.RunScenario] (none
-// before one, and after [Oracle.Run]). It must not be called concurrently
-// with [Oracle.Run].
-func (o *Oracle) SetCluster(nodes []*v1.Node, pods []*v1.Pod) {
+// setCluster installs a cluster as the framework's snapshot. Pods whose
+// spec.nodeName names no node in nodes are ignored, as kube-scheduler's
+// cache would not hold them on a node. The caller holds o.mu.
+func (o *Oracle) setCluster(nodes []*v1.Node, pods []*v1.Pod) {
 	o.snapshot.current = cache.NewSnapshot(boundPods(nodes, pods), nodes)
 }
 
@@ -225,7 +225,7 @@ func (o *Oracle) RunScenario(ctx context.Context, s *Scenario) (*OracleResult, e
 	if err := o.objects.install(ctx, s.Objects); err != nil {
 		return nil, err
 	}
-	o.SetCluster(nodes, pods)
+	o.setCluster(nodes, pods)
 	defer func() { o.snapshot.current = nil }()
 
 	c, err := o.cycle(ctx, pod)
