@@ -124,14 +124,20 @@ func TestConcurrentSchedulesWithTheDefaultFramework(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			pod := testcluster.Pod("p-"+w, w)
+			if w == testcluster.Pinned {
+				// The pinned node is one of the Taints cluster's
+				// NoSchedule-tainted nodes.
+				pod.Spec.Tolerations = append(pod.Spec.Tolerations, v1.Toleration{Key: "dedicated", Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule})
+			}
 			for range 10 {
 				res, err := kubesched.Schedule(context.Background(), pod, infos)
 				if err != nil {
 					t.Error(err)
 					return
 				}
-				if res.SuggestedHost == "" {
-					t.Error("no host suggested")
+				if res.SuggestedHost == "" || w == testcluster.Pinned && res.SuggestedHost != testcluster.PinnedNode {
+					t.Errorf("%s: suggested host %q", w, res.SuggestedHost)
+					return
 				}
 			}
 		}()

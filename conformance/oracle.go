@@ -6,6 +6,9 @@
 // clusters with [Generate], asks both the oracle and kubesched, and prints a
 // minimal YAML reproduction ([MarshalScenario]) for any disagreement.
 //
+// [Upstream] is kube-scheduler's own scheduler, whose SchedulePod the
+// side-by-side timings measure kubesched against.
+//
 // This module imports k8s.io/kubernetes, which the root module must never do;
 // that is the whole reason it is a separate module.
 //
@@ -15,7 +18,7 @@
 //	go test -run TestDifferential -scenarios 50000 -seed 7 # a longer hunt
 //	go test -run 'TestDifferential/group/seed=42$'         # one scenario
 //	go test -run '^$' -bench SideBySide                    # timings
-//	go run ./cmd/sidebyside -nodes 5000 -duration 5s       # timing table
+//	go run ./cmd/sidebyside -nodes 500,5000 -duration 5s   # timing tables
 //
 // KUBESCHED_CONFORMANCE_SCENARIOS sets the number of scenarios as well.
 // KUBESCHED_CONFORMANCE_AFFINITY=0 leaves pod affinity, topology spreading
@@ -121,7 +124,8 @@ func NewOracle() (*Oracle, error) {
 	// Plugins and the framework record into registered metric vectors.
 	metrics.Register()
 
-	profile, err := defaultProfile()
+	every := int32(100)
+	profile, err := defaultProfile(&every)
 	if err != nil {
 		return nil, err
 	}
@@ -161,8 +165,11 @@ func NewOracle() (*Oracle, error) {
 }
 
 // defaultProfile returns kube-scheduler's default profile as the v1 config
-// defaults produce it, with every node scored.
-func defaultProfile() (*config.KubeSchedulerProfile, error) {
+// defaults produce it, minus [excludedPlugins], with the profile's
+// percentageOfNodesToScore set to percentage. A nil percentage leaves the
+// profile to the scheduler-wide setting, which by default is 0: the
+// adaptive percentage that shrinks as the cluster grows.
+func defaultProfile(percentage *int32) (*config.KubeSchedulerProfile, error) {
 	cfg, err := latest.Default()
 	if err != nil {
 		return nil, fmt.Errorf("defaulting scheduler config: %w", err)
@@ -174,8 +181,7 @@ func defaultProfile() (*config.KubeSchedulerProfile, error) {
 	profile.Plugins.MultiPoint.Enabled = slices.DeleteFunc(profile.Plugins.MultiPoint.Enabled, func(p config.Plugin) bool {
 		return slices.Contains(excludedPlugins, p.Name)
 	})
-	percentage := int32(100)
-	profile.PercentageOfNodesToScore = &percentage
+	profile.PercentageOfNodesToScore = percentage
 	return &profile, nil
 }
 
@@ -184,13 +190,10 @@ func (o *Oracle) Close() {
 	o.stop()
 }
 
-// SetCluster installs a cluster as the framework's snapshot, for
-// [Oracle.SelectHost]. Pods whose spec.nodeName names no node in nodes are
-// ignored, as kube-scheduler's cache would not hold them on a node. The
-// cluster objects stay those of the last [Oracle.RunScenario] (none
-// before one, and after [Oracle.Run]). It must not be called concurrently
-// with [Oracle.Run].
-func (o *Oracle) SetCluster(nodes []*v1.Node, pods []*v1.Pod) {
+// setCluster installs a cluster as the framework's snapshot. Pods whose
+// spec.nodeName names no node in nodes are ignored, as kube-scheduler's
+// cache would not hold them on a node. The caller holds o.mu.
+func (o *Oracle) setCluster(nodes []*v1.Node, pods []*v1.Pod) {
 	o.snapshot.current = cache.NewSnapshot(boundPods(nodes, pods), nodes)
 }
 
@@ -222,7 +225,7 @@ func (o *Oracle) RunScenario(ctx context.Context, s *Scenario) (*OracleResult, e
 	if err := o.objects.install(ctx, s.Objects); err != nil {
 		return nil, err
 	}
-	o.SetCluster(nodes, pods)
+	o.setCluster(nodes, pods)
 	defer func() { o.snapshot.current = nil }()
 
 	c, err := o.cycle(ctx, pod)

@@ -1,10 +1,7 @@
 package conformance
 
 import (
-	"context"
-
 	v1 "k8s.io/api/core/v1"
-	schedframework "k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/kubesched/kubesched/internal/testcluster"
 )
@@ -12,8 +9,7 @@ import (
 // PerfWorkload is a cluster shaped like kube-scheduler's scheduler_perf
 // tests and the pod to place in it, for side-by-side timing.
 type PerfWorkload struct {
-	// Name is the scheduler_perf workload it imitates: testcluster.Basic or
-	// testcluster.NodeAffinity.
+	// Name is the workload, one of testcluster.Workloads.
 	Name string
 	// Nodes are the cluster's nodes.
 	Nodes []*v1.Node
@@ -55,30 +51,4 @@ func NewPerfWorkload(name string, numNodes, numPods int) PerfWorkload {
 		Pods:  testcluster.ExistingPods(numPods, nodes, name),
 		Pod:   testcluster.Pod("incoming", name),
 	}
-}
-
-// SelectHost schedules pod on the cluster installed by [Oracle.SetCluster]
-// the way upstream's schedulePod does: PreFilter, Filter, PreScore and Score
-// over every node, as in [Oracle.Run], then the feasible node with the
-// highest total score (the first one on ties, where upstream picks at
-// random). It returns upstream's *FitError when no node fits. It must not
-// be called concurrently with [Oracle.Run].
-func (o *Oracle) SelectHost(ctx context.Context, pod *v1.Pod) (string, error) {
-	c, err := o.cycle(ctx, pod)
-	if err != nil {
-		return "", err
-	}
-	switch {
-	case len(c.Feasible) == 0:
-		return "", &schedframework.FitError{Pod: pod, NumAllNodes: len(c.all), Diagnosis: c.Diagnosis}
-	case c.Scores == nil:
-		return c.Feasible[0].Node().Name, nil
-	}
-	best := c.Scores[0]
-	for _, s := range c.Scores[1:] {
-		if s.TotalScore > best.TotalScore {
-			best = s
-		}
-	}
-	return best.Name, nil
 }

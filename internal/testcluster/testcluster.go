@@ -26,10 +26,21 @@ const (
 	TopologySpreading    = "TopologySpreading"
 	PodAntiAffinity      = "PodAntiAffinity"
 	PreferredPodAffinity = "PreferredPodAffinity"
+	// Pinned is a DaemonSet's pod: its required node affinity names one
+	// node by metadata.name, which kube-scheduler's NodeAffinity PreFilter
+	// turns into a PreFilterResult of that node, so only one node is
+	// filtered and nothing is scored. It times what a scheduler spends per
+	// pod regardless of the cluster's size.
+	Pinned = "Pinned"
 )
 
+// PinnedNode is the node the Pinned workload's pod is bound to. It is the
+// first node [Nodes] returns, so it exists in every cluster whatever its
+// size, and it carries no taint in any workload's cluster but Taints'.
+const PinnedNode = "node-00000"
+
 // Workloads lists the workloads the benchmarks run.
-var Workloads = []string{Basic, NodeAffinity, Taints, TopologySpreading, PodAntiAffinity, PreferredPodAffinity}
+var Workloads = []string{Basic, NodeAffinity, Taints, TopologySpreading, PodAntiAffinity, PreferredPodAffinity, Pinned}
 
 // podAffinityWorkload reports whether a workload's running pods are its own
 // kind of pod (labelled, with affinity terms), as in scheduler_perf.
@@ -44,6 +55,7 @@ func podAffinityWorkload(workload string) bool {
 func Nodes(n int, workload string) []*v1.Node {
 	nodes := make([]*v1.Node, n)
 	for i := range nodes {
+		// PinnedNode is this name for i == 0.
 		name := fmt.Sprintf("node-%05d", i)
 		node := &v1.Node{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
@@ -94,7 +106,10 @@ func ExistingPods(n int, nodes []*v1.Node, workload string) []*v1.Pod {
 // NoSchedule taint; TopologySpreading spreads over zones with maxSkew 5
 // (DoNotSchedule); PodAntiAffinity repels pods of its kind from its node;
 // PreferredPodAffinity prefers nodes already running pods of its kind. The
-// last three carry the label app=<workload>.
+// last three carry the label app=<workload>. Pinned requires the node
+// [PinnedNode] by a matchFields term on metadata.name and carries the
+// tolerations the DaemonSet controller adds to its pods, as the
+// controller would create it for that node.
 func Pod(name, workload string) *v1.Pod {
 	p := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(name)},
@@ -145,6 +160,34 @@ func Pod(name, workload string) *v1.Pod {
 				},
 			}},
 		}}
+	case Pinned:
+		// The DaemonSet controller pins each pod to its node with a
+		// matchFields term on the node's name, not with spec.nodeName,
+		// so that the pod still goes through the scheduler.
+		p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+				MatchFields: []v1.NodeSelectorRequirement{{Key: metav1.ObjectNameField, Operator: v1.NodeSelectorOpIn, Values: []string{PinnedNode}}},
+			}}},
+		}}
+		p.Spec.Tolerations = daemonTolerations()
 	}
 	return p
+}
+
+// daemonTolerations returns the tolerations kube-scheduler v1.36's
+// DaemonSet controller gives every pod it creates (pkg/controller/daemon/util,
+// AddOrUpdateDaemonPodTolerations) for a pod without host networking: its
+// pods must survive a node's problems that evict or repel other pods.
+func daemonTolerations() []v1.Toleration {
+	exists := func(key string, effect v1.TaintEffect) v1.Toleration {
+		return v1.Toleration{Key: key, Operator: v1.TolerationOpExists, Effect: effect}
+	}
+	return []v1.Toleration{
+		exists(v1.TaintNodeNotReady, v1.TaintEffectNoExecute),
+		exists(v1.TaintNodeUnreachable, v1.TaintEffectNoExecute),
+		exists(v1.TaintNodeDiskPressure, v1.TaintEffectNoSchedule),
+		exists(v1.TaintNodeMemoryPressure, v1.TaintEffectNoSchedule),
+		exists(v1.TaintNodePIDPressure, v1.TaintEffectNoSchedule),
+		exists(v1.TaintNodeUnschedulable, v1.TaintEffectNoSchedule),
+	}
 }

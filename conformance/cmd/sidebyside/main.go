@@ -1,8 +1,24 @@
-// Command sidebyside times kubesched and kube-scheduler's own framework in
-// one process on scheduler_perf-shaped clusters and prints their
-// throughput side by side. Every decision considers every node.
+// Command sidebyside times kubesched and kube-scheduler v1.36.3 in one
+// process on scheduler_perf-shaped clusters and prints their throughput
+// side by side, one table per cluster size.
 //
-//	go run ./cmd/sidebyside -nodes 5000 -duration 5s -rounds 5
+// The upstream side is kube-scheduler's own scheduling algorithm,
+// (*scheduler.Scheduler).SchedulePod, built by scheduler.New over the
+// default profile ([conformance.Upstream]), so it includes whatever
+// upstream does besides running plugins: its snapshot, the early stop of
+// the adaptive percentageOfNodesToScore, the lookup of the nodes a
+// PreFilterResult names. kubesched is timed two ways, each returning a
+// new Result: Schedule over a plain []*nodeinfo.NodeInfo, which it checks
+// in full on every call, and ScheduleSnapshot over a cache.Snapshot of the
+// same cluster, which it trusts.
+//
+// Every workload is timed at each percentageOfNodesToScore of
+// -percentages: 100 filters and scores every node; 0 is kube-scheduler's
+// default, the adaptive percentage (46% of 500 nodes, 10% of 5000, 5% of
+// 15000 and more), shown as "adaptive".
+//
+//	go run ./cmd/sidebyside -nodes 500,5000,15000 -duration 5s -rounds 5
+//	go run ./cmd/sidebyside -nodes 5000 -workloads Basic,Pinned -percentages 0
 //
 // Each scheduler's time on a workload is split into rounds that alternate
 // between the schedulers, each round starting after a garbage collection,
@@ -17,10 +33,14 @@ import (
 	"log"
 	"os"
 	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/kubesched/kubesched"
+	"github.com/kubesched/kubesched/cache"
 	"github.com/kubesched/kubesched/conformance"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/testcluster"
@@ -28,49 +48,176 @@ import (
 )
 
 func main() {
-	numNodes := flag.Int("nodes", 5000, "nodes in the cluster")
-	numPods := flag.Int("pods", 1000, "pods already running, spread over the nodes")
-	duration := flag.Duration("duration", 3*time.Second, "how long to time each scheduler on each workload")
+	nodesFlag := flag.String("nodes", "5000", "comma-separated cluster sizes, in nodes; one table each")
+	numPods := flag.Int("pods", -1, "pods already running, spread over the nodes; -1 for one per 5 nodes, as in the root module's benchmarks and scheduler_perf")
+	percentagesFlag := flag.String("percentages", "100,0", "comma-separated percentageOfNodesToScore settings; 0 is kube-scheduler's adaptive default")
+	workloadsFlag := flag.String("workloads", strings.Join(testcluster.Workloads, ","), "comma-separated workloads to time")
+	duration := flag.Duration("duration", 3*time.Second, "how long to time each scheduler on each workload at each percentage")
 	rounds := flag.Int("rounds", 5, "how many alternating rounds the duration is split into")
 	flag.Parse()
-	if *numNodes < 1 || *numPods < 0 || *duration <= 0 || *rounds < 1 {
-		log.Fatal("-nodes must be positive, -pods non-negative, -duration and -rounds positive")
+	sizes, err := parseInts(*nodesFlag, 1, 1<<20)
+	if err != nil {
+		log.Fatalf("-nodes: %v", err)
+	}
+	percentages, err := parseInts(*percentagesFlag, 0, 100)
+	if err != nil {
+		log.Fatalf("-percentages: %v", err)
+	}
+	workloads := strings.Split(*workloadsFlag, ",")
+	for _, w := range workloads {
+		if !slices.Contains(testcluster.Workloads, w) {
+			log.Fatalf("-workloads: unknown workload %q, want some of %s", w, strings.Join(testcluster.Workloads, ","))
+		}
+	}
+	if *numPods < -1 || *duration <= 0 || *rounds < 1 {
+		log.Fatal("-pods must be -1 or more, -duration and -rounds positive")
 	}
 
 	ctx := context.Background()
-	fw, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100))
-	if err != nil {
-		log.Fatalf("building kubesched: %v", err)
-	}
-	oracle, err := conformance.NewOracle()
-	if err != nil {
-		log.Fatalf("building upstream's framework: %v", err)
-	}
-	defer oracle.Close()
-
-	table := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(table, "workload\tnodes\tupstream pods/s\tkubesched pods/s\tratio\t")
-	for _, name := range testcluster.Workloads {
-		// One cluster at a time, so that only the workload timed is on the heap.
-		runtime.GC()
-		w := conformance.NewPerfWorkload(name, *numNodes, *numPods)
-		nodes := nodeinfo.Build(w.Nodes, w.Pods)
-		oracle.SetCluster(w.Nodes, w.Pods)
-		rates, err := alternate(*duration/time.Duration(*rounds), *rounds,
-			func() error { _, err := oracle.SelectHost(ctx, w.Pod); return err },
-			func() error { _, err := fw.Schedule(ctx, w.Pod, nodes); return err },
-		)
+	// One upstream scheduler per setting, since the percentage is part of
+	// its profile; each holds a cluster only while it is timed.
+	upstreams := make([]*conformance.Upstream, len(percentages))
+	for i, p := range percentages {
+		upstreams[i], err = conformance.NewUpstream(upstreamPercentage(p))
 		if err != nil {
-			log.Fatalf("%s: %v", w.Name, err)
+			log.Fatalf("building upstream's scheduler: %v", err)
 		}
-		theirs := rates[0]
-		fmt.Fprintf(table, "%s\t%d\t%.0f\t", w.Name, *numNodes, theirs)
-		for _, ours := range rates[1:] {
-			fmt.Fprintf(table, "%.0f\t%.2fx\t", ours, ours/theirs)
-		}
-		fmt.Fprintln(table)
+		defer upstreams[i].Close()
 	}
-	table.Flush()
+
+	for i, numNodes := range sizes {
+		if i > 0 {
+			fmt.Println()
+		}
+		table := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		header := false
+		for _, name := range workloads {
+			// One cluster at a time, so that only the workload timed is on the heap.
+			runtime.GC()
+			pods := *numPods
+			if pods == -1 {
+				// As many as PodAntiAffinity's pods can be without
+				// filling every node.
+				pods = numNodes / 5
+			}
+			w := conformance.NewPerfWorkload(name, numNodes, pods)
+			for j, p := range percentages {
+				upstream := upstreams[j]
+				if err := upstream.SetCluster(w.Nodes, w.Pods); err != nil {
+					log.Fatalf("%s: %v", name, err)
+				}
+				res, err := upstream.Schedule(ctx, w.Pod)
+				if err != nil {
+					log.Fatalf("%s: upstream: %v", name, err)
+				}
+				ours, err := kubeschedSide(ctx, int32(p), w)
+				if err != nil {
+					log.Fatalf("%s: %v", name, err)
+				}
+				if !header {
+					fmt.Fprint(table, "workload\tnodes\tpct\tupstream evaluated\tupstream pods/s\t")
+					for _, c := range ours {
+						fmt.Fprintf(table, "%s\tratio\t", c.name)
+					}
+					fmt.Fprintln(table)
+					header = true
+				}
+				schedules := []func() error{func() error { _, err := upstream.Schedule(ctx, w.Pod); return err }}
+				for _, c := range ours {
+					schedules = append(schedules, c.schedule)
+				}
+				rates, err := alternate(*duration/time.Duration(*rounds), *rounds, schedules...)
+				if err != nil {
+					log.Fatalf("%s: %v", name, err)
+				}
+				theirs := rates[0]
+				fmt.Fprintf(table, "%s\t%d\t%s\t%d\t%.0f\t", name, numNodes, percentageName(p), res.EvaluatedNodes, theirs)
+				for _, rate := range rates[1:] {
+					fmt.Fprintf(table, "%.0f\t%.2fx\t", rate, rate/theirs)
+				}
+				fmt.Fprintln(table)
+				// Let the cluster go before the next one is built.
+				if err := upstream.SetCluster(nil, nil); err != nil {
+					log.Fatalf("%s: %v", name, err)
+				}
+			}
+		}
+		table.Flush()
+	}
+}
+
+// column is one way of timing kubesched: a table column and the call it
+// times.
+type column struct {
+	name     string
+	schedule func() error
+}
+
+// kubeschedSide returns kubesched's columns for w at percentage (0:
+// adaptive). It is the only code that calls kubesched, so that a change of
+// kubesched's API changes this function alone.
+func kubeschedSide(ctx context.Context, percentage int32, w conformance.PerfWorkload) ([]column, error) {
+	fw, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(percentage))
+	if err != nil {
+		return nil, fmt.Errorf("building kubesched: %w", err)
+	}
+	nodes := nodeinfo.Build(w.Nodes, w.Pods)
+	// The cluster as a scheduler holds it, in a cache, as upstream's side
+	// holds it in its own.
+	c, err := cache.New()
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range w.Nodes {
+		if _, err := c.AddNode(n); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range w.Pods {
+		if err := c.AddPod(p); err != nil {
+			return nil, err
+		}
+	}
+	snap := c.Snapshot()
+	return []column{
+		{"Schedule pods/s", func() error { _, err := fw.Schedule(ctx, w.Pod, nodes); return err }},
+		{"ScheduleSnapshot pods/s", func() error { _, err := fw.ScheduleSnapshot(ctx, w.Pod, snap); return err }},
+	}, nil
+}
+
+// upstreamPercentage is upstream's setting for kubesched's percentage p:
+// kubesched's 0 is kube-scheduler's default, which leaving the profile's
+// setting unset gives.
+func upstreamPercentage(p int) *int32 {
+	if p == 0 {
+		return nil
+	}
+	p32 := int32(p)
+	return &p32
+}
+
+// percentageName is how the pct column shows percentage p.
+func percentageName(p int) string {
+	if p == 0 {
+		return "adaptive"
+	}
+	return strconv.Itoa(p)
+}
+
+// parseInts parses a comma-separated list of integers, each in [lo, hi].
+func parseInts(s string, lo, hi int) ([]int, error) {
+	var ints []int
+	for field := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(field))
+		if err != nil {
+			return nil, err
+		}
+		if n < lo || n > hi {
+			return nil, fmt.Errorf("%d is not in [%d, %d]", n, lo, hi)
+		}
+		ints = append(ints, n)
+	}
+	return ints, nil
 }
 
 // alternate times each schedule function for rounds rounds of about d
