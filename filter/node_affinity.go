@@ -97,7 +97,11 @@ func (pl *NodeAffinity) PreFilter(_ context.Context, state *framework.CycleState
 		if pinned == nil {
 			return nil, nil
 		}
-		all = all.Union(pinned)
+		if all == nil {
+			all = pinned
+		} else {
+			all = all.Union(pinned)
+		}
 	}
 	if len(all) == 0 {
 		return nil, affinityConflict

@@ -415,7 +415,7 @@ func (f *Framework) Score(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.No
 	if _, s, _ := f.runPreFilter(ctx, state, pod, nodes); s != nil && !s.IsRejected() {
 		return nil, s.AsError()
 	}
-	sc := &scoring{f: f, buf: f.scratch.Get().(*scratch)}
+	sc := f.newScoring()
 	defer sc.release()
 	found := searched{nodes: nodes, pos: make([]int32, len(nodes))}
 	for i := range found.pos {

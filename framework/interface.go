@@ -31,7 +31,9 @@ type PreFilterPlugin interface {
 	// PreFilter may return a [PreFilterResult] naming the only nodes worth
 	// filtering (nil means all), Skip to have its Filter not called for this
 	// pod, or a rejection, which rejects the pod on every node. nodes are
-	// all the nodes of the cycle. It must not modify them.
+	// all the nodes of the cycle. It must not modify them. The framework
+	// keeps a returned result's NodeNames (a Result's Diagnosis reads it):
+	// return a set the plugin never changes afterwards.
 	PreFilter(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*PreFilterResult, *Status)
 }
 

@@ -88,7 +88,7 @@ func (f *Framework) schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 	}
 
 	f.recordNominations(state, pod)
-	sc := f.startScoring(ctx, state, pod)
+	sc := f.newScoring()
 	defer sc.release()
 
 	var found searched
@@ -108,6 +108,10 @@ func (f *Framework) schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 		s := search{nodes: nodes, rotate: true}
 		if !preRes.AllNodes() {
 			s.pos = f.narrow(idx, preRes, &d)
+		}
+		// A lone node is placed without scores.
+		if s.len() > 1 {
+			sc.scoreEarly(ctx, state, pod)
 		}
 		found, err = f.filterNodes(ctx, state, pod, s, &d, sc)
 		if err != nil {
@@ -182,7 +186,11 @@ func (f *Framework) runPreFilter(ctx context.Context, state *CycleState, pod *v1
 		if !r.AllNodes() {
 			narrowedBy.Insert(pl.Name())
 		}
-		result = result.Merge(r)
+		if result == nil {
+			result = r // the plugin's own: no copy needed
+		} else {
+			result = result.Merge(r)
+		}
 		if !result.AllNodes() && len(result.NodeNames) == 0 {
 			msg := fmt.Sprintf("node(s) didn't satisfy plugin(s) %v simultaneously", sets.List(narrowedBy))
 			if narrowedBy.Len() == 1 {
@@ -262,9 +270,13 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 	if s.rotate {
 		start = int(f.nextStart.Load() % int64(n))
 	}
-	parent := ctx
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// A pass over several nodes stops at the first error, or once enough
+	// nodes passed; one over a single node needs no cancelling.
+	parent, cancel := ctx, context.CancelFunc(func() {})
+	if n > 1 {
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+	}
 
 	statuses := grow(&sc.buf.statuses, n)
 	passed := grow(&sc.buf.passed, n)

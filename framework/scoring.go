@@ -40,17 +40,23 @@ type scoring struct {
 	err atomic.Pointer[error]
 }
 
-// startScoring runs PreScore up front when the profile allows early
-// scoring. A PreScore failure disables early scoring for the cycle: the
-// failure must surface only if scoring happens, so PreScore runs again then.
-func (f *Framework) startScoring(ctx context.Context, state *CycleState, pod *v1.Pod) *scoring {
-	sc := &scoring{f: f, buf: f.scratch.Get().(*scratch)}
+// newScoring returns a cycle's scoring, scoring after filtering until
+// [scoring.scoreEarly] says otherwise.
+func (f *Framework) newScoring() *scoring {
+	return &scoring{f: f, buf: f.scratch.Get().(*scratch)}
+}
+
+// scoreEarly runs PreScore up front, before a search over more than one
+// node, when the profile allows early scoring. A PreScore failure disables
+// early scoring for the cycle: the failure must surface only if scoring
+// happens, so PreScore runs again then.
+func (sc *scoring) scoreEarly(ctx context.Context, state *CycleState, pod *v1.Pod) {
+	f := sc.f
 	if len(f.scores) > 0 && f.podOnlyPreScore(state, pod) {
 		if active, err := f.runPreScore(ctx, state, pod, state.AllNodes()); err == nil {
 			sc.early, sc.active = true, active
 		}
 	}
-	return sc
 }
 
 // release returns the buffer to the pool; the scores are gone afterwards.

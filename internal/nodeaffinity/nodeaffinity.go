@@ -64,21 +64,26 @@ var selectorOps = map[v1.NodeSelectorOperator]selection.Operator{
 	v1.NodeSelectorOpLt:           selection.LessThan,
 }
 
-func compileTerm(t *v1.NodeSelectorTerm, path *field.Path) term {
+// compileTerm compiles t. path gives t's place for error messages; it is
+// only called on an error, since building paths costs more than a valid
+// term's compilation.
+func compileTerm(t *v1.NodeSelectorTerm, path func() *field.Path) term {
 	var out term
 	var errs []error
 	if len(t.MatchExpressions) > 0 {
 		sel := labels.NewSelector()
-		p := path.Child("matchExpressions")
+		at := func(i int) *field.Path { return path().Child("matchExpressions").Index(i) }
 		for i, expr := range t.MatchExpressions {
 			op, ok := selectorOps[expr.Operator]
 			if !ok {
-				errs = append(errs, field.NotSupported(p.Index(i).Child("operator"), expr.Operator,
+				errs = append(errs, field.NotSupported(at(i).Child("operator"), expr.Operator,
 					[]v1.NodeSelectorOperator{v1.NodeSelectorOpIn, v1.NodeSelectorOpNotIn, v1.NodeSelectorOpExists, v1.NodeSelectorOpDoesNotExist, v1.NodeSelectorOpGt, v1.NodeSelectorOpLt}))
 				continue
 			}
-			r, err := labels.NewRequirement(expr.Key, op, expr.Values, field.WithPath(p.Index(i)))
+			r, err := labels.NewRequirement(expr.Key, op, expr.Values)
 			if err != nil {
+				// Again, for the message with the requirement's path.
+				_, err = labels.NewRequirement(expr.Key, op, expr.Values, field.WithPath(at(i)))
 				errs = append(errs, err)
 				continue
 			}
@@ -86,17 +91,17 @@ func compileTerm(t *v1.NodeSelectorTerm, path *field.Path) term {
 		}
 		out.labels = sel
 	}
-	p := path.Child("matchFields")
+	at := func(i int) *field.Path { return path().Child("matchFields").Index(i) }
 	for i, expr := range t.MatchFields {
 		switch expr.Operator {
 		case v1.NodeSelectorOpIn, v1.NodeSelectorOpNotIn:
 			if len(expr.Values) != 1 {
-				errs = append(errs, field.Invalid(p.Index(i).Child("values"), expr.Values, "must have one element"))
+				errs = append(errs, field.Invalid(at(i).Child("values"), expr.Values, "must have one element"))
 				continue
 			}
 			out.fields = append(out.fields, fieldRequirement{key: expr.Key, value: expr.Values[0], equal: expr.Operator == v1.NodeSelectorOpIn})
 		default:
-			errs = append(errs, field.NotSupported(p.Index(i).Child("operator"), expr.Operator,
+			errs = append(errs, field.NotSupported(at(i).Child("operator"), expr.Operator,
 				[]v1.NodeSelectorOperator{v1.NodeSelectorOpIn, v1.NodeSelectorOpNotIn}))
 		}
 	}
@@ -117,13 +122,12 @@ type Selector struct {
 // match; Err reports them.
 func NewSelector(ns *v1.NodeSelector) *Selector {
 	s := &Selector{}
-	path := field.NewPath("nodeSelectorTerms")
 	for i := range ns.NodeSelectorTerms {
 		t := &ns.NodeSelectorTerms[i]
 		if isEmpty(t) {
 			continue
 		}
-		s.terms = append(s.terms, compileTerm(t, path.Index(i)))
+		s.terms = append(s.terms, compileTerm(t, func() *field.Path { return field.NewPath("nodeSelectorTerms").Index(i) }))
 	}
 	return s
 }
@@ -197,7 +201,9 @@ func NewPreferred(terms []v1.PreferredSchedulingTerm) (*Preferred, error) {
 		if t.Weight == 0 || isEmpty(&t.Preference) {
 			continue
 		}
-		c := compileTerm(&t.Preference, field.NewPath("preferredDuringSchedulingIgnoredDuringExecution").Index(i))
+		c := compileTerm(&t.Preference, func() *field.Path {
+			return field.NewPath("preferredDuringSchedulingIgnoredDuringExecution").Index(i)
+		})
 		if c.err != nil {
 			errs = append(errs, c.err)
 			continue

@@ -49,6 +49,14 @@ func ByWorker(ctx context.Context, workers, pieces int, fn func(worker, start, e
 	}
 	workers = max(1, min(workers, pieces))
 	chunk := chunkSize(pieces, workers)
+	if workers == 1 {
+		// Inline: no goroutine to share the counter with, and ctx.Err
+		// does not make a cancellable context allocate its channel.
+		for start := 0; start < pieces && ctx.Err() == nil; start += chunk {
+			fn(0, start, min(start+chunk, pieces))
+		}
+		return
+	}
 	done := ctx.Done()
 	var next atomic.Int64
 	work := func(worker int) {
@@ -64,10 +72,6 @@ func ByWorker(ctx context.Context, workers, pieces int, fn func(worker, start, e
 			}
 			fn(worker, start, min(start+chunk, pieces))
 		}
-	}
-	if workers == 1 {
-		work(0)
-		return
 	}
 	var wg sync.WaitGroup
 	wg.Add(workers - 1)
