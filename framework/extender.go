@@ -338,9 +338,7 @@ func (f *Framework) Filter(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.N
 		if !status.IsRejected() {
 			return nil, d, status.AsError()
 		}
-		d.absent = status
-		d.PreFilterMsg = status.Message()
-		d.addPluginStatus(status)
+		d.rejectAll(status)
 		return nil, d, nil
 	}
 	s := search{nodes: nodes}

@@ -292,3 +292,32 @@ func ExampleDiagnosis_Rejected() {
 	// a node(s) didn't satisfy plugin(s) [Narrow]
 	// c node(s) didn't satisfy plugin(s) [Narrow]
 }
+
+func TestRejectedListsNodesInTheirOrder(t *testing.T) {
+	t.Parallel()
+	f := mustNew(t, framework.WithPlugin(&fakeFilter{name: "F", reject: map[string]string{"z": "no", "b": "no", "m": "no"}}, 0))
+	res, err := f.Schedule(context.Background(), testPod, nodes("z", "a", "m", "b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inOrder []string
+	for name := range res.Diagnosis.Rejected() {
+		inOrder = append(inOrder, name)
+	}
+	if want := []string{"z", "m", "b"}; !slices.Equal(inOrder, want) {
+		t.Errorf("a cycle's Rejected = %v, want %v, the order of the nodes given", inOrder, want)
+	}
+
+	var byHand framework.Diagnosis
+	for _, name := range []string{"z", "b", "m"} {
+		byHand.SetNodeStatus(name, framework.NewStatus(framework.Unschedulable, "no"))
+	}
+	byHand.SetNodeStatus("m", nil)
+	inOrder = nil
+	for name := range byHand.Rejected() {
+		inOrder = append(inOrder, name)
+	}
+	if want := []string{"b", "z"}; !slices.Equal(inOrder, want) {
+		t.Errorf("a hand-built Rejected = %v, want %v, by name, without the removed node", inOrder, want)
+	}
+}

@@ -1,8 +1,10 @@
 package framework
 
 import (
+	"cmp"
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -171,31 +173,42 @@ func (d *Diagnosis) SetNodeStatus(name string, s *Status) {
 // Rejected iterates over the rejected nodes and their verdicts: in the
 // order the nodes were given when the framework made the Diagnosis, by
 // name when it was built with [Diagnosis.SetNodeStatus]. The nodes a
-// PreFilter plugin ruled out are among them, so that over a large
-// cluster it visits every node.
+// PreFilter plugin ruled out are among them, so that it then visits every
+// node of the cycle.
 func (d *Diagnosis) Rejected() iter.Seq2[string, *Status] {
 	return func(yield func(string, *Status) bool) {
-		if d.nodes == nil {
-			for _, name := range slices.Sorted(func(yield func(string) bool) {
-				for name := range d.statuses {
-					if !yield(name) {
-						return
-					}
-				}
-			}) {
-				if !yield(name, d.statuses[name]) {
+		if d.nodes != nil && d.absent != nil {
+			for i := range d.nodes.len() {
+				name := d.nodes.name(i)
+				if s := d.NodeStatus(name); s != nil && !yield(name, s) {
 					return
 				}
 			}
 			return
 		}
-		for i := range d.nodes.len() {
-			name := d.nodes.name(i)
-			if s := d.NodeStatus(name); s != nil && !yield(name, s) {
+		names := slices.Collect(maps.Keys(d.statuses))
+		if d.nodes != nil {
+			slices.SortFunc(names, func(a, b string) int {
+				i, _ := d.nodes.position(a)
+				j, _ := d.nodes.position(b)
+				return cmp.Compare(i, j)
+			})
+		} else {
+			slices.Sort(names)
+		}
+		for _, name := range names {
+			if !yield(name, d.statuses[name]) {
 				return
 			}
 		}
 	}
+}
+
+// rejectAll records a PreFilter rejection, which is every node's verdict.
+func (d *Diagnosis) rejectAll(s *Status) {
+	d.absent = s
+	d.PreFilterMsg = s.Message()
+	d.addPluginStatus(s)
 }
 
 // addPluginStatus records the plugin of a rejection among the

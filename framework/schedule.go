@@ -80,10 +80,7 @@ func (f *Framework) schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 		if !status.IsRejected() {
 			return nil, status.AsError()
 		}
-		// A PreFilter rejection is every node's verdict.
-		d.absent = status
-		d.PreFilterMsg = status.Message()
-		d.addPluginStatus(status)
+		d.rejectAll(status)
 		return nil, &FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: d}
 	}
 
