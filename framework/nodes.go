@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 
 	"github.com/kubesched/kubesched/internal/parallel"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -13,8 +14,9 @@ import (
 // cache.Snapshot. [Framework.ScheduleSnapshot] trusts it: a cycle then
 // costs only what its pod needs (a pod that a PreFilter plugin narrows to
 // one node, as every DaemonSet pod is, costs the same in a cluster of 500
-// nodes as in one of 50,000), where [Framework.Schedule] checks a plain
-// slice in full on every call, since its caller may have changed it.
+// nodes as in one of 50,000), where [Framework.Schedule] checks on every
+// call that a plain slice is what it was, since its caller may have
+// changed it.
 type NodeSnapshot interface {
 	// Nodes returns every node, in the order the search walks them. Every
 	// call returns the same slice, and neither it nor the NodeInfos it
@@ -44,6 +46,12 @@ type nodeIndex interface {
 // sliceIndex indexes a plain node slice: checked, named and fingerprinted
 // once, then reused while the slice's fingerprint stays the same.
 type sliceIndex struct {
+	// nodes and generation short-cut the fingerprint: while no NodeInfo
+	// in the process changed (nodeinfo.LatestGeneration), a slice holding
+	// the same pointers holds the same nodes, which comparing the pointers
+	// shows without touching a NodeInfo.
+	nodes       []*nodeinfo.NodeInfo
+	generation  int64
 	fingerprint uint64
 	byName      map[string]int
 	// names are copied because the caller may reuse its slice, while
@@ -95,14 +103,29 @@ func (f *Framework) indexSnapshot(snap NodeSnapshot) (*snapshotIndex, []*nodeinf
 // is unchanged, because checking thousands of names for duplicates costs
 // more than filtering them.
 func (f *Framework) indexSlice(nodes []*nodeinfo.NodeInfo) (*sliceIndex, error) {
+	// Read first: a change from now on is one the next call sees.
+	generation := nodeinfo.LatestGeneration()
+	last := f.index.Load()
+	samePointers := last != nil && slices.Equal(last.nodes, nodes)
+	if samePointers && last.generation == generation {
+		return last, nil
+	}
 	fp, err := f.fingerprint(nodes)
 	if err != nil {
 		return nil, err
 	}
-	if x := f.index.Load(); x != nil && x.fingerprint == fp && len(x.names) == len(nodes) {
-		return x, nil
+	if last != nil && last.fingerprint == fp && len(last.names) == len(nodes) {
+		// The same nodes, through other pointers or after an unrelated
+		// change: keep the index, remember the pointers.
+		x := *last
+		x.generation = generation
+		if !samePointers {
+			x.nodes = slices.Clone(nodes)
+		}
+		f.index.Store(&x)
+		return &x, nil
 	}
-	x := &sliceIndex{fingerprint: fp, byName: make(map[string]int, len(nodes)), names: make([]string, len(nodes)), affinity: newAffinityNodes(nodes)}
+	x := &sliceIndex{nodes: slices.Clone(nodes), generation: generation, fingerprint: fp, byName: make(map[string]int, len(nodes)), names: make([]string, len(nodes)), affinity: newAffinityNodes(nodes)}
 	for i, ni := range nodes {
 		name := ni.Name()
 		if _, dup := x.byName[name]; dup {

@@ -321,3 +321,35 @@ func TestRejectedListsNodesInTheirOrder(t *testing.T) {
 		t.Errorf("a hand-built Rejected = %v, want %v, by name, without the removed node", inOrder, want)
 	}
 }
+
+func TestAPlainSliceChangedInPlaceIsSeenByTheNextCall(t *testing.T) {
+	t.Parallel()
+	f := mustNew(t, framework.WithPlugin(&fakeFilter{name: "F", reject: map[string]string{"full": "no room"}}, 0), framework.WithPlugin(&fakeScore{name: "S"}, 1))
+	cluster := nodes("a", "b", "c")
+	// Built before the first call, so that swapping them in changes no
+	// NodeInfo: only the slice tells.
+	spare := nodes("d", "full")
+	scored := func(res *framework.Result) []string {
+		var names []string
+		for _, ns := range res.NodeScores() {
+			names = append(names, ns.Name)
+		}
+		slices.Sort(names)
+		return names
+	}
+	if res, err := f.Schedule(context.Background(), testPod, cluster); err != nil || !slices.Equal(scored(res), []string{"a", "b", "c"}) {
+		t.Fatalf("before: %v, %v", res, err)
+	}
+	cluster[1] = spare[0]
+	if res, err := f.Schedule(context.Background(), testPod, cluster); err != nil || !slices.Equal(scored(res), []string{"a", "c", "d"}) {
+		t.Fatalf("after swapping b for d: %v, %v; want a, c and d scored", res, err)
+	}
+	cluster[1] = spare[1]
+	if res, err := f.Schedule(context.Background(), testPod, cluster); err != nil || res.Diagnosis.NodeStatus("full") == nil || !slices.Equal(scored(res), []string{"a", "c"}) {
+		t.Fatalf("after swapping d for full: %v, %v; want full rejected", res, err)
+	}
+	cluster[2] = nil
+	if _, err := f.Schedule(context.Background(), testPod, cluster); err == nil {
+		t.Error("a nil node put in place of a checked one was accepted")
+	}
+}

@@ -26,10 +26,13 @@ import (
 // at different nodes so that partial searches spread over the cluster. A
 // pod with status.nominatedNodeName has that node tried first, alone.
 //
-// Since the caller may change its slice between calls, every call checks
-// nodes in full (a pass over every NodeInfo, shared by the workers); the
-// rest of the cycle costs what the pod needs. [Framework.ScheduleSnapshot]
-// skips that pass for a node list that never changes.
+// Since the caller may change its slice between calls, each call makes
+// sure its view of nodes is current: when the slice holds the same
+// NodeInfos as the last call and no NodeInfo in the process has changed
+// since (see nodeinfo.LatestGeneration), by comparing the pointers;
+// otherwise by a pass over every NodeInfo, shared by the workers. The rest
+// of the cycle costs what the pod needs. [Framework.ScheduleSnapshot]
+// skips even the comparison for a node list that never changes.
 func (f *Framework) Schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*Result, error) {
 	if err := checkCall(ctx, pod, len(nodes)); err != nil {
 		return nil, err

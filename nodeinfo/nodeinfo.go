@@ -106,6 +106,12 @@ var generation atomic.Int64
 
 func nextGeneration() int64 { return generation.Add(1) }
 
+// LatestGeneration returns the Generation most recently given to any
+// NodeInfo in the process. While it stays the same, no NodeInfo has been
+// built or changed through its methods, so a cache keyed by NodeInfo
+// pointers is still valid without looking at the NodeInfos themselves.
+func LatestGeneration() int64 { return generation.Load() }
+
 // New returns the NodeInfo of node with pods bound to it. Pods are added as
 // given; their spec.nodeName is not checked. A nil node is allowed here (a
 // NodeInfo may be built before its node is known) but is rejected by the
