@@ -122,6 +122,23 @@ func compare(snap *Snapshot, want map[string]*nodeinfo.NodeInfo) error {
 			return fmt.Errorf("node %s: %s", name, d)
 		}
 	}
+	// The affinity lists, kept from snapshot to snapshot, must be what a
+	// pass over the nodes finds, the very NodeInfos in the same order.
+	var withAffinity, withAnti []*nodeinfo.NodeInfo
+	for _, ni := range snap.Nodes() {
+		if len(ni.PodsWithAffinity) > 0 {
+			withAffinity = append(withAffinity, ni)
+		}
+		if len(ni.PodsWithRequiredAntiAffinity) > 0 {
+			withAnti = append(withAnti, ni)
+		}
+	}
+	if !slices.Equal(snap.NodesWithPodAffinity(), withAffinity) {
+		return fmt.Errorf("nodes with pod affinity %v, want %v", names(snap.NodesWithPodAffinity()), names(withAffinity))
+	}
+	if !slices.Equal(snap.NodesWithRequiredPodAntiAffinity(), withAnti) {
+		return fmt.Errorf("nodes with required anti-affinity %v, want %v", names(snap.NodesWithRequiredPodAntiAffinity()), names(withAnti))
+	}
 	return nil
 }
 

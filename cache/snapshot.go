@@ -24,6 +24,60 @@ type Snapshot struct {
 	index map[string]int
 	// generation is the highest NodeInfo generation the snapshot has seen.
 	generation int64
+	// withAffinity and withRequiredAnti are the nodes holding pods with
+	// pod affinity terms, and with required anti-affinity terms.
+	withAffinity, withRequiredAnti []*nodeinfo.NodeInfo
+}
+
+// NodesWithPodAffinity returns the nodes holding a pod with pod affinity
+// or anti-affinity terms, in Nodes order. With
+// [Snapshot.NodesWithRequiredPodAntiAffinity] it makes a Snapshot a
+// framework.PodAffinitySnapshot.
+func (s *Snapshot) NodesWithPodAffinity() []*nodeinfo.NodeInfo {
+	if s == nil {
+		return nil
+	}
+	return s.withAffinity
+}
+
+// NodesWithRequiredPodAntiAffinity returns the nodes holding a pod with
+// required pod anti-affinity terms, in Nodes order.
+func (s *Snapshot) NodesWithRequiredPodAntiAffinity() []*nodeinfo.NodeInfo {
+	if s == nil {
+		return nil
+	}
+	return s.withRequiredAnti
+}
+
+// listAffinity sets the affinity lists from the nodes, or keeps prev's
+// when no node that changed since prev holds or held such pods: the
+// lists then hold only NodeInfos both snapshots share. A nil prev, or
+// changed nodes without prev positions (the node list was rebuilt),
+// means a full pass.
+func (s *Snapshot) listAffinity(prev *Snapshot, changed []int) {
+	anyChanged, antiChanged := prev == nil || changed == nil, prev == nil || changed == nil
+	for _, i := range changed {
+		old, now := prev.nodes[i], s.nodes[i]
+		anyChanged = anyChanged || len(old.PodsWithAffinity) > 0 || len(now.PodsWithAffinity) > 0
+		antiChanged = antiChanged || len(old.PodsWithRequiredAntiAffinity) > 0 || len(now.PodsWithRequiredAntiAffinity) > 0
+	}
+	if !anyChanged {
+		s.withAffinity = prev.withAffinity
+	}
+	if !antiChanged {
+		s.withRequiredAnti = prev.withRequiredAnti
+	}
+	if !anyChanged && !antiChanged {
+		return
+	}
+	for _, ni := range s.nodes {
+		if anyChanged && len(ni.PodsWithAffinity) > 0 {
+			s.withAffinity = append(s.withAffinity, ni)
+		}
+		if antiChanged && len(ni.PodsWithRequiredAntiAffinity) > 0 {
+			s.withRequiredAnti = append(s.withRequiredAnti, ni)
+		}
+	}
 }
 
 // Nodes returns the nodes, in scheduling order. The slice is the
@@ -104,8 +158,10 @@ func (c *Cache) Snapshot() *Snapshot {
 				s.nodes[i] = info.Clone()
 			}
 		}
+		s.listAffinity(prev, nil)
 	} else {
 		s.nodes, s.index = slices.Clone(prev.nodes), prev.index
+		changed := []int{} // not nil: only these nodes changed
 		// Changes move their node to the front, so the changed nodes come
 		// first, newest first.
 		for e := c.recent.Front(); e != nil; e = e.Next() {
@@ -115,8 +171,10 @@ func (c *Cache) Snapshot() *Snapshot {
 			}
 			if i, ok := s.index[item.name]; ok {
 				s.nodes[i] = item.info.Clone()
+				changed = append(changed, i)
 			}
 		}
+		s.listAffinity(prev, changed)
 	}
 	c.membershipChanged = false
 	c.last = s

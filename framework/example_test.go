@@ -207,3 +207,6 @@ func ExampleFramework_ScheduleSnapshot() {
 	// web-2 scored on 3 nodes
 	// web-3 scored on 3 nodes
 }
+
+// A cache.Snapshot keeps the nodes with pod affinity for the framework.
+var _ framework.PodAffinitySnapshot = (*cache.Snapshot)(nil)

@@ -27,6 +27,22 @@ type NodeSnapshot interface {
 	Index(name string) (int, bool)
 }
 
+// PodAffinitySnapshot is a [NodeSnapshot] that also knows which of its
+// nodes hold pods with pod affinity terms, which InterPodAffinity visits
+// for every pod: kept up to date as snapshots are made (cache.Snapshot
+// keeps them as kube-scheduler's cache does, rebuilt only when a changed
+// node holds or held such a pod), they spare the framework a pass over
+// the nodes of each new snapshot.
+type PodAffinitySnapshot interface {
+	NodeSnapshot
+	// NodesWithPodAffinity returns the nodes holding a pod with pod
+	// affinity or anti-affinity terms, in Nodes order.
+	NodesWithPodAffinity() []*nodeinfo.NodeInfo
+	// NodesWithRequiredPodAntiAffinity returns the nodes holding a pod
+	// with required pod anti-affinity terms, in Nodes order.
+	NodesWithRequiredPodAntiAffinity() []*nodeinfo.NodeInfo
+}
+
 // nodeIndex is what a cycle knows of its node list beyond the NodeInfos:
 // where a node is and what it is called. It never changes, so a Result
 // and a Diagnosis can keep it and answer after the cycle, at no cost to
@@ -79,7 +95,13 @@ func (x *snapshotIndex) position(name string) (int, bool) { return x.snap.Index(
 func (x *snapshotIndex) name(i int) string                { return x.nodes[i].Name() }
 func (x *snapshotIndex) len() int                         { return len(x.nodes) }
 func (x *snapshotIndex) podAffinity() *affinityNodes {
-	x.affinity.once.Do(func() { x.affinity.fill(x.nodes) })
+	x.affinity.once.Do(func() {
+		if s, ok := x.snap.(PodAffinitySnapshot); ok {
+			x.affinity.any, x.affinity.requiredAnti = s.NodesWithPodAffinity(), s.NodesWithRequiredPodAntiAffinity()
+			return
+		}
+		x.affinity.fill(x.nodes)
+	})
 	return &x.affinity
 }
 
