@@ -13,7 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 )
 
-// Result is the outcome of scheduling one pod.
+// Result is the outcome of scheduling one pod. It refers to the node list
+// it was computed over (a copy of a plain slice's names, or the
+// snapshot), which it keeps alive while it lives.
 type Result struct {
 	// SuggestedHost is the chosen node's name.
 	SuggestedHost string
