@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/kubesched/kubesched"
+	"github.com/kubesched/kubesched/cache"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -204,17 +205,47 @@ func compare(ctx context.Context, shared *framework.Framework, s *Scenario) ([]d
 	before := snapshotScenario(s)
 	got, err := fw.Schedule(ctx, s.Pod, nodeinfo.Build(s.Nodes, s.Pods))
 	diffs := diffResults(s, want, got, err)
-	// The same decision over a snapshot, which the framework trusts
-	// instead of checking, must agree as well.
-	got, err = fw.ScheduleSnapshot(ctx, s.Pod, newNodeSnapshot(nodeinfo.Build(s.Nodes, s.Pods)))
-	for _, d := range diffResults(s, want, got, err) {
-		d.detail = "ScheduleSnapshot: " + d.detail
-		diffs = append(diffs, d)
+	// The same decision over snapshots, which the framework trusts instead
+	// of checking, must agree as well: a plain one, and a cache's, which
+	// orders the nodes zone by zone and lists the nodes with pod affinity.
+	snap, err := cacheSnapshot(s)
+	if err != nil {
+		return nil, err
+	}
+	for _, ns := range []struct {
+		name string
+		snap framework.NodeSnapshot
+	}{{"ScheduleSnapshot", newNodeSnapshot(nodeinfo.Build(s.Nodes, s.Pods))}, {"ScheduleSnapshot (cache)", snap}} {
+		got, err = fw.ScheduleSnapshot(ctx, s.Pod, ns.snap)
+		for _, d := range diffResults(s, want, got, err) {
+			d.detail = ns.name + ": " + d.detail
+			diffs = append(diffs, d)
+		}
 	}
 	if !equality.Semantic.DeepEqual(before, snapshotScenario(s)) {
 		diffs = append(diffs, disagreement{"mutation", "Schedule modified its input objects"})
 	}
 	return diffs, nil
+}
+
+// cacheSnapshot is a cache's snapshot of s's nodes and the pods bound to
+// them.
+func cacheSnapshot(s *Scenario) (*cache.Snapshot, error) {
+	c, err := cache.New()
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range s.Nodes {
+		if _, err := c.AddNode(n); err != nil {
+			return nil, fmt.Errorf("cache: %w", err)
+		}
+	}
+	for _, p := range boundPods(s.Nodes, s.Pods) {
+		if err := c.AddPod(p); err != nil {
+			return nil, fmt.Errorf("cache: %w", err)
+		}
+	}
+	return c.Snapshot(), nil
 }
 
 // nodeSnapshot is the simplest framework.NodeSnapshot: a slice nobody
