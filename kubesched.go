@@ -9,6 +9,7 @@ import (
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
+	"github.com/kubesched/kubesched/preenqueue"
 	"github.com/kubesched/kubesched/score"
 )
 
@@ -36,6 +37,7 @@ func DefaultPlugins() []framework.Option {
 // defaultPlugins is DefaultPlugins with fit as NodeResourcesFit's filter.
 func defaultPlugins(fit *filter.NodeResourcesFit) []framework.Option {
 	return []framework.Option{
+		framework.WithPlugin(preenqueue.SchedulingGates{}, 0),
 		framework.WithPlugin(filter.NodeUnschedulable{}, 0),
 		framework.WithPlugin(filter.NodeName{}, 0),
 		framework.WithPlugin(filter.TaintToleration{}, 0),

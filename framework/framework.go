@@ -38,6 +38,7 @@ type scorePlugin struct {
 // one with [New] (or kubesched.DefaultFramework) and share it: Schedule is
 // safe for concurrent use.
 type Framework struct {
+	preEnqueues []PreEnqueuePlugin
 	preFilters  []PreFilterPlugin
 	filters     []FilterPlugin
 	preScores   []PreScorePlugin
@@ -79,7 +80,7 @@ type pluginWeight struct {
 }
 
 // WithPlugin adds a plugin to the profile, after those already added. It
-// takes part in every phase whose interface it implements (PreFilter,
+// takes part in every phase whose interface it implements (PreEnqueue, PreFilter,
 // Filter, PreScore, Score, NormalizeScore); weight multiplies its scores and
 // must be at least 1 if it is a [ScorePlugin], and is ignored otherwise.
 // Filters run in the order added. Two plugins of the same phase may not
@@ -166,6 +167,12 @@ func New(opts ...Option) (*Framework, error) {
 		p, name := pw.plugin, pw.plugin.Name()
 		if name == "" {
 			return nil, fmt.Errorf("plugin %T has an empty name", p)
+		}
+		if pl, ok := p.(PreEnqueuePlugin); ok {
+			if err := claim("PreEnqueue", name); err != nil {
+				return nil, err
+			}
+			f.preEnqueues = append(f.preEnqueues, pl)
 		}
 		if pl, ok := p.(PreFilterPlugin); ok {
 			if err := claim("PreFilter", name); err != nil {

@@ -37,6 +37,18 @@ type PreFilterPlugin interface {
 	PreFilter(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*PreFilterResult, *Status)
 }
 
+// PreEnqueuePlugin decides whether kube-scheduler tries to schedule a pod
+// at all: a pod it turns down waits in the scheduling queue and never
+// reaches PreFilter. [Framework.Schedule] runs these plugins first and
+// returns a [*NotTriedError] for a pod one turns down; package queue keeps
+// such pods out of its active queue.
+type PreEnqueuePlugin interface {
+	Plugin
+	// PreEnqueue returns nil to admit pod, and a non-nil Status, usually
+	// UnschedulableAndUnresolvable, to turn it down. It must not modify pod.
+	PreEnqueue(ctx context.Context, pod *v1.Pod) *Status
+}
+
 // PreFilterExtensions is implemented by PreFilter plugins whose per-pod
 // state depends on the pods already placed: it updates that state as if a
 // pod were added to or removed from a node, so that callers can evaluate

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kubesched/kubesched/framework"
@@ -353,5 +355,57 @@ func TestAPlainSliceChangedInPlaceIsSeenByTheNextCall(t *testing.T) {
 	cluster[2] = nil
 	if _, err := f.Schedule(context.Background(), testPod, cluster); err == nil {
 		t.Error("a nil node put in place of a checked one was accepted")
+	}
+}
+
+// gate is a PreEnqueue plugin that turns down pods labelled gated=true.
+type gate struct{}
+
+func (gate) Name() string { return "Gate" }
+func (gate) PreEnqueue(_ context.Context, pod *v1.Pod) *framework.Status {
+	if pod.Labels["gated"] == "true" {
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, "gated")
+	}
+	return nil
+}
+
+func TestPodsKubeSchedulerNeverTriesAreNotPlaced(t *testing.T) {
+	t.Parallel()
+	f := mustNew(t, framework.WithPlugin(gate{}, 0), framework.WithPlugin(&fakeFilter{name: "F"}, 0))
+	deleting := metav1.Now()
+	tests := []struct {
+		name       string
+		pod        *v1.Pod
+		nodes      []*nodeinfo.NodeInfo
+		wantPlugin string
+		wantMsg    string // empty: the pod is placed
+	}{
+		{name: "an ordinary pod is placed", pod: testPod, nodes: nodes("a")},
+		{name: "a pod a PreEnqueue plugin turns down is not tried", pod: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "g", Namespace: "default", Labels: map[string]string{"gated": "true"}}}, nodes: nodes("a"), wantPlugin: "Gate", wantMsg: "gated"},
+		{name: "it is turned down before anything is said about the nodes", pod: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "g", Namespace: "default", Labels: map[string]string{"gated": "true"}}}, wantPlugin: "Gate", wantMsg: "gated"},
+		{name: "a pod being deleted is not tried", pod: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "ns", DeletionTimestamp: &deleting}}, nodes: nodes("a"), wantMsg: "skip schedule deleting pod: ns/d"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			for _, call := range []string{"Schedule", "ScheduleSnapshot"} {
+				var res *framework.Result
+				var err error
+				if call == "Schedule" {
+					res, err = f.Schedule(context.Background(), tc.pod, tc.nodes)
+				} else {
+					res, err = f.ScheduleSnapshot(context.Background(), tc.pod, snapshotOf(tc.nodes))
+				}
+				var notTried *framework.NotTriedError
+				switch {
+				case tc.wantMsg == "":
+					if err != nil || res.SuggestedHost != "a" {
+						t.Errorf("%s = %v, %v; want a", call, res, err)
+					}
+				case !errors.As(err, &notTried) || err.Error() != tc.wantMsg || notTried.Plugin != tc.wantPlugin || notTried.Status.Plugin() != tc.wantPlugin || notTried.Pod != tc.pod:
+					t.Errorf("%s: err = %#v, want a NotTriedError %q from %q", call, err, tc.wantMsg, tc.wantPlugin)
+				}
+			}
+		})
 	}
 }

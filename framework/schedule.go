@@ -34,7 +34,7 @@ import (
 // of the cycle costs what the pod needs. [Framework.ScheduleSnapshot]
 // skips even the comparison for a node list that never changes.
 func (f *Framework) Schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*Result, error) {
-	if err := checkCall(ctx, pod, len(nodes)); err != nil {
+	if err := f.checkCall(ctx, pod, len(nodes)); err != nil {
 		return nil, err
 	}
 	idx, err := f.indexSlice(nodes)
@@ -53,22 +53,49 @@ func (f *Framework) ScheduleSnapshot(ctx context.Context, pod *v1.Pod, snap Node
 		return nil, fmt.Errorf("schedule: nil snapshot")
 	}
 	idx, nodes := f.indexSnapshot(snap)
-	if err := checkCall(ctx, pod, len(nodes)); err != nil {
+	if err := f.checkCall(ctx, pod, len(nodes)); err != nil {
 		return nil, err
 	}
 	return f.schedule(ctx, pod, nodes, idx)
 }
 
-// checkCall rejects what no cycle can start with.
-func checkCall(ctx context.Context, pod *v1.Pod, numNodes int) error {
+// checkCall rejects what no cycle can start with, and the pods
+// kube-scheduler never tries, in the order it would.
+func (f *Framework) checkCall(ctx context.Context, pod *v1.Pod, numNodes int) error {
 	if pod == nil {
 		return fmt.Errorf("schedule: nil pod")
+	}
+	if pod.DeletionTimestamp != nil {
+		return &NotTriedError{Pod: pod, Status: NewStatus(UnschedulableAndUnresolvable, fmt.Sprintf("skip schedule deleting pod: %s/%s", pod.Namespace, pod.Name))}
+	}
+	for _, pl := range f.preEnqueues {
+		if s := pl.PreEnqueue(ctx, pod); s != nil {
+			return &NotTriedError{Pod: pod, Plugin: pl.Name(), Status: s.WithPlugin(pl.Name())}
+		}
 	}
 	if numNodes == 0 {
 		return ErrNoNodesAvailable
 	}
 	return ctx.Err()
 }
+
+// NotTriedError is returned by [Framework.Schedule] and
+// [Framework.ScheduleSnapshot] for a pod kube-scheduler never tries to
+// schedule: one being deleted, or one a [PreEnqueuePlugin] turns down,
+// such as a pod with scheduling gates. Its message is kube-scheduler's:
+// "waiting for scheduling gates: [example.com/quota]" or "skip schedule
+// deleting pod: default/web-0". Use errors.As to reach it.
+type NotTriedError struct {
+	Pod *v1.Pod
+	// Plugin is the PreEnqueue plugin that turned the pod down; empty for a
+	// pod being deleted.
+	Plugin string
+	// Status is the verdict, with Plugin as its plugin.
+	Status *Status
+}
+
+// Error returns the status's message.
+func (e *NotTriedError) Error() string { return e.Status.Message() }
 
 // schedule is the scheduling cycle over nodes, which idx indexes.
 func (f *Framework) schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, idx nodeIndex) (*Result, error) {

@@ -18,4 +18,5 @@ const (
 	InterPodAffinity                = "InterPodAffinity"
 	NodeResourcesBalancedAllocation = "NodeResourcesBalancedAllocation"
 	ImageLocality                   = "ImageLocality"
+	SchedulingGates                 = "SchedulingGates"
 )

@@ -1,13 +1,11 @@
 package queue
 
 import (
-	"context"
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
-	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/names"
 )
 
@@ -73,7 +71,7 @@ func DefaultPluginEvents() PluginEvents {
 		names.VolumeBinding: {other(StorageClass, Add|Update), other(PersistentVolumeClaim, Add|Update),
 			other(PersistentVolume, Add|Update), node(Add | UpdateNodeLabel), other(CSINode, Add|Update),
 			other(CSIDriver, Update), other(CSIStorageCapacity, Add|Update)},
-		schedulingGatesName: {{Event: ClusterEvent{Resource: Pod, ActionType: UpdatePodSchedulingGatesEliminated}, Hint: sameUnscheduledPod}},
+		names.SchedulingGates: {{Event: ClusterEvent{Resource: Pod, ActionType: UpdatePodSchedulingGatesEliminated}, Hint: sameUnscheduledPod}},
 	}
 }
 
@@ -136,41 +134,4 @@ func newHintTable(pe PluginEvents) hintTable {
 		}
 	}
 	return t
-}
-
-// PreEnqueuePlugin decides whether a pod may enter the active queue at
-// all. A pod it turns down waits, gated, in the unschedulable pool until
-// an event the plugin registered for (in [PluginEvents]) says to try
-// again.
-type PreEnqueuePlugin interface {
-	framework.Plugin
-	// PreEnqueue returns nil to admit pod, and a non-nil Status, usually
-	// UnschedulableAndUnresolvable, to gate it. It must not modify pod.
-	PreEnqueue(ctx context.Context, pod *v1.Pod) *framework.Status
-}
-
-const schedulingGatesName = "SchedulingGates"
-
-// SchedulingGates gates pods that have scheduling gates
-// (spec.schedulingGates), as kube-scheduler's plugin of that name does; it
-// is the queue's default [PreEnqueuePlugin]. The zero value is ready.
-type SchedulingGates struct{}
-
-var _ PreEnqueuePlugin = SchedulingGates{}
-
-// Name returns "SchedulingGates".
-func (SchedulingGates) Name() string { return schedulingGatesName }
-
-// PreEnqueue returns nil for a pod without scheduling gates, and
-// UnschedulableAndUnresolvable "waiting for scheduling gates: [...]"
-// naming them otherwise.
-func (SchedulingGates) PreEnqueue(_ context.Context, pod *v1.Pod) *framework.Status {
-	if len(pod.Spec.SchedulingGates) == 0 {
-		return nil
-	}
-	gates := make([]string, len(pod.Spec.SchedulingGates))
-	for i, g := range pod.Spec.SchedulingGates {
-		gates[i] = g.Name
-	}
-	return framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("waiting for scheduling gates: %v", gates))
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/kubesched/kubesched/internal/podaffinity"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
+	"github.com/kubesched/kubesched/preenqueue"
 )
 
 // Defaults of kube-scheduler v1.36.3.
@@ -133,9 +134,9 @@ func WithPluginEvents(pe PluginEvents) Option {
 }
 
 // WithPreEnqueuePlugins replaces the PreEnqueue plugins (default:
-// [SchedulingGates]). Register the events that release the pods they
+// [preenqueue.SchedulingGates]). Register the events that release the pods they
 // gate with [WithPluginEvents].
-func WithPreEnqueuePlugins(plugins ...PreEnqueuePlugin) Option {
+func WithPreEnqueuePlugins(plugins ...framework.PreEnqueuePlugin) Option {
 	return func(q *PriorityQueue) error {
 		for _, pl := range plugins {
 			if pl == nil {
@@ -172,7 +173,7 @@ func WithNamespaceLister(l framework.NamespaceLister) Option {
 //     moves them to the active or backoff queue
 //     ([PriorityQueue.MoveAllToActiveOrBackoffQueue]), or until they have waited
 //     5 minutes ([PriorityQueue.FlushUnschedulablePodsLeftover]). Pods gated by a
-//     [PreEnqueuePlugin] (scheduling gates) wait there too.
+//     [framework.PreEnqueuePlugin] (scheduling gates) wait there too.
 //
 // A popped pod is "in flight" until [PriorityQueue.AddUnschedulableIfNotPresent]
 // or [PriorityQueue.Done]; events arriving meanwhile are remembered, so a pod
@@ -192,7 +193,7 @@ type PriorityQueue struct {
 	clock                                          Clock
 	initialBackoff, maxBackoff, maxInUnschedulable time.Duration
 	hints                                          hintTable
-	preEnqueue                                     []PreEnqueuePlugin
+	preEnqueue                                     []framework.PreEnqueuePlugin
 	namespaces                                     framework.NamespaceLister
 	nominations                                    *framework.Nominations
 
@@ -230,7 +231,7 @@ func New(opts ...Option) (*PriorityQueue, error) {
 		maxBackoff:         DefaultPodMaxBackoffDuration,
 		maxInUnschedulable: DefaultPodMaxInUnschedulablePodsDuration,
 		hints:              newHintTable(DefaultPluginEvents()),
-		preEnqueue:         []PreEnqueuePlugin{SchedulingGates{}},
+		preEnqueue:         []framework.PreEnqueuePlugin{preenqueue.SchedulingGates{}},
 		nominations:        framework.NewNominations(),
 		unschedulable:      map[string]*QueuedPodInfo{},
 		inFlight:           map[string]*inFlightPod{},
@@ -739,7 +740,7 @@ func (q *PriorityQueue) runPreEnqueue(pi *QueuedPodInfo) {
 	pi.GatingPlugin, pi.gatingEvents = "", nil
 }
 
-func (q *PriorityQueue) admits(pl PreEnqueuePlugin, pi *QueuedPodInfo) bool {
+func (q *PriorityQueue) admits(pl framework.PreEnqueuePlugin, pi *QueuedPodInfo) bool {
 	if pl.PreEnqueue(context.Background(), pi.Pod).IsSuccess() {
 		return true
 	}

@@ -1,0 +1,36 @@
+package preenqueue
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/names"
+)
+
+// SchedulingGates turns down pods that have scheduling gates
+// (spec.schedulingGates), as kube-scheduler's plugin of that name does: a
+// gated pod is not tried until its last gate is removed. The zero value is
+// ready.
+type SchedulingGates struct{}
+
+var _ framework.PreEnqueuePlugin = SchedulingGates{}
+
+// Name returns "SchedulingGates".
+func (SchedulingGates) Name() string { return names.SchedulingGates }
+
+// PreEnqueue returns nil for a pod without scheduling gates, and
+// UnschedulableAndUnresolvable "waiting for scheduling gates: [...]",
+// naming them in order, otherwise.
+func (SchedulingGates) PreEnqueue(_ context.Context, pod *v1.Pod) *framework.Status {
+	if len(pod.Spec.SchedulingGates) == 0 {
+		return nil
+	}
+	gates := make([]string, len(pod.Spec.SchedulingGates))
+	for i, g := range pod.Spec.SchedulingGates {
+		gates[i] = g.Name
+	}
+	return framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("waiting for scheduling gates: %v", gates))
+}
