@@ -58,6 +58,9 @@ func defaultPlugins(fit *filter.NodeResourcesFit) []framework.Option {
 		framework.WithPlugin(&score.InterPodAffinity{}, InterPodAffinityWeight),
 		framework.WithPlugin(&score.NodeResourcesBalancedAllocation{}, NodeResourcesBalancedAllocationWeight),
 		framework.WithPlugin(&score.ImageLocality{}, ImageLocalityWeight),
+		// Appended last, as upstream appends it: it filters after every
+		// other plugin, so a node it rejects was fine for all of them.
+		framework.WithPlugin(filter.NodeDeclaredFeatures{}, 0),
 	}
 }
 

@@ -226,7 +226,23 @@ func (g *generator) node(i int) *v1.Node {
 			})
 		}
 	}
+	if g.chance(0.6) {
+		n.Status.DeclaredFeatures = g.declaredFeatures()
+	}
 	return n
+}
+
+// declaredFeatures returns some of the features nodes declare, sorted as
+// the API server keeps them, sometimes with names kube-scheduler does not
+// know.
+func (g *generator) declaredFeatures() []string {
+	var out []string
+	for _, f := range []string{"AnUnknownFeature", "ExtendWebSocketsToKubelet", "RestartAllContainersOnContainerExits", "UserNamespacesHostNetworkSupport", "ZUnknownToo"} {
+		if g.chance(0.5) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // allocatable is usually a realistic node, sometimes a tiny or empty one,
@@ -443,6 +459,14 @@ func (g *generator) incomingPod(nodes []*v1.Node) *v1.Pod {
 		if g.chance(0.3) {
 			p.Spec.NodeName = "node-that-does-not-exist"
 		}
+	}
+	// Pods that need a node to declare a feature (NodeDeclaredFeatures).
+	if g.chance(0.06) {
+		p.Spec.Containers[0].RestartPolicyRules = []v1.ContainerRestartRule{{Action: v1.ContainerRestartRuleActionRestartAllContainers}}
+	}
+	if g.chance(0.05) {
+		hostUsers := g.chance(0.5)
+		p.Spec.HostNetwork, p.Spec.HostUsers = true, &hostUsers
 	}
 	return p
 }

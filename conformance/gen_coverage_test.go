@@ -15,7 +15,7 @@ import (
 // on; with them, default spreading must also score some pod.
 func TestGeneratedScenariosCoverEveryOutcome(t *testing.T) {
 	t.Parallel()
-	baseFilters := []string{"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit", ""}
+	baseFilters := []string{"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit", "NodeDeclaredFeatures", ""}
 	const seeds = 400
 	tests := []struct {
 		name              string

@@ -52,11 +52,9 @@ import (
 
 // excludedPlugins are default-profile plugins the oracle leaves out, and
 // kubesched does not implement. DynamicResources needs a DRA manager fed by
-// ResourceSlice informers; NodeDeclaredFeatures (beta, on by default in
-// v1.36) only rejects pods that need features a node does not declare.
-// Without a DRA manager NodeResourcesFit never hands an extended resource
+// ResourceSlice informers. Without a DRA manager NodeResourcesFit never hands an extended resource
 // to DRA, which is also what it does in a cluster without DeviceClasses.
-var excludedPlugins = []string{names.DynamicResources, names.NodeDeclaredFeatures}
+var excludedPlugins = []string{names.DynamicResources}
 
 // Oracle schedules pods with kube-scheduler's own framework and default
 // plugins. Create it once with [NewOracle]; it is safe for concurrent use,

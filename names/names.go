@@ -19,4 +19,5 @@ const (
 	NodeResourcesBalancedAllocation = "NodeResourcesBalancedAllocation"
 	ImageLocality                   = "ImageLocality"
 	SchedulingGates                 = "SchedulingGates"
+	NodeDeclaredFeatures            = "NodeDeclaredFeatures"
 )

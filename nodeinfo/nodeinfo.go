@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
+	ndf "k8s.io/component-helpers/nodedeclaredfeatures"
 
 	"github.com/kubesched/kubesched/internal/podaffinity"
 )
@@ -73,6 +74,9 @@ type NodeInfo struct {
 	labels        map[string]string
 	taints        []v1.Taint
 	unschedulable bool
+	// features are the node's declared features (status.declaredFeatures)
+	// that kube-scheduler knows of.
+	features ndf.FeatureSet
 
 	// Generation increases on every change, so that caches can tell a
 	// NodeInfo has changed since they last looked.
@@ -150,6 +154,17 @@ func (n *NodeInfo) Taints() []v1.Taint { return n.taints }
 // Unschedulable reports whether the node is cordoned (spec.unschedulable).
 func (n *NodeInfo) Unschedulable() bool { return n.unschedulable }
 
+// DeclaredFeatures returns the features the node declares
+// (status.declaredFeatures) among those kube-scheduler v1.36.3 knows,
+// mapped as kube-scheduler maps them: names it does not know are ignored.
+// It is empty, not nil, for a node that declares none, and the zero
+// FeatureSet without a node. The set is shared: do not modify it.
+func (n *NodeInfo) DeclaredFeatures() ndf.FeatureSet { return n.features }
+
+// noFeatures is the declared features of the many nodes that declare
+// none, shared rather than made for each.
+var noFeatures = ndf.DefaultFramework.NewFeatureSet()
+
 // SetNode replaces the node object and recomputes what derives from it:
 // allocatable and the images present (each counted on one node; [Build]
 // fills in cluster-wide spread). The node must not be modified afterwards;
@@ -157,10 +172,17 @@ func (n *NodeInfo) Unschedulable() bool { return n.unschedulable }
 func (n *NodeInfo) SetNode(node *v1.Node) {
 	n.node = node
 	n.name, n.labels, n.taints, n.unschedulable = "", nil, nil, false
+	n.features = ndf.FeatureSet{}
 	n.Allocatable = Resource{}
 	n.ImageStates = nil
 	if node != nil {
 		n.name, n.labels, n.taints, n.unschedulable = node.Name, node.Labels, node.Spec.Taints, node.Spec.Unschedulable
+		n.features = noFeatures
+		if len(node.Status.DeclaredFeatures) > 0 {
+			// As kube-scheduler does, the list is read as given: the API
+			// server keeps it sorted.
+			n.features = ndf.DefaultFramework.TryMap(node.Status.DeclaredFeatures)
+		}
 		n.Allocatable = NewResource(node.Status.Allocatable)
 		n.ImageStates = make(map[string]*ImageStateSummary, len(node.Status.Images))
 		for _, img := range node.Status.Images {

@@ -71,7 +71,8 @@ func DefaultPluginEvents() PluginEvents {
 		names.VolumeBinding: {other(StorageClass, Add|Update), other(PersistentVolumeClaim, Add|Update),
 			other(PersistentVolume, Add|Update), node(Add | UpdateNodeLabel), other(CSINode, Add|Update),
 			other(CSIDriver, Update), other(CSIStorageCapacity, Add|Update)},
-		names.SchedulingGates: {{Event: ClusterEvent{Resource: Pod, ActionType: UpdatePodSchedulingGatesEliminated}, Hint: sameUnscheduledPod}},
+		names.SchedulingGates:      {{Event: ClusterEvent{Resource: Pod, ActionType: UpdatePodSchedulingGatesEliminated}, Hint: sameUnscheduledPod}},
+		names.NodeDeclaredFeatures: {node(Add | UpdateNodeDeclaredFeature), pod(Update)},
 	}
 }
 
