@@ -6,7 +6,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -14,7 +16,8 @@ import (
 // Listers give plugins read-only access to the cluster objects some of
 // them need besides nodes and pods: namespaces (for namespace selectors),
 // the Services and controllers whose selectors define a pod's default
-// topology spreading, and the storage objects the volume plugins read.
+// topology spreading, the storage objects the volume plugins read, and
+// the Dynamic Resource Allocation objects DynamicResources reads.
 //
 // Each lister interface is the List method (and for namespaces Get) of the
 // client-go lister of the same kind, so a controller can assign its
@@ -33,6 +36,9 @@ import (
 //		CSIDrivers:             factory.Storage().V1().CSIDrivers().Lister(),
 //		CSIStorageCapacities:   factory.Storage().V1().CSIStorageCapacities().Lister(),
 //		VolumeAttachments:      factory.Storage().V1().VolumeAttachments().Lister(),
+//		ResourceClaims:         factory.Resource().V1().ResourceClaims().Lister(),
+//		ResourceSlices:         factory.Resource().V1().ResourceSlices().Lister(),
+//		DeviceClasses:          factory.Resource().V1().DeviceClasses().Lister(),
 //	})
 //
 // A nil lister behaves as an empty one, as kube-scheduler's plugins do with
@@ -51,6 +57,28 @@ type Listers struct {
 	CSIDrivers             CSIDriverLister
 	CSIStorageCapacities   CSIStorageCapacityLister
 	VolumeAttachments      VolumeAttachmentLister
+
+	ResourceClaims ResourceClaimLister
+	ResourceSlices ResourceSliceLister
+	DeviceClasses  DeviceClassLister
+}
+
+// ResourceClaimLister lists ResourceClaims in all namespaces. A lister that
+// also has a method Get(namespace, name string) (*resourceapi.ResourceClaim,
+// error), such as cache.Cache's, is asked for a pod's claims by name
+// instead of being listed.
+type ResourceClaimLister interface {
+	List(selector labels.Selector) ([]*resourceapi.ResourceClaim, error)
+}
+
+// ResourceSliceLister lists ResourceSlices.
+type ResourceSliceLister interface {
+	List(selector labels.Selector) ([]*resourceapi.ResourceSlice, error)
+}
+
+// DeviceClassLister lists DeviceClasses.
+type DeviceClassLister interface {
+	List(selector labels.Selector) ([]*resourceapi.DeviceClass, error)
 }
 
 // PersistentVolumeClaimLister lists PersistentVolumeClaims in all namespaces.
@@ -140,7 +168,8 @@ func WithObjects(objs ...runtime.Object) Option {
 // NewListers returns in-memory listers over objs: Namespaces, Services,
 // ReplicaSets, StatefulSets, ReplicationControllers, PersistentVolumeClaims,
 // PersistentVolumes, StorageClasses, CSINodes, CSIDrivers,
-// CSIStorageCapacities and VolumeAttachments (as pointers). Any other type is an error. It is what
+// CSIStorageCapacities, VolumeAttachments, ResourceClaims, ResourceSlices
+// and DeviceClasses (as pointers). Any other type is an error. It is what
 // [WithObjects] uses, and serves to call plugins outside a framework
 // ([CycleState.SetListers]).
 func NewListers(objs ...runtime.Object) (Listers, error) {
@@ -171,8 +200,14 @@ func NewListers(objs ...runtime.Object) (Listers, error) {
 			s.capacities = append(s.capacities, o)
 		case *storagev1.VolumeAttachment:
 			s.attachments = append(s.attachments, o)
+		case *resourceapi.ResourceClaim:
+			s.resourceClaims = append(s.resourceClaims, o)
+		case *resourceapi.ResourceSlice:
+			s.resourceSlices = append(s.resourceSlices, o)
+		case *resourceapi.DeviceClass:
+			s.deviceClasses = append(s.deviceClasses, o)
 		default:
-			return Listers{}, fmt.Errorf("object %d is a %T; want a Namespace, Service, ReplicaSet, StatefulSet, ReplicationController, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver, CSIStorageCapacity or VolumeAttachment", i, o)
+			return Listers{}, fmt.Errorf("object %d is a %T; want a Namespace, Service, ReplicaSet, StatefulSet, ReplicationController, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment, ResourceClaim, ResourceSlice or DeviceClass", i, o)
 		}
 	}
 	return Listers{
@@ -188,6 +223,9 @@ func NewListers(objs ...runtime.Object) (Listers, error) {
 		CSIDrivers:             list[*storagev1.CSIDriver](s.csiDrivers),
 		CSIStorageCapacities:   list[*storagev1.CSIStorageCapacity](s.capacities),
 		VolumeAttachments:      list[*storagev1.VolumeAttachment](s.attachments),
+		ResourceClaims:         newClaimList(s.resourceClaims),
+		ResourceSlices:         list[*resourceapi.ResourceSlice](s.resourceSlices),
+		DeviceClasses:          list[*resourceapi.DeviceClass](s.deviceClasses),
 	}, nil
 }
 
@@ -204,6 +242,9 @@ type objectSet struct {
 	csiDrivers             []*storagev1.CSIDriver
 	capacities             []*storagev1.CSIStorageCapacity
 	attachments            []*storagev1.VolumeAttachment
+	resourceClaims         []*resourceapi.ResourceClaim
+	resourceSlices         []*resourceapi.ResourceSlice
+	deviceClasses          []*resourceapi.DeviceClass
 }
 
 // list is an in-memory lister of one kind.
@@ -239,6 +280,30 @@ func (l namespaceList) Get(name string) (*v1.Namespace, error) {
 		}
 	}
 	return nil, fmt.Errorf("namespace %q not found", name)
+}
+
+// claimList is an in-memory ResourceClaim lister that also finds a claim
+// by namespace and name without listing.
+type claimList struct {
+	list[*resourceapi.ResourceClaim]
+	byKey map[[2]string]*resourceapi.ResourceClaim
+}
+
+func newClaimList(claims []*resourceapi.ResourceClaim) *claimList {
+	l := &claimList{list: claims, byKey: make(map[[2]string]*resourceapi.ResourceClaim, len(claims))}
+	for _, c := range claims {
+		l.byKey[[2]string{c.Namespace, c.Name}] = c
+	}
+	return l
+}
+
+// Get returns the claim, or an error for which apierrors.IsNotFound
+// reports true, as a client-go lister's.
+func (l *claimList) Get(namespace, name string) (*resourceapi.ResourceClaim, error) {
+	if c, ok := l.byKey[[2]string{namespace, name}]; ok {
+		return c, nil
+	}
+	return nil, apierrors.NewNotFound(resourceapi.Resource("resourceclaims"), name)
 }
 
 // Listers returns the cluster objects of the cycle. Fields may be nil,
