@@ -110,5 +110,5 @@ func ExampleDefaultFramework() {
 		}
 	}
 	fmt.Println("->", res.SuggestedHost)
-	// Output: TaintToleration=300 NodeResourcesFit=97 NodeResourcesBalancedAllocation=74 ImageLocality=0 PreferNamed=500 -> b
+	// Output: TaintToleration=300 NodeResourcesFit=97 DynamicResources=0 NodeResourcesBalancedAllocation=74 ImageLocality=0 PreferNamed=500 -> b
 }

@@ -23,6 +23,7 @@ const (
 	PodTopologySpreadWeight               = 2
 	InterPodAffinityWeight                = 2
 	VolumeBindingWeight                   = 1
+	DynamicResourcesWeight                = 2
 )
 
 // DefaultPlugins returns the plugins of kube-scheduler v1.36.3's default
@@ -56,6 +57,9 @@ func defaultPlugins(fit *filter.NodeResourcesFit) []framework.Option {
 		framework.WithPlugin(&score.PodTopologySpread{}, PodTopologySpreadWeight),
 		framework.WithPlugin(&filter.InterPodAffinity{}, 0),
 		framework.WithPlugin(&score.InterPodAffinity{}, InterPodAffinityWeight),
+		// Inserted before DefaultPreemption, as upstream inserts it.
+		framework.WithPlugin(&filter.DynamicResources{}, 0),
+		framework.WithPlugin(score.DynamicResources{}, DynamicResourcesWeight),
 		framework.WithPlugin(&score.NodeResourcesBalancedAllocation{}, NodeResourcesBalancedAllocationWeight),
 		framework.WithPlugin(&score.ImageLocality{}, ImageLocalityWeight),
 		// Appended last, as upstream appends it: it filters after every

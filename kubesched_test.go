@@ -34,7 +34,7 @@ func TestDefaultFrameworkHasUpstreamsPluginsAndWeights(t *testing.T) {
 	for _, s := range res.NodeScores()[0].Scores {
 		got = append(got, s.Name)
 	}
-	want := "TaintToleration NodeAffinity NodeResourcesFit NodeResourcesBalancedAllocation ImageLocality"
+	want := "TaintToleration NodeAffinity NodeResourcesFit DynamicResources NodeResourcesBalancedAllocation ImageLocality"
 	if strings.Join(got, " ") != want {
 		t.Errorf("scored by %v, want %s", got, want)
 	}

@@ -43,6 +43,7 @@ type Framework struct {
 	filters     []FilterPlugin
 	preScores   []PreScorePlugin
 	scores      []scorePlugin
+	reserves    []ReservePlugin
 	percentage  int32
 	parallelism int
 
@@ -202,6 +203,12 @@ func New(opts ...Option) (*Framework, error) {
 			sp := scorePlugin{ScorePlugin: pl, name: name, weight: int64(pw.weight)}
 			sp.normalize, _ = p.(NormalizeScorePlugin)
 			f.scores = append(f.scores, sp)
+		}
+		if pl, ok := p.(ReservePlugin); ok {
+			if err := claim("Reserve", name); err != nil {
+				return nil, err
+			}
+			f.reserves = append(f.reserves, pl)
 		}
 	}
 	return f, nil

@@ -98,6 +98,18 @@ type NormalizeScorePlugin interface {
 	NormalizeScore(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, scores []int64) *Status
 }
 
+// ReservePlugin is told the chosen node once per placement, as
+// kube-scheduler's Reserve extension point is, and records in the Result
+// what the placement takes there beyond the pod itself (DynamicResources
+// adds the ResourceClaims it allocates to [Result.Claims]). It is not
+// called when the pod fits nowhere.
+type ReservePlugin interface {
+	Plugin
+	// Reserve may add to r; a non-nil status fails the placement with
+	// that status as the error.
+	Reserve(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string, r *Result) *Status
+}
+
 // PreFilterResult narrows the nodes worth filtering. A nil result, or one
 // with nil NodeNames, means every node.
 type PreFilterResult struct {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 )
 
@@ -27,6 +28,14 @@ type Result struct {
 	FeasibleNodes int
 	// Diagnosis explains the nodes that were rejected.
 	Diagnosis Diagnosis
+	// Claims are the pod's ResourceClaims as kube-scheduler writes them
+	// when it binds the pod to SuggestedHost: copies, each with the pod in
+	// status.reservedFor, and those that were not allocated yet with the
+	// devices allocated on SuggestedHost in status.allocation. Empty for a
+	// pod without claims. Giving them to cache.Cache.AssumePod (or to the
+	// listers the next cycle reads) keeps the devices from being handed
+	// out twice.
+	Claims []*resourceapi.ResourceClaim
 
 	scores scoreTable
 }

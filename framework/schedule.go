@@ -163,14 +163,19 @@ func (f *Framework) schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 	}
 	if len(feasible) == 1 {
 		result.SuggestedHost = feasible[0].Name()
-		return result, nil
+	} else {
+		totals, err := f.scoreNodes(ctx, state, pod, found, sc, idx, &result.scores)
+		if err != nil {
+			return nil, err
+		}
+		f.scoreWithExtenders(ctx, pod, feasible, &result.scores, totals)
+		result.SuggestedHost = feasible[f.selectHost(totals)].Name()
 	}
-	totals, err := f.scoreNodes(ctx, state, pod, found, sc, idx, &result.scores)
-	if err != nil {
-		return nil, err
+	for _, pl := range f.reserves {
+		if s := pl.Reserve(ctx, state, pod, result.SuggestedHost, result); s != nil && !s.IsSuccess() {
+			return nil, fmt.Errorf("running Reserve plugin %q: %w", pl.Name(), s.AsError())
+		}
 	}
-	f.scoreWithExtenders(ctx, pod, feasible, &result.scores, totals)
-	result.SuggestedHost = feasible[f.selectHost(totals)].Name()
 	return result, nil
 }
 

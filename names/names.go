@@ -20,4 +20,5 @@ const (
 	ImageLocality                   = "ImageLocality"
 	SchedulingGates                 = "SchedulingGates"
 	NodeDeclaredFeatures            = "NodeDeclaredFeatures"
+	DynamicResources                = "DynamicResources"
 )

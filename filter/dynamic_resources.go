@@ -1,0 +1,142 @@
+package filter
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/dra"
+	"github.com/kubesched/kubesched/names"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// DynamicResources' reasons, worded as kube-scheduler's. Other rejections
+// carry the allocator's or the claim lookup's own message, for example
+// `could not find ResourceClaim "default/gpu"`, `request gpu: device class
+// gpu.example.com does not exist` or `cannot allocate all claims`.
+const (
+	// ErrReasonClaimNotAvailable: an allocated claim cannot be used on the
+	// node (its allocation's node selector excludes the node, or its
+	// devices' binding failed or timed out).
+	ErrReasonClaimNotAvailable = dra.ReasonNotAvailable
+	// ErrReasonCannotAllocate: the allocator returned fewer allocations
+	// than claims.
+	ErrReasonCannotAllocate = dra.ReasonCannotAllocate
+)
+
+// DynamicResourcesArgs configures [DynamicResources]. The zero value is
+// kube-scheduler v1.36.3's default configuration and feature gates:
+// FilterTimeout 10s, BindingTimeout 600s, DRAListTypeAttributes off.
+type DynamicResourcesArgs = dra.Args
+
+// DynamicResources rejects nodes where the pod's ResourceClaims cannot be
+// had, as kube-scheduler's DynamicResources plugin decides it with its
+// default feature gates (prioritized lists, admin access, partitionable
+// devices, device taints, consumable capacity and device binding
+// conditions on):
+//
+//   - PreFilter turns the pod down (UnschedulableAndUnresolvable) when a
+//     claim does not exist, is being deleted, was generated from a
+//     template for another pod, or names a DeviceClass that does not
+//     exist; a template claim is found through the pod's
+//     status.resourceClaimStatuses;
+//   - an allocated claim fits only nodes its allocation's node selector
+//     admits ([ErrReasonClaimNotAvailable]), and none once its devices'
+//     binding has failed or timed out;
+//   - the claims not yet allocated must all be allocatable on the node by
+//     k8s.io/dynamic-resource-allocation's structured allocator, the one
+//     kube-scheduler runs, from the ResourceSlices and DeviceClasses in
+//     [framework.CycleState.Listers], with the devices every allocated
+//     ResourceClaim holds taken.
+//
+// The allocation made for each feasible node is kept for
+// score.DynamicResources and for [DynamicResources.Reserve], which puts
+// the claims as kube-scheduler would write them in [framework.Result.Claims].
+// The zero value is ready to use, with the defaults; build a configured one
+// with [NewDynamicResources].
+type DynamicResources struct {
+	p *dra.Plugin
+}
+
+var (
+	_ framework.PreFilterPlugin = (*DynamicResources)(nil)
+	_ framework.FilterPlugin    = (*DynamicResources)(nil)
+	_ framework.ReservePlugin   = (*DynamicResources)(nil)
+)
+
+// NewDynamicResources returns the plugin configured by args.
+func NewDynamicResources(args DynamicResourcesArgs) *DynamicResources {
+	return &DynamicResources{p: dra.New(args)}
+}
+
+func (pl *DynamicResources) plugin() *dra.Plugin {
+	if pl == nil || pl.p == nil {
+		return dra.Default()
+	}
+	return pl.p
+}
+
+// Name returns "DynamicResources".
+func (*DynamicResources) Name() string { return names.DynamicResources }
+
+// PreFilter looks up the pod's claims and, when some need allocating,
+// prepares the allocator over the cluster's slices, classes and allocated
+// devices, once for all nodes. It returns Skip for a pod without claims,
+// a rejection of the pod as described on [DynamicResources], or Error for
+// a failing lister, an unparsable allocation node selector or a request
+// without a class.
+func (pl *DynamicResources) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	s, status := pl.plugin().PreFilter(ctx, state.Listers(), pod)
+	if s != nil {
+		dra.StateKey.Write(state, s)
+	}
+	return nil, status
+}
+
+// Filter returns nil if the pod's claims can be had on the node, and
+// otherwise the rejection described on [DynamicResources], or Error when
+// the allocator fails (a malformed CEL selector, for example) or takes
+// longer than FilterTimeout. Without PreFilter's result in state it looks
+// the claims up itself. It is safe for concurrent use.
+func (pl *DynamicResources) Filter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+	if ni.Node() == nil {
+		return errNilNode
+	}
+	s, status := pl.state(ctx, state, pod)
+	if status != nil {
+		return status
+	}
+	return pl.plugin().Filter(ctx, s, pod, ni)
+}
+
+// Reserve appends to r.Claims the pod's claims as kube-scheduler writes
+// them when it binds the pod to nodeName (see [framework.Result.Claims]).
+// It returns Error when Filter did not find nodeName feasible.
+func (pl *DynamicResources) Reserve(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeName string, r *framework.Result) *framework.Status {
+	s, status := pl.state(ctx, state, pod)
+	if status != nil {
+		return status
+	}
+	claims, status := pl.plugin().Reserve(s, pod, nodeName)
+	r.Claims = append(r.Claims, claims...)
+	return status
+}
+
+// state returns PreFilter's state, running PreFilter when it has not.
+func (pl *DynamicResources) state(ctx context.Context, state *framework.CycleState, pod *v1.Pod) (*dra.State, *framework.Status) {
+	if s, ok := dra.StateKey.Read(state); ok {
+		return s, nil
+	}
+	if len(pod.Spec.ResourceClaims) == 0 {
+		return nil, nil
+	}
+	s, status := pl.plugin().PreFilter(ctx, state.Listers(), pod)
+	if status.IsSkip() {
+		status = nil
+	}
+	if s != nil && state != nil {
+		dra.StateKey.Write(state, s)
+	}
+	return s, status
+}

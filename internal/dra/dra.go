@@ -1,0 +1,566 @@
+// Package dra is kube-scheduler v1.36.3's DynamicResources plugin without
+// an API server: it finds a pod's ResourceClaims, checks the ones already
+// allocated against each node, and allocates the others per node with
+// k8s.io/dynamic-resource-allocation's structured allocator, the one
+// kube-scheduler itself runs. The filter and score packages wrap it.
+package dra
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/dynamic-resource-allocation/cel"
+	"k8s.io/dynamic-resource-allocation/resourceclaim"
+	"k8s.io/dynamic-resource-allocation/structured"
+
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// Defaults of kube-scheduler v1.36.3's DynamicResourcesArgs.
+const (
+	DefaultFilterTimeout  = 10 * time.Second
+	DefaultBindingTimeout = 600 * time.Second
+)
+
+// Reasons, worded as kube-scheduler's.
+const (
+	ReasonNotAvailable   = "resourceclaim not available on the node"
+	ReasonCannotAllocate = "cannot allocate all claims"
+)
+
+// Args configures the plugin. The zero value is kube-scheduler v1.36.3's
+// default configuration and feature gates.
+type Args struct {
+	// FilterTimeout bounds one node's allocation attempt; 0 means
+	// DefaultFilterTimeout, a negative value no limit.
+	FilterTimeout time.Duration
+	// BindingTimeout is how long an allocated claim may wait for its
+	// devices' binding conditions before the nodes reject it; 0 means
+	// DefaultBindingTimeout.
+	BindingTimeout time.Duration
+	// ListTypeAttributes turns on the alpha DRAListTypeAttributes gate.
+	ListTypeAttributes bool
+	// Now is the clock binding timeouts are measured with; nil is
+	// time.Now.
+	Now func() time.Time
+}
+
+// Plugin is the configured plugin, shared by the filter and the scorer.
+type Plugin struct {
+	filterTimeout  time.Duration
+	bindingTimeout time.Duration
+	now            func() time.Time
+	features       structured.Features
+	cel            *cel.Cache
+}
+
+// New returns the plugin configured by args.
+func New(args Args) *Plugin {
+	p := &Plugin{
+		filterTimeout:  args.FilterTimeout,
+		bindingTimeout: args.BindingTimeout,
+		now:            args.Now,
+		// kube-scheduler v1.36.3's default gates, as its allocator sees them.
+		features: structured.Features{
+			AdminAccess:            true,
+			PrioritizedList:        true,
+			PartitionableDevices:   true,
+			DeviceTaints:           true,
+			DeviceBindingAndStatus: true,
+			ConsumableCapacity:     true,
+		},
+		// kube-scheduler keeps the ten most recent compiled expressions.
+		cel: cel.NewCache(10, cel.Features{EnableConsumableCapacity: true, EnableListTypeAttributes: args.ListTypeAttributes}),
+	}
+	if p.filterTimeout == 0 {
+		p.filterTimeout = DefaultFilterTimeout
+	}
+	if p.bindingTimeout == 0 {
+		p.bindingTimeout = DefaultBindingTimeout
+	}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	return p
+}
+
+var defaultPlugin = sync.OnceValue(func() *Plugin { return New(Args{}) })
+
+// Default returns the plugin with the default configuration, shared.
+func Default() *Plugin { return defaultPlugin() }
+
+// StateKey is where PreFilter keeps a pod's [State] for the cycle.
+var StateKey = framework.NewStateKey[*State]()
+
+// State is what PreFilter found for a pod, and what Filter allocated per
+// node, read by Score and Reserve.
+type State struct {
+	// claims are the pod's claims in spec.resourceClaims order, skipping
+	// template claims without a generated claim.
+	claims []*resourceapi.ResourceClaim
+	// availableOn holds, per claim, the node selector of its allocation
+	// (nil when unallocated or allocated for every node).
+	availableOn []*nodeaffinity.NodeSelector
+	// allocator is set when some claim needs allocating.
+	allocator structured.Allocator
+	// numToAllocate counts claims without allocation.
+	numToAllocate int
+
+	mu sync.Mutex
+	// unavailable are the indices of allocated claims some node could not
+	// use: claims PostFilter would ask to deallocate.
+	unavailable sets.Set[int]
+	// allocations holds per feasible node the allocations of the claims
+	// without allocation, in claim order.
+	allocations map[string][]resourceapi.AllocationResult
+}
+
+// Empty reports whether the pod has no claim to check.
+func (s *State) Empty() bool { return s == nil || len(s.claims) == 0 }
+
+// PreFilter looks the pod's claims up and prepares the allocator. It
+// returns a nil state and Skip for a pod without claims.
+func (p *Plugin) PreFilter(ctx context.Context, listers framework.Listers, pod *v1.Pod) (*State, *framework.Status) {
+	if len(pod.Spec.ResourceClaims) == 0 {
+		return nil, skip
+	}
+	claims, err := podClaims(listers.ResourceClaims, pod)
+	if err != nil {
+		return nil, unresolvable(err.Error())
+	}
+	if len(claims) == 0 {
+		return nil, skip
+	}
+	s := &State{claims: claims, availableOn: make([]*nodeaffinity.NodeSelector, len(claims))}
+	var classes *classIndex
+	for i, c := range claims {
+		// resourceclaim.CanBeReserved admits any number of consumers in
+		// v1.36.3, so a claim in use by other pods is never turned down.
+		if a := c.Status.Allocation; a != nil {
+			if a.NodeSelector != nil {
+				sel, err := nodeaffinity.NewNodeSelector(a.NodeSelector)
+				if err != nil {
+					return nil, framework.AsStatus(err)
+				}
+				s.availableOn[i] = sel
+			}
+			continue
+		}
+		s.numToAllocate++
+		if classes == nil {
+			if classes, err = listClasses(listers.DeviceClasses); err != nil {
+				return nil, framework.AsStatus(err)
+			}
+		}
+		for _, r := range c.Spec.Devices.Requests {
+			switch {
+			case r.Exactly != nil:
+				if st := classes.validate(r.Exactly.DeviceClassName, r.Name); st != nil {
+					return nil, st
+				}
+			case len(r.FirstAvailable) > 0:
+				for _, sub := range r.FirstAvailable {
+					if st := classes.validate(sub.DeviceClassName, r.Name+"/"+sub.Name); st != nil {
+						return nil, st
+					}
+				}
+			default:
+				return nil, unresolvable(fmt.Sprintf("resource claim %s/%s, request %s: unknown request type", c.Namespace, c.Name, r.Name))
+			}
+		}
+	}
+	if s.numToAllocate == 0 {
+		return s, nil
+	}
+	allocated, err := allocatedState(listers.ResourceClaims, p.features.ConsumableCapacity)
+	if err != nil {
+		return nil, framework.AsStatus(fmt.Errorf("gather allocation state: %w", err))
+	}
+	slices, err := listSlices(listers.ResourceSlices)
+	if err != nil {
+		return nil, framework.AsStatus(err)
+	}
+	s.allocator, err = structured.NewAllocator(ctx, p.features, *allocated, classes, slices, p.cel)
+	if err != nil {
+		return nil, framework.AsStatus(err)
+	}
+	s.allocations = make(map[string][]resourceapi.AllocationResult)
+	return s, nil
+}
+
+// Filter checks the pod's claims against one node and, when some need
+// allocating, allocates them there, keeping the result for Score and
+// Reserve. s may be nil (no claims).
+func (p *Plugin) Filter(ctx context.Context, s *State, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+	if s.Empty() {
+		return nil
+	}
+	node := ni.Node()
+	var unavailable []int
+	for i, c := range s.claims {
+		if sel := s.availableOn[i]; sel != nil && !sel.Match(node) {
+			unavailable = append(unavailable, i)
+			continue
+		}
+		if c.Status.Allocation == nil {
+			continue
+		}
+		ready, err := readyForBinding(c)
+		if err != nil || (!ready && p.bindingTimedOut(c)) {
+			unavailable = append(unavailable, i)
+		}
+	}
+	var allocations []resourceapi.AllocationResult
+	if s.allocator != nil {
+		toAllocate := make([]*resourceapi.ResourceClaim, 0, s.numToAllocate)
+		for _, c := range s.claims {
+			if c.Status.Allocation == nil {
+				toAllocate = append(toAllocate, c)
+			}
+		}
+		actx := ctx
+		if p.filterTimeout > 0 {
+			var cancel context.CancelFunc
+			actx, cancel = context.WithTimeout(ctx, p.filterTimeout)
+			defer cancel()
+		}
+		result, err := s.allocator.Allocate(actx, node, toAllocate)
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			return framework.AsStatus(fmt.Errorf("node %s: timed out trying to allocate devices", node.Name))
+		case errors.Is(err, structured.ErrFailedAllocationOnNode):
+			return unresolvable(err.Error())
+		case ctx.Err() != nil:
+			return unresolvable(fmt.Sprintf("asked by caller to stop allocating devices: %v", context.Cause(ctx)))
+		case err != nil:
+			return framework.AsStatus(err)
+		case len(result) != len(toAllocate):
+			return unresolvable(ReasonCannotAllocate)
+		}
+		allocations = result
+	}
+	if s.allocator == nil && len(unavailable) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(unavailable) > 0 {
+		if s.unavailable == nil {
+			s.unavailable = sets.New[int]()
+		}
+		s.unavailable.Insert(unavailable...)
+		return unresolvable(ReasonNotAvailable)
+	}
+	s.allocations[node.Name] = allocations
+	return nil
+}
+
+// Score is the prioritized-list score of the allocation Filter made on the
+// node: for every request with subrequests, 8 minus the position of the
+// subrequest chosen, summed over the pod's claims. s may be nil.
+func (p *Plugin) Score(s *State, nodeName string) (int64, *framework.Status) {
+	if s.Empty() {
+		return 0, nil
+	}
+	s.mu.Lock()
+	allocations, ok := s.allocations[nodeName]
+	s.mu.Unlock()
+	if !ok {
+		return 0, nil
+	}
+	var total int64
+	next := 0
+	for _, c := range s.claims {
+		a := c.Status.Allocation
+		if a == nil {
+			if next >= len(allocations) {
+				return 0, framework.AsStatus(fmt.Errorf("number of allocations %d is smaller than number of claims needing allocation", len(allocations)))
+			}
+			a = &allocations[next]
+			next++
+		}
+		chosen := sets.New[string]()
+		for _, r := range a.Devices.Results {
+			if resourceclaim.IsSubRequestRef(r.Request) {
+				chosen.Insert(r.Request)
+			}
+		}
+		for _, r := range c.Spec.Devices.Requests {
+			if r.Exactly != nil {
+				continue
+			}
+			for i, sub := range r.FirstAvailable {
+				if chosen.Has(resourceclaim.CreateSubRequestRef(r.Name, sub.Name)) {
+					total += int64(resourceapi.FirstAvailableDeviceRequestMaxSize - i)
+				}
+			}
+		}
+	}
+	return total, nil
+}
+
+// Reserve returns the pod's claims as kube-scheduler writes them when it
+// binds the pod to nodeName: copies, each with the pod in
+// status.reservedFor, and the claims that needed allocating with Filter's
+// allocation on that node, kube-scheduler's finalizer, and, when the
+// allocation carries binding conditions, the allocation time. s may be
+// nil.
+func (p *Plugin) Reserve(s *State, pod *v1.Pod, nodeName string) ([]*resourceapi.ResourceClaim, *framework.Status) {
+	if s.Empty() {
+		return nil, nil
+	}
+	var allocations []resourceapi.AllocationResult
+	if s.numToAllocate > 0 {
+		s.mu.Lock()
+		a, ok := s.allocations[nodeName]
+		s.mu.Unlock()
+		if !ok || len(a) != s.numToAllocate {
+			return nil, framework.AsStatus(fmt.Errorf("claim allocation not found for node %s", nodeName))
+		}
+		allocations = a
+	}
+	out := make([]*resourceapi.ResourceClaim, 0, len(s.claims))
+	next := 0
+	for _, c := range s.claims {
+		c = c.DeepCopy()
+		if c.Status.Allocation == nil {
+			c.Status.Allocation = allocations[next].DeepCopy()
+			next++
+			if !slices.Contains(c.Finalizers, resourceapi.Finalizer) {
+				c.Finalizers = append(c.Finalizers, resourceapi.Finalizer)
+			}
+		}
+		if !resourceclaim.IsReservedForPod(pod, c, false) {
+			c.Status.ReservedFor = append(c.Status.ReservedFor, resourceapi.ResourceClaimConsumerReference{
+				Resource: "pods", Name: pod.Name, UID: pod.UID,
+			})
+		}
+		if c.Status.Allocation.AllocationTimestamp == nil && hasBindingConditions(c.Status.Allocation) {
+			c.Status.Allocation.AllocationTimestamp = &metav1.Time{Time: p.now()}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func hasBindingConditions(a *resourceapi.AllocationResult) bool {
+	for _, r := range a.Devices.Results {
+		if len(r.BindingConditions) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// readyForBinding reports whether every device of the claim that has
+// binding conditions has them all true, or an error when one of its
+// binding failure conditions is true.
+func readyForBinding(c *resourceapi.ResourceClaim) (bool, error) {
+	for _, r := range c.Status.Allocation.Devices.Results {
+		if len(r.BindingConditions) == 0 {
+			continue
+		}
+		var status *resourceapi.AllocatedDeviceStatus
+		for i := range c.Status.Devices {
+			d := &c.Status.Devices[i]
+			if d.Driver == r.Driver && d.Pool == r.Pool && d.Device == r.Device {
+				status = d
+				break
+			}
+		}
+		if status == nil {
+			return false, nil
+		}
+		for _, cond := range r.BindingFailureConditions {
+			if f := apimeta.FindStatusCondition(status.Conditions, cond); f != nil && f.Status == metav1.ConditionTrue {
+				return false, fmt.Errorf("device binding failed: claim=%s, reason=%s, message=%q", c.Name, f.Reason, f.Message)
+			}
+		}
+		for _, cond := range r.BindingConditions {
+			if !apimeta.IsStatusConditionTrue(status.Conditions, cond) {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
+}
+
+// bindingTimedOut reports whether the claim's allocation has waited for
+// its binding conditions longer than the binding timeout.
+func (p *Plugin) bindingTimedOut(c *resourceapi.ResourceClaim) bool {
+	a := c.Status.Allocation
+	if a.AllocationTimestamp == nil || !hasBindingConditions(a) {
+		return false
+	}
+	return a.AllocationTimestamp.Add(p.bindingTimeout).Before(p.now())
+}
+
+var skip = framework.NewStatus(framework.Skip)
+
+func unresolvable(reason string) *framework.Status {
+	return framework.NewStatus(framework.UnschedulableAndUnresolvable, reason)
+}
+
+// claimGetter is the optional fast path of a claim lister.
+type claimGetter interface {
+	Get(namespace, name string) (*resourceapi.ResourceClaim, error)
+}
+
+// podClaims returns the pod's claims in spec order, or the error
+// kube-scheduler turns the pod down with.
+func podClaims(lister framework.ResourceClaimLister, pod *v1.Pod) ([]*resourceapi.ResourceClaim, error) {
+	var all map[[2]string]*resourceapi.ResourceClaim // when listing
+	getter, _ := lister.(claimGetter)
+	claims := make([]*resourceapi.ResourceClaim, 0, len(pod.Spec.ResourceClaims))
+	for i := range pod.Spec.ResourceClaims {
+		name, mustCheckOwner, err := resourceclaim.Name(pod, &pod.Spec.ResourceClaims[i])
+		if err != nil {
+			return nil, err
+		}
+		if name == nil {
+			// A template that deliberately produced no claim.
+			continue
+		}
+		var c *resourceapi.ResourceClaim
+		switch {
+		case lister == nil:
+		case getter != nil:
+			c, err = getter.Get(pod.Namespace, *name)
+			if err != nil && !apierrors.IsNotFound(err) {
+				return nil, err
+			}
+		default:
+			if all == nil {
+				list, err := lister.List(labels.Everything())
+				if err != nil {
+					return nil, err
+				}
+				all = make(map[[2]string]*resourceapi.ResourceClaim, len(list))
+				for _, c := range list {
+					all[[2]string{c.Namespace, c.Name}] = c
+				}
+			}
+			c = all[[2]string{pod.Namespace, *name}]
+		}
+		if c == nil {
+			// kube-scheduler's assume cache words it so.
+			return nil, fmt.Errorf("could not find ResourceClaim %q", pod.Namespace+"/"+*name)
+		}
+		if c.DeletionTimestamp != nil {
+			return nil, fmt.Errorf("resourceclaim %q is being deleted", c.Name)
+		}
+		if mustCheckOwner {
+			if err := resourceclaim.IsForPod(pod, c, false); err != nil {
+				return nil, err
+			}
+		}
+		claims = append(claims, c)
+	}
+	return claims, nil
+}
+
+// classIndex is the DeviceClasses by name, as the allocator looks them up.
+type classIndex struct {
+	list   []*resourceapi.DeviceClass
+	byName map[string]*resourceapi.DeviceClass
+}
+
+func listClasses(lister framework.DeviceClassLister) (*classIndex, error) {
+	idx := &classIndex{}
+	if lister != nil {
+		var err error
+		if idx.list, err = lister.List(labels.Everything()); err != nil {
+			return nil, err
+		}
+	}
+	idx.byName = make(map[string]*resourceapi.DeviceClass, len(idx.list))
+	for _, c := range idx.list {
+		idx.byName[c.Name] = c
+	}
+	return idx, nil
+}
+
+// List returns every class.
+func (c *classIndex) List() ([]*resourceapi.DeviceClass, error) { return c.list, nil }
+
+// Get returns the class, or a NotFound error as a client-go lister's.
+func (c *classIndex) Get(name string) (*resourceapi.DeviceClass, error) {
+	if dc, ok := c.byName[name]; ok {
+		return dc, nil
+	}
+	return nil, apierrors.NewNotFound(resourceapi.Resource("deviceclasses"), name)
+}
+
+// validate is kube-scheduler's check that a request's class exists.
+func (c *classIndex) validate(className, request string) *framework.Status {
+	if className == "" {
+		return framework.AsStatus(fmt.Errorf("request %s: unsupported request type", request))
+	}
+	if _, ok := c.byName[className]; !ok {
+		return unresolvable(fmt.Sprintf("request %s: device class %s does not exist", request, className))
+	}
+	return nil
+}
+
+func listSlices(lister framework.ResourceSliceLister) ([]*resourceapi.ResourceSlice, error) {
+	if lister == nil {
+		return nil, nil
+	}
+	return lister.List(labels.Everything())
+}
+
+// allocatedState collects the devices every allocated claim holds, as
+// kube-scheduler's claim tracker does: admin-access results hold nothing;
+// with consumable capacity, a result with a share ID holds a share and its
+// consumed capacity instead of the whole device.
+func allocatedState(lister framework.ResourceClaimLister, consumable bool) (*structured.AllocatedState, error) {
+	st := &structured.AllocatedState{
+		AllocatedDevices:         sets.New[structured.DeviceID](),
+		AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](),
+		AggregatedCapacity:       structured.NewConsumedCapacityCollection(),
+	}
+	if lister == nil {
+		return st, nil
+	}
+	claims, err := lister.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range claims {
+		if c.Status.Allocation == nil {
+			continue
+		}
+		for _, r := range c.Status.Allocation.Devices.Results {
+			if r.AdminAccess != nil && *r.AdminAccess {
+				continue
+			}
+			id := structured.MakeDeviceID(r.Driver, r.Pool, r.Device)
+			if r.ShareID != nil {
+				if !consumable {
+					st.AllocatedDevices.Insert(id)
+					continue
+				}
+				st.AllocatedSharedDeviceIDs.Insert(structured.MakeSharedDeviceID(id, r.ShareID))
+				if r.ConsumedCapacity != nil {
+					st.AggregatedCapacity.Insert(structured.NewDeviceConsumedCapacity(id, r.ConsumedCapacity))
+				}
+				continue
+			}
+			st.AllocatedDevices.Insert(id)
+		}
+	}
+	return st, nil
+}

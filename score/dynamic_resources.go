@@ -1,0 +1,47 @@
+package score
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/dra"
+	"github.com/kubesched/kubesched/names"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+var (
+	_ framework.ScorePlugin          = DynamicResources{}
+	_ framework.NormalizeScorePlugin = DynamicResources{}
+)
+
+// DynamicResources prefers nodes where the pod's prioritized-list
+// requests (firstAvailable) get an earlier choice, as kube-scheduler's
+// DynamicResources does: for each such request, the allocation filter.
+// DynamicResources made on the node scores 8 minus the position of the
+// subrequest it chose, summed over the pod's claims, then normalized so
+// the best node gets 100.
+//
+// Like kube-scheduler v1.36.3's, it has no PreScore to opt out with: for
+// a pod without claims, or whose claims were allocated already, every node
+// scores 0, and the plugin is listed with 0 in each node's scores. It reads
+// what filter.DynamicResources found in the cycle state and scores 0
+// without it. The zero value is ready to use.
+type DynamicResources struct{}
+
+// Name returns "DynamicResources".
+func (DynamicResources) Name() string { return names.DynamicResources }
+
+// Score returns the node's raw prioritized-list score.
+func (DynamicResources) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+	s, _ := dra.StateKey.Read(state)
+	return dra.Default().Score(s, ni.Name())
+}
+
+// NormalizeScore scales the scores so the highest becomes 100; all-zero
+// scores stay 0.
+func (DynamicResources) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, _ []*nodeinfo.NodeInfo, scores []int64) *framework.Status {
+	normalize(scores, false)
+	return nil
+}
