@@ -8,6 +8,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -90,6 +91,10 @@ type Cache struct {
 	pods    map[string]*podState
 	assumed map[string]*podState
 
+	claims map[claimKey]*resourceapi.ResourceClaim
+	// claimList lists claims; nil after a change.
+	claimList []*resourceapi.ResourceClaim
+
 	last *Snapshot
 }
 
@@ -105,6 +110,9 @@ type podState struct {
 	// deadline is when an assumed pod whose binding finished expires;
 	// zero for never.
 	deadline time.Time
+	// claims are the ResourceClaims the assumed pod changed, until the
+	// informer reports them.
+	claims []assumedClaim
 }
 
 // New returns an empty cache. It returns an error for a bad option.
@@ -115,6 +123,7 @@ func New(opts ...Option) (*Cache, error) {
 		recent:  list.New(),
 		pods:    map[string]*podState{},
 		assumed: map[string]*podState{},
+		claims:  map[claimKey]*resourceapi.ResourceClaim{},
 	}
 	for _, o := range opts {
 		if err := o(c); err != nil {
@@ -273,11 +282,15 @@ func (c *Cache) RemovePod(obj any) error {
 // AssumePod places pod on the node its spec.nodeName names before the API
 // server confirms the binding, so that the next scheduling cycles see the
 // node's resources taken. Call it with a copy of the pod whose
-// spec.nodeName is the chosen node. Then [Cache.FinishBinding] once the
-// bind call returned, [Cache.ForgetPod] if it failed; the informer's
-// AddPod confirms it. It returns an error for a nil or unbound pod, or
-// one already in the cache.
-func (c *Cache) AssumePod(pod *v1.Pod) error {
+// spec.nodeName is the chosen node, and with the claims the placement
+// allocated and reserved (framework.Result.Claims), which replace the
+// cached claims of the same name until the informer reports them, so that
+// [Cache.ResourceClaims] lists their devices as taken. Then
+// [Cache.FinishBinding] once the bind call returned, [Cache.ForgetPod] if
+// it failed; the informer's AddPod confirms it. It returns an error,
+// changing nothing, for a nil or unbound pod, one already in the cache, or
+// a nil, unnamed or other-namespace claim.
+func (c *Cache) AssumePod(pod *v1.Pod, claims ...*resourceapi.ResourceClaim) error {
 	key, err := boundPodKey(pod)
 	if err != nil {
 		return err
@@ -287,7 +300,12 @@ func (c *Cache) AssumePod(pod *v1.Pod) error {
 	if _, ok := c.pods[key]; ok {
 		return fmt.Errorf("cache: pod %s is in the cache, so it cannot be assumed", nameOf(pod))
 	}
+	st := &podState{key: key, pod: pod}
+	if err := c.assumeClaims(st, claims); err != nil {
+		return err
+	}
 	c.addPod(key, pod, true)
+	c.pods[key].claims = st.claims
 	return nil
 }
 
@@ -308,7 +326,9 @@ func (c *Cache) FinishBinding(pod *v1.Pod) error {
 	return nil
 }
 
-// ForgetPod removes an assumed pod, for example after its binding failed.
+// ForgetPod removes an assumed pod, for example after its binding failed,
+// and gives back its claims as they were before [Cache.AssumePod], unless
+// the informer has reported them since.
 // A pod no longer in the cache is not an error (it may have expired or
 // been deleted); a pod that is added rather than assumed, or assumed on
 // another node than pod's spec.nodeName, is.
@@ -328,6 +348,7 @@ func (c *Cache) ForgetPod(pod *v1.Pod) error {
 	case !st.assumed:
 		return fmt.Errorf("cache: pod %s was added, not assumed, so it cannot be forgotten", nameOf(pod))
 	}
+	c.restoreClaims(st)
 	return c.removePod(st)
 }
 
