@@ -22,7 +22,7 @@ import (
 // and ScheduleSnapshot over a cache.Snapshot of the same cluster. The
 // Pinned workload's pod (a DaemonSet pod) is narrowed to one node by its
 // PreFilterResult, so over a snapshot its cost should not grow with the
-// cluster.
+// cluster. The DRA workload's pod allocates a GPU on every node.
 func BenchmarkSchedule(b *testing.B) {
 	for _, n := range []int{500, 5000, 15000} {
 		for _, workload := range testcluster.Workloads {
@@ -31,7 +31,8 @@ func BenchmarkSchedule(b *testing.B) {
 			infos := nodeinfo.Build(nodes, pods)
 			snap := snapshot(b, nodes, pods)
 			pod := testcluster.Pod("incoming", workload)
-			f, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100))
+			f, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100),
+				framework.WithObjects(testcluster.Objects(nodes, pods, pod.Name, workload)...))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -25,15 +25,20 @@
 //		// fitErr.Error() is kube-scheduler's "0/N nodes are available: ..." text
 //	}
 //
-// Plugins implemented so far: NodeUnschedulable, NodeName, TaintToleration,
-// NodeAffinity, NodePorts, NodeResourcesFit, PodTopologySpread,
-// InterPodAffinity, NodeResourcesBalancedAllocation and ImageLocality. The
-// volume plugins are not in the default profile yet (VolumeRestrictions and
-// VolumeZone exist in package filter, unverified against kube-scheduler):
-// with the default profile, a pod's volumes do not constrain its placement.
+// The default profile is kube-scheduler v1.36.3's, plugin for plugin and in
+// its order, except DefaultPreemption: SchedulingGates (PreEnqueue),
+// NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
+// NodeResourcesFit, VolumeRestrictions, NodeVolumeLimits, VolumeBinding,
+// VolumeZone, PodTopologySpread, InterPodAffinity, DynamicResources,
+// NodeResourcesBalancedAllocation, ImageLocality and NodeDeclaredFeatures.
+// DRA-backed extended resources (a DeviceClass's extendedResourceName) are
+// not handed to DynamicResources yet. The README lists exactly what is not
+// covered.
 //
 // PodTopologySpread's default constraints and InterPodAffinity's namespace
-// selectors read Services, controllers and Namespaces; give them with
+// selectors read Services, controllers and Namespaces, the volume plugins
+// the storage objects, and DynamicResources ResourceClaims, ResourceSlices
+// and DeviceClasses; give them with
 // [framework.WithObjects] or a controller's listers with
 // [framework.WithListers].
 package kubesched

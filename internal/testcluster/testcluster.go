@@ -32,6 +32,10 @@ const (
 	// filtered and nothing is scored. It times what a scheduler spends per
 	// pod regardless of the cluster's size.
 	Pinned = "Pinned"
+	// DRA is a pod claiming one GPU through a ResourceClaimTemplate, on
+	// nodes that each publish [GPUsPerNode] GPUs in a ResourceSlice; each
+	// existing pod holds one. Its cluster objects come from [Objects].
+	DRA = "DRA"
 )
 
 // PinnedNode is the node the Pinned workload's pod is bound to. It is the
@@ -40,7 +44,7 @@ const (
 const PinnedNode = "node-00000"
 
 // Workloads lists the workloads the benchmarks run.
-var Workloads = []string{Basic, NodeAffinity, Taints, TopologySpreading, PodAntiAffinity, PreferredPodAffinity, Pinned}
+var Workloads = []string{Basic, NodeAffinity, Taints, TopologySpreading, PodAntiAffinity, PreferredPodAffinity, Pinned, DRA}
 
 // podAffinityWorkload reports whether a workload's running pods are its own
 // kind of pod (labelled, with affinity terms), as in scheduler_perf.
@@ -89,7 +93,7 @@ func Nodes(n int, workload string) []*v1.Node {
 // pods otherwise.
 func ExistingPods(n int, nodes []*v1.Node, workload string) []*v1.Pod {
 	kind := Basic
-	if podAffinityWorkload(workload) {
+	if podAffinityWorkload(workload) || workload == DRA {
 		kind = workload
 	}
 	pods := make([]*v1.Pod, n)
@@ -109,7 +113,8 @@ func ExistingPods(n int, nodes []*v1.Node, workload string) []*v1.Pod {
 // last three carry the label app=<workload>. Pinned requires the node
 // [PinnedNode] by a matchFields term on metadata.name and carries the
 // tolerations the DaemonSet controller adds to its pods, as the
-// controller would create it for that node.
+// controller would create it for that node. DRA claims one GPU through a
+// template (see [Objects]).
 func Pod(name, workload string) *v1.Pod {
 	p := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(name)},
@@ -170,6 +175,8 @@ func Pod(name, workload string) *v1.Pod {
 			}}},
 		}}
 		p.Spec.Tolerations = daemonTolerations()
+	case DRA:
+		draPod(p)
 	}
 	return p
 }
