@@ -706,8 +706,6 @@ func draSchedule(t *testing.T, args DynamicResourcesArgs, pod *v1.Pod, objs []ru
 // allocation has none, binding conditions or not.
 func TestDynamicResourcesResultClaimsCarryTheAllocationTime(t *testing.T) {
 	t.Parallel()
-	t.Skip("BUG: dra.Plugin.Reserve sets status.allocation.allocationTimestamp only when a result has binding conditions; " +
-		"kube-scheduler v1.36.3's bindClaim (pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go:1622-1629) sets it on every claim it binds whose allocation has none")
 	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	pod := draPod("p", "gpu")
 	gpu := draClaim("gpu", draExactly("gpu", "gpu", 1))
@@ -738,10 +736,6 @@ func TestDynamicResourcesResultClaimsCarryTheAllocationTime(t *testing.T) {
 // an Error status, never a panic. FuzzPreFilterFilter found these.
 func TestDynamicResourcesInvalidObjectsAreErrorsNotPanics(t *testing.T) {
 	t.Parallel()
-	t.Skip("BUG: these objects panic inside k8s.io/dynamic-resource-allocation/structured's allocator (Allocate, called from dra.Plugin.Filter): " +
-		"a DeviceClass selector without cel is dereferenced in selectorsMatch (allocator_incubating.go:1252); " +
-		"a firstAvailable request without a name is looked up as an exact request (lookupRequest, allocator_incubating.go:740) whose nil Exactly tolerations() dereferences (:1804, called at :386). " +
-		"kube-scheduler relies on API validation (pkg/apis/resource/validation/validation.go:308 requires cel, :213 a request name); kubesched's listers take objects unvalidated")
 	unnamed := draClaim("gpu", draFirstAvailable("", draSub("", "gpu")))
 	tests := []struct {
 		name string

@@ -237,7 +237,7 @@ func (p *Plugin) Filter(ctx context.Context, s *State, pod *v1.Pod, ni *nodeinfo
 			actx, cancel = context.WithTimeout(ctx, p.filterTimeout)
 			defer cancel()
 		}
-		result, err := s.allocator.Allocate(actx, node, toAllocate)
+		result, err := allocate(actx, s.allocator, node, toAllocate)
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
 			return framework.AsStatus(fmt.Errorf("node %s: timed out trying to allocate devices", node.Name))
@@ -315,9 +315,8 @@ func (p *Plugin) Score(s *State, nodeName string) (int64, *framework.Status) {
 // Reserve returns the pod's claims as kube-scheduler writes them when it
 // binds the pod to nodeName: copies, each with the pod in
 // status.reservedFor, and the claims that needed allocating with Filter's
-// allocation on that node, kube-scheduler's finalizer, and, when the
-// allocation carries binding conditions, the allocation time. s may be
-// nil.
+// allocation on that node and kube-scheduler's finalizer; an allocation
+// without a time gets the current one. s may be nil.
 func (p *Plugin) Reserve(s *State, pod *v1.Pod, nodeName string) ([]*resourceapi.ResourceClaim, *framework.Status) {
 	if s.Empty() {
 		return nil, nil
@@ -348,12 +347,27 @@ func (p *Plugin) Reserve(s *State, pod *v1.Pod, nodeName string) ([]*resourceapi
 				Resource: "pods", Name: pod.Name, UID: pod.UID,
 			})
 		}
-		if c.Status.Allocation.AllocationTimestamp == nil && hasBindingConditions(c.Status.Allocation) {
+		// With DRADeviceBindingConditions and DRAResourceClaimDeviceStatus
+		// on, as by default, every claim bound gets a time.
+		if c.Status.Allocation.AllocationTimestamp == nil {
 			c.Status.Allocation.AllocationTimestamp = &metav1.Time{Time: p.now()}
 		}
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// allocate runs the allocator, turning a panic into an error: objects API
+// validation would have rejected (a selector without an expression, a
+// request without a name) reach a library's listers unchecked, and the
+// allocator trusts them.
+func allocate(ctx context.Context, a structured.Allocator, node *v1.Node, claims []*resourceapi.ResourceClaim) (result []resourceapi.AllocationResult, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			result, err = nil, fmt.Errorf("node %s: allocating devices failed on an invalid ResourceClaim, DeviceClass or ResourceSlice: %v", node.Name, r)
+		}
+	}()
+	return a.Allocate(ctx, node, claims)
 }
 
 func hasBindingConditions(a *resourceapi.AllocationResult) bool {
