@@ -111,4 +111,3 @@ func FuzzPreFilterFilter(f *testing.F) {
 		}
 	})
 }
-
