@@ -118,6 +118,9 @@ type State struct {
 	allocator structured.Allocator
 	// numToAllocate counts claims without allocation.
 	numToAllocate int
+	// toAllocate are those claims, in claim order, shared by every
+	// node's Filter (the allocator only reads them).
+	toAllocate []*resourceapi.ResourceClaim
 
 	mu sync.Mutex
 	// unavailable are the indices of allocated claims some node could not
@@ -198,6 +201,11 @@ func (p *Plugin) PreFilter(ctx context.Context, listers framework.Listers, pod *
 		return nil, framework.AsStatus(err)
 	}
 	s.allocations = make(map[string][]resourceapi.AllocationResult)
+	for _, c := range claims {
+		if c.Status.Allocation == nil {
+			s.toAllocate = append(s.toAllocate, c)
+		}
+	}
 	return s, nil
 }
 
@@ -225,12 +233,7 @@ func (p *Plugin) Filter(ctx context.Context, s *State, pod *v1.Pod, ni *nodeinfo
 	}
 	var allocations []resourceapi.AllocationResult
 	if s.allocator != nil {
-		toAllocate := make([]*resourceapi.ResourceClaim, 0, s.numToAllocate)
-		for _, c := range s.claims {
-			if c.Status.Allocation == nil {
-				toAllocate = append(toAllocate, c)
-			}
-		}
+		toAllocate := s.toAllocate
 		actx := ctx
 		if p.filterTimeout > 0 {
 			var cancel context.CancelFunc
