@@ -280,8 +280,22 @@ func diffResults(s *Scenario, want *OracleResult, got *framework.Result, err err
 		diffs = append(diffs, disagreement{kind, fmt.Sprintf(format, args...)})
 	}
 
-	var diagnosis framework.Diagnosis
 	var fitErr *framework.FitError
+	if len(want.Errors) > 0 {
+		switch {
+		case errors.As(err, &fitErr):
+			add("error", "kubesched found no node (%q), upstream failed: %q", err, want.Errors)
+		case err != nil:
+			if !slices.Contains(want.Errors, err.Error()) {
+				add("error", "message\n      got  %q\n      want one of %q", err, want.Errors)
+			}
+		default:
+			add("error", "kubesched chose %q, upstream failed: %q", got.SuggestedHost, want.Errors)
+		}
+		return diffs
+	}
+
+	var diagnosis framework.Diagnosis
 	switch {
 	case errors.As(err, &fitErr):
 		diagnosis = fitErr.Diagnosis
@@ -333,9 +347,27 @@ func diffResults(s *Scenario, want *OracleResult, got *framework.Result, err err
 			}
 			continue
 		}
-		diffs = append(diffs, compareNode(n.Name, outcome, diagnosis.NodeStatus(n.Name), scores[n.Name], want.Scored)...)
+		got := scores[n.Name]
+		if !generateDRA {
+			outcome, got = withoutDynamicResourcesScore(outcome, got)
+		}
+		diffs = append(diffs, compareNode(n.Name, outcome, diagnosis.NodeStatus(n.Name), got, want.Scored)...)
 	}
 	return diffs
+}
+
+// withoutDynamicResourcesScore drops DynamicResources from both sides'
+// scores of a node. Without DRA objects the plugin scores every node 0,
+// and while [generateDRA] is off by default the kubesched being tested
+// may not have the plugin at all.
+func withoutDynamicResourcesScore(want NodeOutcome, got framework.NodePluginScores) (NodeOutcome, framework.NodePluginScores) {
+	const plugin = "DynamicResources"
+	if _, ok := want.Scores[plugin]; ok {
+		want.Scores = maps.Clone(want.Scores)
+		delete(want.Scores, plugin)
+	}
+	got.Scores = slices.DeleteFunc(slices.Clone(got.Scores), func(s framework.PluginScore) bool { return s.Name == plugin })
+	return want, got
 }
 
 // compareNode compares one node's filter verdict and, when upstream scored

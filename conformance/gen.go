@@ -26,9 +26,9 @@ type Scenario struct {
 	// Pod is the pod being scheduled.
 	Pod *v1.Pod
 	// Objects are the other cluster objects plugins read: Namespaces,
-	// Services, ReplicaSets, StatefulSets, ReplicationControllers and the
-	// storage kinds (see [objectKinds]), as pointers, with unique kinds and
-	// names.
+	// Services, ReplicaSets, StatefulSets, ReplicationControllers, the
+	// storage kinds and the DRA kinds (see [objectKinds]), as pointers,
+	// with unique kinds and names.
 	Objects []runtime.Object
 }
 
@@ -111,12 +111,28 @@ type generator struct {
 // randomness comes from a stream of its own, so the seed's nodes and pods
 // are those it gives without volumes, plus some node labels and the pods'
 // volumes.
+//
+// With KUBESCHED_GEN_DRA=1 (see [generateDRA]; off by default for now),
+// pods also get ResourceClaims, and the scenario gets the DeviceClasses,
+// ResourceSlices and claims they use; see [addDRA]. Those too come from a
+// stream of their own, and only add to the pods (claims, and requests of
+// extended resources that devices back) and to the objects (a Namespace
+// may gain a label).
 func Generate(seed uint64) *Scenario {
 	s := generate(seed, generateAffinityAndSpread)
+	addObjectGenerators(s)
+	return s
+}
+
+// addObjectGenerators adds to s what the volume and DRA generators add,
+// as their switches say.
+func addObjectGenerators(s *Scenario) {
 	if generateVolumes {
 		addVolumes(s)
 	}
-	return s
+	if generateDRA {
+		addDRA(s)
+	}
 }
 
 // generate is [Generate] with the affinity and spreading generators on or
@@ -132,9 +148,7 @@ func generate(seed uint64, affinityAndSpread bool) *Scenario {
 // of Generate never make them do.
 func GenerateLarge(seed uint64, numNodes int) *Scenario {
 	s := generateSized(seed, generateAffinityAndSpread, numNodes)
-	if generateVolumes {
-		addVolumes(s)
-	}
+	addObjectGenerators(s)
 	return s
 }
 

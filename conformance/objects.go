@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -24,7 +26,9 @@ import (
 // InterPodAffinity reads Namespaces for namespace selectors;
 // PodTopologySpread reads Services and controllers for default spreading;
 // the volume plugins (VolumeRestrictions, NodeVolumeLimits, VolumeBinding,
-// VolumeZone) read the storage kinds. They are also the kinds kubesched's
+// VolumeZone) read the storage kinds; DynamicResources (and
+// NodeResourcesFit, for extended resources backed by devices) reads the
+// resource.k8s.io kinds. They are also the kinds kubesched's
 // framework.WithObjects accepts.
 var objectKinds = []schema.GroupVersionKind{
 	v1.SchemeGroupVersion.WithKind("Namespace"),
@@ -39,7 +43,14 @@ var objectKinds = []schema.GroupVersionKind{
 	storagev1.SchemeGroupVersion.WithKind("CSIDriver"),
 	storagev1.SchemeGroupVersion.WithKind("CSIStorageCapacity"),
 	storagev1.SchemeGroupVersion.WithKind("VolumeAttachment"),
+	resourceapi.SchemeGroupVersion.WithKind("ResourceClaim"),
+	resourceapi.SchemeGroupVersion.WithKind("ResourceSlice"),
+	resourceapi.SchemeGroupVersion.WithKind("DeviceClass"),
 }
+
+// resourceClaimKind is replaced rather than updated when it changes, see
+// [clusterObjects.install].
+var resourceClaimKind = resourceapi.SchemeGroupVersion.WithKind("ResourceClaim")
 
 // objectKind returns obj's kind, or an error when it is not one of
 // [objectKinds]. obj's own TypeMeta is not consulted.
@@ -83,6 +94,12 @@ type clusterObjects struct {
 	stores map[schema.GroupVersionKind]cache.Store
 	// installed are the objects last written to the tracker.
 	installed map[objectKey]runtime.Object
+	// version is the resource version last given to a written object.
+	version int64
+	// lagging, when set, describes what else, fed by the informers, has
+	// not caught up with want yet (the oracle's DRA manager), or returns
+	// "" when nothing has.
+	lagging func(want map[objectKey]runtime.Object) string
 }
 
 // newClusterObjects registers an informer for each of [objectKinds] with
@@ -102,7 +119,7 @@ func newClusterObjects(tracker clienttesting.ObjectTracker, factory informers.Sh
 
 func resourceOf(gvk schema.GroupVersionKind) schema.GroupVersionResource {
 	// Exact for these kinds: namespaces, services, storageclasses,
-	// csistoragecapacities, ...
+	// csistoragecapacities, resourceslices, deviceclasses, ...
 	gvr, _ := meta.UnsafeGuessKindToResource(gvk)
 	return gvr
 }
@@ -111,17 +128,30 @@ func resourceOf(gvk schema.GroupVersionKind) schema.GroupVersionResource {
 // which normally arrive within a millisecond.
 const informerTimeout = 5 * time.Second
 
-// install makes objs the fake API server's only cluster objects, creating,
-// updating and deleting only what differs from the previous call, and
-// waits until the informers list exactly objs. It does not modify objs.
-// After an error, the next call starts from what was written.
 // watchBatch is how many tracker writes install makes before waiting for
 // the informers, well below the fake watchers' buffer of 100 events.
 const watchBatch = 50
 
+// install makes objs the fake API server's only cluster objects, creating,
+// updating and deleting only what differs from the previous call, and
+// waits until the informers list exactly objs. It does not modify objs.
+// After an error, the next call starts from what was written.
+//
+// Every write carries a new resource version, as the API server's do:
+// upstream's assume cache for ResourceClaims ignores an update whose
+// version is not a number greater than the one it holds. A ResourceClaim
+// that changed is deleted and created anew rather than updated, and
+// every deletion comes before every write: upstream's tracker of
+// allocated devices ignores an update from one allocation to another
+// (the API server never makes one), and holds the devices as a set, so a
+// claim deleted after another claim took its device would free it.
+// Objects are written in the order of objs, which is the order informers'
+// event handlers see them in (scheduler.New's extended resource cache
+// depends on it).
 func (c *clusterObjects) install(ctx context.Context, objs []runtime.Object) error {
 	want := make(map[objectKey]runtime.Object, len(objs))
-	for _, obj := range objs {
+	keys := make([]objectKey, len(objs))
+	for i, obj := range objs {
 		key, err := keyOf(obj)
 		if err != nil {
 			return err
@@ -129,7 +159,7 @@ func (c *clusterObjects) install(ctx context.Context, objs []runtime.Object) err
 		if _, dup := want[key]; dup {
 			return fmt.Errorf("two objects are %s %s/%s", key.kind.Kind, key.namespace, key.name)
 		}
-		want[key] = obj
+		want[key], keys[i] = obj, key
 	}
 	// The fake watchers hold few events (watch.DefaultChanSize) and panic
 	// when full: after every batch of writes, let the informers catch up
@@ -141,29 +171,36 @@ func (c *clusterObjects) install(ctx context.Context, objs []runtime.Object) err
 		}
 		return c.waitForInformers(ctx, c.installed)
 	}
-	for key := range c.installed {
-		if _, keep := want[key]; !keep {
-			if err := c.tracker.Delete(resourceOf(key.kind), key.namespace, key.name); err != nil {
-				return fmt.Errorf("deleting %s %s/%s: %w", key.kind.Kind, key.namespace, key.name, err)
-			}
-			delete(c.installed, key)
-			if err := settle(); err != nil {
-				return err
-			}
-		}
-	}
 	if c.installed == nil {
 		c.installed = map[objectKey]runtime.Object{}
 	}
-	for key, obj := range want {
+	for key, old := range c.installed {
+		if obj, keep := want[key]; keep && (key.kind != resourceClaimKind || sameObject(old, obj)) {
+			continue
+		}
+		if err := c.tracker.Delete(resourceOf(key.kind), key.namespace, key.name); err != nil {
+			return fmt.Errorf("deleting %s %s/%s: %w", key.kind.Kind, key.namespace, key.name, err)
+		}
+		delete(c.installed, key)
+		if err := settle(); err != nil {
+			return err
+		}
+	}
+	for i, key := range keys {
+		obj := objs[i]
 		old, exists := c.installed[key]
-		if exists && equality.Semantic.DeepEqual(normalized(old), normalized(obj)) {
+		if exists && sameObject(old, obj) {
 			continue
 		}
 		// The tracker keeps what it is given, and the informers hand it to
 		// plugins: give it a copy.
 		copied := obj.DeepCopyObject()
-		var err error
+		m, err := meta.Accessor(copied)
+		if err != nil {
+			return err
+		}
+		c.version++
+		m.SetResourceVersion(strconv.FormatInt(c.version, 10))
 		if exists {
 			err = c.tracker.Update(resourceOf(key.kind), copied, key.namespace)
 		} else {
@@ -181,8 +218,15 @@ func (c *clusterObjects) install(ctx context.Context, objs []runtime.Object) err
 	return c.waitForInformers(ctx, want)
 }
 
-// waitForInformers polls the informers' caches until they hold exactly
-// want, or fails after [informerTimeout].
+// sameObject reports whether two versions of an object differ only in
+// what the fake API server may set or drop (see [normalized]).
+func sameObject(a, b runtime.Object) bool {
+	return equality.Semantic.DeepEqual(normalized(a), normalized(b))
+}
+
+// waitForInformers polls the informers' caches, and whatever lagging
+// watches, until they hold exactly want, or fails after
+// [informerTimeout].
 func (c *clusterObjects) waitForInformers(ctx context.Context, want map[objectKey]runtime.Object) error {
 	ctx, cancel := context.WithTimeout(ctx, informerTimeout)
 	defer cancel()
@@ -200,7 +244,8 @@ func (c *clusterObjects) waitForInformers(ctx context.Context, want map[objectKe
 }
 
 // informerDiff describes the first difference between the informers'
-// caches and want, or returns "" when there is none.
+// caches and want, then what lagging says, or returns "" when there is
+// none.
 func (c *clusterObjects) informerDiff(want map[objectKey]runtime.Object) string {
 	seen := 0
 	for gvk, store := range c.stores {
@@ -218,7 +263,7 @@ func (c *clusterObjects) informerDiff(want map[objectKey]runtime.Object) string 
 			if !ok {
 				return fmt.Sprintf("%s %s/%s is still listed", gvk.Kind, key.namespace, key.name)
 			}
-			if !equality.Semantic.DeepEqual(normalized(obj), normalized(w)) {
+			if !sameObject(obj, w) {
 				return fmt.Sprintf("%s %s/%s is listed with old contents", gvk.Kind, key.namespace, key.name)
 			}
 			seen++
@@ -226,6 +271,9 @@ func (c *clusterObjects) informerDiff(want map[objectKey]runtime.Object) string 
 	}
 	if seen != len(want) {
 		return fmt.Sprintf("%d of %d objects are listed", seen, len(want))
+	}
+	if c.lagging != nil {
+		return c.lagging(want)
 	}
 	return ""
 }

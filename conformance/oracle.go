@@ -24,7 +24,8 @@
 // KUBESCHED_CONFORMANCE_AFFINITY=0 leaves pod affinity, topology spreading
 // and the cluster objects they read out of the generated scenarios, and
 // KUBESCHED_CONFORMANCE_VOLUMES=0 volumes and the storage objects they
-// use.
+// use. KUBESCHED_GEN_DRA=1 adds ResourceClaims and the DRA objects they
+// use (off by default until kubesched has DynamicResources).
 package conformance
 
 import (
@@ -35,6 +36,7 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
@@ -44,17 +46,10 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	schedframework "k8s.io/kubernetes/pkg/scheduler/framework"
 	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 )
-
-// excludedPlugins are default-profile plugins the oracle leaves out, and
-// kubesched does not implement. DynamicResources needs a DRA manager fed by
-// ResourceSlice informers. Without a DRA manager NodeResourcesFit never hands an extended resource
-// to DRA, which is also what it does in a cluster without DeviceClasses.
-var excludedPlugins = []string{names.DynamicResources}
 
 // Oracle schedules pods with kube-scheduler's own framework and default
 // plugins. Create it once with [NewOracle]; it is safe for concurrent use,
@@ -65,6 +60,7 @@ type Oracle struct {
 	fw       schedframework.Framework
 	snapshot *snapshotLister
 	objects  *clusterObjects
+	dra      *draManager
 	stop     context.CancelFunc
 }
 
@@ -112,12 +108,20 @@ type OracleResult struct {
 	// ran on (not those a PreFilterResult excluded). Both are zero when no
 	// node fits.
 	FeasibleNodes, EvaluatedNodes int
+	// Errors, when not empty, are the sorted, distinct messages of the
+	// internal errors plugins returned (a DeviceClass's malformed CEL
+	// selector, for example), which end upstream's scheduling attempt
+	// with one of them: the first node whose filters fail reports it.
+	// Every other field is then zero.
+	Errors []string
 }
 
-// NewOracle builds upstream's framework from the default v1 profile, minus
-// [excludedPlugins], over a fake API server whose informers are synced and
-// empty; [Oracle.RunScenario] fills them with a scenario's objects. Call
-// [Oracle.Close] to stop its goroutines.
+// NewOracle builds upstream's framework from the default v1 profile over a
+// fake API server whose informers are synced and empty, with a DRA manager
+// over those informers as kube-scheduler builds it; [Oracle.RunScenario]
+// fills them with a scenario's objects. Call [Oracle.Close] to stop its
+// goroutines. It fails when a feature gate asks for what the oracle cannot
+// give (see [newDRAManager]).
 func NewOracle() (*Oracle, error) {
 	// Plugins and the framework record into registered metric vectors.
 	metrics.Register()
@@ -140,11 +144,18 @@ func NewOracle() (*Oracle, error) {
 		cancel()
 		return nil, err
 	}
+	dra, err := newDRAManager(ctx, client, informerFactory)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	objects.lagging = func(want map[objectKey]runtime.Object) string { return claimsLagging(dra, want) }
 	fw, err := frameworkruntime.NewFramework(ctx, frameworkplugins.NewInTreeRegistry(), profile,
 		frameworkruntime.WithClientSet(client),
 		frameworkruntime.WithInformerFactory(informerFactory),
 		frameworkruntime.WithSnapshotSharedLister(snapshot),
 		frameworkruntime.WithSharedCSIManager(nodevolumelimits.NewCSIManager(informerFactory.Storage().V1().CSINodes().Lister())),
+		frameworkruntime.WithSharedDRAManager(dra),
 	)
 	if err != nil {
 		cancel()
@@ -159,11 +170,11 @@ func NewOracle() (*Oracle, error) {
 			return nil, fmt.Errorf("informer for %v did not sync", informerType)
 		}
 	}
-	return &Oracle{fw: fw, snapshot: snapshot, objects: objects, stop: cancel}, nil
+	return &Oracle{fw: fw, snapshot: snapshot, objects: objects, dra: dra, stop: cancel}, nil
 }
 
 // defaultProfile returns kube-scheduler's default profile as the v1 config
-// defaults produce it, minus [excludedPlugins], with the profile's
+// defaults produce it, with the profile's
 // percentageOfNodesToScore set to percentage. A nil percentage leaves the
 // profile to the scheduler-wide setting, which by default is 0: the
 // adaptive percentage that shrinks as the cluster grows.
@@ -176,9 +187,6 @@ func defaultProfile(percentage *int32) (*config.KubeSchedulerProfile, error) {
 		return nil, fmt.Errorf("default scheduler config has %d profiles, want 1", len(cfg.Profiles))
 	}
 	profile := cfg.Profiles[0]
-	profile.Plugins.MultiPoint.Enabled = slices.DeleteFunc(profile.Plugins.MultiPoint.Enabled, func(p config.Plugin) bool {
-		return slices.Contains(excludedPlugins, p.Name)
-	})
 	profile.PercentageOfNodesToScore = percentage
 	return &profile, nil
 }
@@ -200,19 +208,20 @@ func (o *Oracle) setCluster(nodes []*v1.Node, pods []*v1.Pod) {
 // cycle would with percentageOfNodesToScore=100: PreFilter, Filter on every
 // node, then PreScore and Score when more than one node is feasible. A pod
 // with status.nominatedNodeName has that node tried first, as upstream
-// does. Nothing is bound and no preemption is attempted. It returns an
-// error when a plugin fails with an internal error, or when nodes is empty.
+// does. Nothing is bound and no preemption is attempted. A plugin's
+// internal error is part of the result ([OracleResult.Errors]); Run
+// returns an error when nodes is empty, or when the oracle itself fails.
 // Inputs are not modified.
 func (o *Oracle) Run(ctx context.Context, nodes []*v1.Node, pods []*v1.Pod, pod *v1.Pod) (*OracleResult, error) {
 	return o.RunScenario(ctx, &Scenario{Nodes: nodes, Pods: pods, Pod: pod})
 }
 
 // RunScenario is [Oracle.Run] for s, whose Objects (Namespaces, Services,
-// controllers and storage objects) it first writes to its fake API
-// server, waiting until the informers that upstream's plugins list from
-// hold exactly those. It also returns an error when an object is of
-// another kind, two objects share a name, or the informers do not catch
-// up within a few seconds.
+// controllers, storage and DRA objects) it first writes to its fake API
+// server, waiting until the informers that upstream's plugins list from,
+// and the DRA manager's claim cache, hold exactly those. It also returns
+// an error when an object is of another kind, two objects share a name,
+// or the informers do not catch up within a few seconds.
 func (o *Oracle) RunScenario(ctx context.Context, s *Scenario) (*OracleResult, error) {
 	nodes, pods, pod := s.Nodes, s.Pods, s.Pod
 	if len(nodes) == 0 {
@@ -221,6 +230,9 @@ func (o *Oracle) RunScenario(ctx context.Context, s *Scenario) (*OracleResult, e
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if err := o.objects.install(ctx, s.Objects); err != nil {
+		return nil, err
+	}
+	if err := o.dra.resetResolver(ctx); err != nil {
 		return nil, err
 	}
 	o.setCluster(nodes, pods)
@@ -248,12 +260,18 @@ type cycleResult struct {
 	// nominatedOnly is set when the pod's nominated node passed the
 	// filters, so that no other node was evaluated.
 	nominatedOnly bool
+	// errors are the distinct messages, sorted, of the plugin errors that
+	// ended the cycle; the other fields are then incomplete.
+	errors []string
 }
 
 // cycle runs PreFilter, Filter (across nodes, with the framework's
 // parallelizer, as upstream does), PreScore and Score for pod against the
-// installed snapshot. It returns an error for a plugin's internal error
-// only; rejections are in the Diagnosis.
+// installed snapshot. Rejections are in the Diagnosis, and a plugin's
+// internal error ends the cycle with it in errors; Filter runs on every
+// node all the same, and every node's error is kept, since which one
+// upstream reports depends on timing. The returned error is the oracle's
+// own.
 func (o *Oracle) cycle(ctx context.Context, pod *v1.Pod) (*cycleResult, error) {
 	all, err := o.snapshot.NodeInfos().List()
 	if err != nil {
@@ -266,7 +284,8 @@ func (o *Oracle) cycle(ctx context.Context, pod *v1.Pod) (*cycleResult, error) {
 	c.Diagnosis.UnschedulablePlugins = unschedulablePlugins
 	if !status.IsSuccess() {
 		if !status.IsRejected() {
-			return nil, status.AsError()
+			c.errors = []string{status.AsError().Error()}
+			return c, nil
 		}
 		// A PreFilter rejection applies to every node alike.
 		c.Diagnosis.NodeToStatus.SetAbsentNodesStatus(status)
@@ -311,10 +330,11 @@ func (o *Oracle) cycle(ctx context.Context, pod *v1.Pod) (*cycleResult, error) {
 	o.fw.Parallelizer().Until(ctx, len(candidates), func(i int) {
 		statuses[i] = o.fw.RunFilterPlugins(ctx, state, pod, candidates[i])
 	}, metrics.Filter)
+	errs := sets.New[string]()
 	for i, status := range statuses {
 		switch {
 		case status.Code() == fwk.Error:
-			return nil, status.AsError()
+			errs.Insert(status.AsError().Error())
 		case status.IsSuccess():
 			c.Feasible = append(c.Feasible, candidates[i])
 		default:
@@ -323,16 +343,23 @@ func (o *Oracle) cycle(ctx context.Context, pod *v1.Pod) (*cycleResult, error) {
 		}
 	}
 
+	if errs.Len() > 0 {
+		c.errors = sets.List(errs)
+		return c, nil
+	}
+
 	// Upstream places a lone feasible node without scoring it.
 	if len(c.Feasible) < 2 {
 		return c, nil
 	}
 	if status := o.fw.RunPreScorePlugins(ctx, state, pod, c.Feasible); !status.IsSuccess() {
-		return nil, status.AsError()
+		c.errors = []string{status.AsError().Error()}
+		return c, nil
 	}
 	scores, status := o.fw.RunScorePlugins(ctx, state, pod, c.Feasible)
 	if !status.IsSuccess() {
-		return nil, status.AsError()
+		c.errors = []string{status.AsError().Error()}
+		return c, nil
 	}
 	c.Scores = scores
 	return c, nil
@@ -362,8 +389,11 @@ func (c *cycleResult) topNodes() []string {
 	return top
 }
 
-// result converts the cycle into per-node outcomes.
+// result converts the cycle into per-node outcomes, or into its errors.
 func (c *cycleResult) result(pod *v1.Pod) *OracleResult {
+	if len(c.errors) > 0 {
+		return &OracleResult{Errors: c.errors}
+	}
 	res := &OracleResult{
 		Nodes:    make(map[string]NodeOutcome, len(c.all)),
 		TopNodes: c.topNodes(),

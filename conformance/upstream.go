@@ -26,7 +26,7 @@ import (
 const pluginMetricsSamplePercent = 10
 
 // Upstream is kube-scheduler v1.36.3's own scheduler, built by
-// scheduler.New with the default v1 profile minus [excludedPlugins], whose
+// scheduler.New with the default v1 profile, whose
 // scheduling algorithm, (*scheduler.Scheduler).SchedulePod, places pods in
 // a cluster installed straight into its cache. Unlike [Oracle], which
 // drives upstream's framework one extension point at a time, it runs

@@ -1,0 +1,219 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	resourcelisters "k8s.io/client-go/listers/resource/v1"
+	"k8s.io/dynamic-resource-allocation/deviceclass/extendedresourcecache"
+	resourceslicetracker "k8s.io/dynamic-resource-allocation/resourceslice/tracker"
+	"k8s.io/dynamic-resource-allocation/structured"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/features"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
+	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
+	"k8s.io/utils/ptr"
+)
+
+// draManager is the DRA manager kube-scheduler's scheduler.New hands to
+// its frameworks: upstream's DefaultDRAManager over an assume cache of the
+// ResourceClaim informer and a ResourceSlice tracker, built from the same
+// feature gates. One thing differs. scheduler.New keeps the extended
+// resource cache behind DeviceClassResolver up to date by chaining it
+// into the DeviceClass informer's event handler, and what that cache
+// holds depends on the order of past events. Of two classes naming the
+// same extended resource, the newer (by creationTimestamp, then the
+// smaller name) backs it; but the older, when it comes second, is
+// dropped whole, its own deviceclass.resource.kubernetes.io/ name too,
+// and deleting either class forgets the extended resource. The oracle
+// replaces every scenario's objects with the next one's, so it builds the
+// cache afresh from the listed DeviceClasses before each cycle instead
+// ([draManager.resetResolver]), as a scheduler starting with them would.
+type draManager struct {
+	*dynamicresources.DefaultDRAManager
+	classes resourcelisters.DeviceClassLister
+	// resolver is what DeviceClassResolver returns: nil (which resolves
+	// nothing) when DRAExtendedResource is off. It is only replaced while
+	// no cycle runs.
+	resolver *extendedresourcecache.ExtendedResourceCache
+}
+
+var _ fwk.SharedDRAManager = (*draManager)(nil)
+
+// newDRAManager builds the DRA manager over factory's informers, so it
+// must be called before the factory is started. It returns an error when
+// DRADeviceTaintRules is on: the oracle does not install DeviceTaintRules,
+// which the slice tracker would then apply to the slices.
+func newDRAManager(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory) (*draManager, error) {
+	if utilfeature.DefaultFeatureGate.Enabled(features.DRADeviceTaintRules) {
+		return nil, errors.New("the DRADeviceTaintRules feature gate is on, but the oracle has no DeviceTaintRules")
+	}
+	logger := klog.FromContext(ctx)
+	claims := assumecache.NewAssumeCache(logger, factory.Resource().V1().ResourceClaims().Informer(), "ResourceClaim", "", nil)
+	// Without taint rules the tracker lists the slice informer's cache
+	// as it is.
+	tracker, err := resourceslicetracker.StartTracker(ctx, resourceslicetracker.Options{
+		EnableConsumableCapacity: utilfeature.DefaultFeatureGate.Enabled(features.DRAConsumableCapacity),
+		SliceInformer:            factory.Resource().V1().ResourceSlices(),
+		KubeClient:               client,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("starting the ResourceSlice tracker: %w", err)
+	}
+	return &draManager{
+		DefaultDRAManager: dynamicresources.NewDRAManager(ctx, claims, tracker, factory),
+		classes:           factory.Resource().V1().DeviceClasses().Lister(),
+	}, nil
+}
+
+// DeviceClassResolver maps extended resource names to the DeviceClasses
+// backing them, as of the last [draManager.resetResolver].
+func (m *draManager) DeviceClassResolver() fwk.DeviceClassResolver {
+	return m.resolver
+}
+
+// resetResolver rebuilds the extended resource cache from the DeviceClass
+// informer's cache, adding the classes in name order, as the informer's
+// first list delivers them to a scheduler starting up. The caller makes
+// sure that no cycle runs.
+func (m *draManager) resetResolver(ctx context.Context) error {
+	if !utilfeature.DefaultFeatureGate.Enabled(features.DRAExtendedResource) {
+		m.resolver = nil
+		return nil
+	}
+	classes, err := m.classes.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(classes, func(a, b *resourceapi.DeviceClass) int { return strings.Compare(a.Name, b.Name) })
+	resolver := extendedresourcecache.NewExtendedResourceCache(klog.FromContext(ctx))
+	for _, class := range classes {
+		resolver.OnAdd(class, true)
+	}
+	m.resolver = resolver
+	return nil
+}
+
+// claimsLagging describes the first way m's view of ResourceClaims falls
+// behind want, or returns "" when it has caught up. A DRA manager's claim
+// assume cache and its tracker of allocated devices learn of changes
+// through informer event handlers, after the informer's own cache has.
+// Slices and classes are listed straight from the informers' caches,
+// which [clusterObjects] watches itself.
+func claimsLagging(m fwk.SharedDRAManager, want map[objectKey]runtime.Object) string {
+	wantClaims := map[string]*resourceapi.ResourceClaim{}
+	for key, obj := range want {
+		if claim, ok := obj.(*resourceapi.ResourceClaim); ok && key.kind == resourceClaimKind {
+			wantClaims[key.namespace+"/"+key.name] = claim
+		}
+	}
+	claims, err := m.ResourceClaims().List()
+	if err != nil {
+		return err.Error()
+	}
+	for _, claim := range claims {
+		w, ok := wantClaims[claim.Namespace+"/"+claim.Name]
+		if !ok {
+			return fmt.Sprintf("the DRA manager still has ResourceClaim %s/%s", claim.Namespace, claim.Name)
+		}
+		if !sameObject(claim, w) {
+			return fmt.Sprintf("the DRA manager has old contents of ResourceClaim %s/%s", claim.Namespace, claim.Name)
+		}
+	}
+	if len(claims) != len(wantClaims) {
+		return fmt.Sprintf("the DRA manager has %d of %d ResourceClaims", len(claims), len(wantClaims))
+	}
+	got, err := m.ResourceClaims().GatherAllocatedState()
+	if err != nil {
+		// Also when the state changed while it was gathered.
+		return fmt.Sprintf("the DRA manager's allocated devices: %v", err)
+	}
+	if diff := allocatedStateDiff(got, allocatedStateOf(wantClaims)); diff != "" {
+		return "the DRA manager's allocated devices " + diff
+	}
+	return ""
+}
+
+// allocatedStateOf returns what upstream's claim tracker holds as
+// allocated when claims are the cluster's ResourceClaims, with consumable
+// capacity on: every device in an allocation, except those allocated with
+// admin access; a device allocated with a share ID as that share, with
+// the capacity it consumed.
+func allocatedStateOf(claims map[string]*resourceapi.ResourceClaim) *structured.AllocatedState {
+	s := &structured.AllocatedState{
+		AllocatedDevices:         sets.New[structured.DeviceID](),
+		AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](),
+		AggregatedCapacity:       structured.NewConsumedCapacityCollection(),
+	}
+	for _, claim := range claims {
+		if claim.Status.Allocation == nil {
+			continue
+		}
+		for _, r := range claim.Status.Allocation.Devices.Results {
+			if ptr.Deref(r.AdminAccess, false) {
+				continue
+			}
+			id := structured.MakeDeviceID(r.Driver, r.Pool, r.Device)
+			if r.ShareID == nil {
+				s.AllocatedDevices.Insert(id)
+				continue
+			}
+			s.AllocatedSharedDeviceIDs.Insert(structured.MakeSharedDeviceID(id, r.ShareID))
+			if r.ConsumedCapacity != nil {
+				s.AggregatedCapacity.Insert(structured.NewDeviceConsumedCapacity(id, r.ConsumedCapacity))
+			}
+		}
+	}
+	return s
+}
+
+// allocatedStateDiff describes how got differs from want, or returns "".
+// A capacity missing on one side equals zero on the other.
+func allocatedStateDiff(got, want *structured.AllocatedState) string {
+	if !got.AllocatedDevices.Equal(want.AllocatedDevices) {
+		return fmt.Sprintf("are %v, want %v", sets.List(stringSet(got.AllocatedDevices)), sets.List(stringSet(want.AllocatedDevices)))
+	}
+	if !got.AllocatedSharedDeviceIDs.Equal(want.AllocatedSharedDeviceIDs) {
+		return fmt.Sprintf("shared are %v, want %v", sets.List(stringSet(got.AllocatedSharedDeviceIDs)), sets.List(stringSet(want.AllocatedSharedDeviceIDs)))
+	}
+	zero := resource.Quantity{}
+	quantity := func(c structured.ConsumedCapacityCollection, id structured.DeviceID, name resourceapi.QualifiedName) *resource.Quantity {
+		if q := c[id][name]; q != nil {
+			return q
+		}
+		return &zero
+	}
+	for _, c := range []structured.ConsumedCapacityCollection{got.AggregatedCapacity, want.AggregatedCapacity} {
+		for id, capacity := range c {
+			for name := range capacity {
+				if g, w := quantity(got.AggregatedCapacity, id, name), quantity(want.AggregatedCapacity, id, name); g.Cmp(*w) != 0 {
+					return fmt.Sprintf("consume %s of %s's %s, want %s", g, id, name, w)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func stringSet[T interface {
+	comparable
+	fmt.Stringer
+}](s sets.Set[T]) sets.Set[string] {
+	out := sets.New[string]()
+	for v := range s {
+		out.Insert(v.String())
+	}
+	return out
+}
