@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
@@ -142,6 +143,38 @@ func claimsLagging(m fwk.SharedDRAManager, want map[objectKey]runtime.Object) st
 	}
 	if diff := allocatedStateDiff(got, allocatedStateOf(wantClaims)); diff != "" {
 		return "the DRA manager's allocated devices " + diff
+	}
+	return ""
+}
+
+// resolverLagging describes the first DeviceClass of want that r (the
+// extended resource cache of scheduler.New's DRA manager) has not seen
+// yet, or returns "" when there is none. scheduler.New feeds the cache
+// from the DeviceClass informer's event handler, after the informer's own
+// cache has the class. It records every class's extended resource name,
+// and maps the name every class has of its own
+// (deviceclass.resource.kubernetes.io/ and the class's name) to a class
+// without an extended resource name; that of a class with one may be left
+// out (see [draManager]).
+func resolverLagging(r fwk.DeviceClassResolver, want map[objectKey]runtime.Object) string {
+	cache, ok := r.(*extendedresourcecache.ExtendedResourceCache)
+	if !ok {
+		return fmt.Sprintf("the DRA manager's DeviceClassResolver is a %T", r)
+	}
+	for _, obj := range want {
+		class, ok := obj.(*resourceapi.DeviceClass)
+		if !ok {
+			continue
+		}
+		if name := class.Spec.ExtendedResourceName; name != nil {
+			if cache.GetExtendedResource(class.Name) != *name {
+				return fmt.Sprintf("the DRA manager's extended resource cache does not have DeviceClass %s's %s yet", class.Name, *name)
+			}
+			continue
+		}
+		if got := cache.GetDeviceClass(v1.ResourceName(resourceapi.ResourceDeviceClassPrefix + class.Name)); got == nil || !sameObject(got, class) {
+			return fmt.Sprintf("the DRA manager's extended resource cache does not have DeviceClass %s yet", class.Name)
+		}
 	}
 	return ""
 }
