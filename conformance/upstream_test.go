@@ -214,8 +214,9 @@ func TestUpstreamSetClusterReplacesTheCluster(t *testing.T) {
 }
 
 // TestUpstreamAgreesWithTheOracleOnDRAScenarios checks the oracle's DRA
-// manager against the one scheduler.New builds: on DRA scenarios whose
-// pod has claims or asks for extended resources DeviceClasses back,
+// manager against the one scheduler.New builds: on 40 or so DRA scenarios
+// (until one ends in a plugin error) whose pod has claims or asks for
+// extended resources DeviceClasses back,
 // upstream's own scheduler, given the scenario's objects,
 // fails with the oracle's FitError or one of its plugin errors, or finds
 // as many feasible nodes as the oracle and places the pod on one of them.
@@ -229,7 +230,7 @@ func TestUpstreamAgreesWithTheOracleOnDRAScenarios(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	checked := map[string]int{}
-	for seed := uint64(0); checked["scenarios"] < 50; seed++ {
+	for seed := uint64(0); seed < 500 && (checked["scenarios"] < 40 || checked["errors"] == 0); seed++ {
 		s := generate(seed, false)
 		addDRA(s)
 		if len(s.Pod.Spec.ResourceClaims) == 0 && len(backedRequests(s)) == 0 {
@@ -270,4 +271,9 @@ func TestUpstreamAgreesWithTheOracleOnDRAScenarios(t *testing.T) {
 		}
 	}
 	t.Logf("checked: %v", checked)
+	for _, kind := range []string{"errors", "unschedulable", "placed"} {
+		if checked[kind] == 0 {
+			t.Errorf("no scenario checked was %s", kind)
+		}
+	}
 }
