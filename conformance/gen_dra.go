@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -186,7 +187,7 @@ type draGenerator struct {
 // of NICs reached from a zone or from every node (some shared between
 // claims by bandwidth). Bound pods get allocated ResourceClaims, made
 // directly, from templates or for their extended resources, so devices
-// run out. The incoming pod, in about a third of scenarios, gets claims
+// run out. The incoming pod, in four scenarios in ten, gets claims
 // of every kind (exact counts, all devices, prioritized lists, admin
 // access, matchAttribute constraints, tolerations, capacity requests,
 // claims shared with bound pods or already allocated for it, and claims
@@ -231,10 +232,9 @@ func addDRA(s *Scenario) {
 		g.incomingPodExtendedResources()
 	}
 
-	for _, c := range deviceClasses {
-		if class, ok := g.classes[c.name]; ok {
-			s.Objects = append(s.Objects, class)
-		}
+	// In name order, as a scheduler starting up gets them.
+	for _, name := range slices.Sorted(maps.Keys(g.classes)) {
+		s.Objects = append(s.Objects, g.classes[name])
 	}
 	for _, slice := range g.slices {
 		s.Objects = append(s.Objects, slice)
@@ -255,7 +255,8 @@ func (g *draGenerator) deviceClasses() {
 		bad = len(deviceClasses) - badClasses + g.r.IntN(badClasses)
 	}
 	for i, c := range deviceClasses {
-		if i < len(deviceClasses)-badClasses && !g.chance(0.95) || i >= len(deviceClasses)-badClasses && i != bad {
+		good := i < len(deviceClasses)-badClasses
+		if good && !g.chance(0.95) || !good && i != bad {
 			continue
 		}
 		class := &resourceapi.DeviceClass{
@@ -705,7 +706,10 @@ func (g *draGenerator) incomingPodClaims() {
 	p := g.s.Pod
 	numClaims := 1
 	if g.chance(0.3) {
-		numClaims = 2 + btoi(g.chance(0.15))
+		numClaims = 2
+		if g.chance(0.15) {
+			numClaims = 3
+		}
 	}
 	for i := range numClaims {
 		name := fmt.Sprintf("claim-%d", i)
@@ -745,13 +749,6 @@ func (g *draGenerator) incomingPodClaims() {
 			g.podClaim(p, name, spec, false)
 		}
 	}
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // shareAllocatedClaim has p use an allocated claim of its namespace that
@@ -819,7 +816,7 @@ func (g *draGenerator) claimSpec(p *v1.Pod) resourceapi.ResourceClaimSpec {
 		name := fmt.Sprintf("req-%d", i)
 		var req resourceapi.DeviceRequest
 		switch r := g.r.Float64(); {
-		case r < 0.55:
+		case r < 0.5:
 			class := pick(g.generator, goodClasses)
 			if g.bad != "" && g.chance(0.4) {
 				class = g.bad

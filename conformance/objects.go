@@ -145,9 +145,13 @@ const watchBatch = 50
 // allocated devices ignores an update from one allocation to another
 // (the API server never makes one), and holds the devices as a set, so a
 // claim deleted after another claim took its device would free it.
+// Objects are written in the order of objs, which is the order informers'
+// event handlers see them in (scheduler.New's extended resource cache
+// depends on it).
 func (c *clusterObjects) install(ctx context.Context, objs []runtime.Object) error {
 	want := make(map[objectKey]runtime.Object, len(objs))
-	for _, obj := range objs {
+	keys := make([]objectKey, len(objs))
+	for i, obj := range objs {
 		key, err := keyOf(obj)
 		if err != nil {
 			return err
@@ -155,7 +159,7 @@ func (c *clusterObjects) install(ctx context.Context, objs []runtime.Object) err
 		if _, dup := want[key]; dup {
 			return fmt.Errorf("two objects are %s %s/%s", key.kind.Kind, key.namespace, key.name)
 		}
-		want[key] = obj
+		want[key], keys[i] = obj, key
 	}
 	// The fake watchers hold few events (watch.DefaultChanSize) and panic
 	// when full: after every batch of writes, let the informers catch up
@@ -182,7 +186,8 @@ func (c *clusterObjects) install(ctx context.Context, objs []runtime.Object) err
 			return err
 		}
 	}
-	for key, obj := range want {
+	for i, key := range keys {
+		obj := objs[i]
 		old, exists := c.installed[key]
 		if exists && sameObject(old, obj) {
 			continue
@@ -239,7 +244,8 @@ func (c *clusterObjects) waitForInformers(ctx context.Context, want map[objectKe
 }
 
 // informerDiff describes the first difference between the informers'
-// caches and want, or returns "" when there is none.
+// caches and want, then what lagging says, or returns "" when there is
+// none.
 func (c *clusterObjects) informerDiff(want map[objectKey]runtime.Object) string {
 	seen := 0
 	for gvk, store := range c.stores {

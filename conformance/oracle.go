@@ -24,7 +24,8 @@
 // KUBESCHED_CONFORMANCE_AFFINITY=0 leaves pod affinity, topology spreading
 // and the cluster objects they read out of the generated scenarios, and
 // KUBESCHED_CONFORMANCE_VOLUMES=0 volumes and the storage objects they
-// use.
+// use. KUBESCHED_GEN_DRA=1 adds ResourceClaims and the DRA objects they
+// use (off by default until kubesched has DynamicResources).
 package conformance
 
 import (
@@ -35,6 +36,7 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
@@ -147,7 +149,7 @@ func NewOracle() (*Oracle, error) {
 		cancel()
 		return nil, err
 	}
-	objects.lagging = dra.lagging
+	objects.lagging = func(want map[objectKey]runtime.Object) string { return claimsLagging(dra, want) }
 	fw, err := frameworkruntime.NewFramework(ctx, frameworkplugins.NewInTreeRegistry(), profile,
 		frameworkruntime.WithClientSet(client),
 		frameworkruntime.WithInformerFactory(informerFactory),

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
@@ -33,8 +34,11 @@ import (
 // feature gates. One thing differs. scheduler.New keeps the extended
 // resource cache behind DeviceClassResolver up to date by chaining it
 // into the DeviceClass informer's event handler, and what that cache
-// holds depends on the order of past events: deleting one of two classes
-// that name the same extended resource forgets the resource. The oracle
+// holds depends on the order of past events. Of two classes naming the
+// same extended resource, the newer (by creationTimestamp, then the
+// smaller name) backs it; but the older, when it comes second, is
+// dropped whole, its own deviceclass.resource.kubernetes.io/ name too,
+// and deleting either class forgets the extended resource. The oracle
 // replaces every scenario's objects with the next one's, so it builds the
 // cache afresh from the listed DeviceClasses before each cycle instead
 // ([draManager.resetResolver]), as a scheduler starting with them would.
@@ -103,13 +107,13 @@ func (m *draManager) resetResolver(ctx context.Context) error {
 	return nil
 }
 
-// lagging describes the first way the manager's view of ResourceClaims
-// falls behind want, or returns "" when it has caught up. The claims'
+// claimsLagging describes the first way m's view of ResourceClaims falls
+// behind want, or returns "" when it has caught up. A DRA manager's claim
 // assume cache and its tracker of allocated devices learn of changes
 // through informer event handlers, after the informer's own cache has.
 // Slices and classes are listed straight from the informers' caches,
 // which [clusterObjects] watches itself.
-func (m *draManager) lagging(want map[objectKey]runtime.Object) string {
+func claimsLagging(m fwk.SharedDRAManager, want map[objectKey]runtime.Object) string {
 	wantClaims := map[string]*resourceapi.ResourceClaim{}
 	for key, obj := range want {
 		if claim, ok := obj.(*resourceapi.ResourceClaim); ok && key.kind == resourceClaimKind {
@@ -139,6 +143,38 @@ func (m *draManager) lagging(want map[objectKey]runtime.Object) string {
 	}
 	if diff := allocatedStateDiff(got, allocatedStateOf(wantClaims)); diff != "" {
 		return "the DRA manager's allocated devices " + diff
+	}
+	return ""
+}
+
+// resolverLagging describes the first DeviceClass of want that r (the
+// extended resource cache of scheduler.New's DRA manager) has not seen
+// yet, or returns "" when there is none. scheduler.New feeds the cache
+// from the DeviceClass informer's event handler, after the informer's own
+// cache has the class. It records every class's extended resource name,
+// and maps the name every class has of its own
+// (deviceclass.resource.kubernetes.io/ and the class's name) to a class
+// without an extended resource name; that of a class with one may be left
+// out (see [draManager]).
+func resolverLagging(r fwk.DeviceClassResolver, want map[objectKey]runtime.Object) string {
+	cache, ok := r.(*extendedresourcecache.ExtendedResourceCache)
+	if !ok {
+		return fmt.Sprintf("the DRA manager's DeviceClassResolver is a %T", r)
+	}
+	for _, obj := range want {
+		class, ok := obj.(*resourceapi.DeviceClass)
+		if !ok {
+			continue
+		}
+		if name := class.Spec.ExtendedResourceName; name != nil {
+			if cache.GetExtendedResource(class.Name) != *name {
+				return fmt.Sprintf("the DRA manager's extended resource cache does not have DeviceClass %s's %s yet", class.Name, *name)
+			}
+			continue
+		}
+		if got := cache.GetDeviceClass(v1.ResourceName(resourceapi.ResourceDeviceClassPrefix + class.Name)); got == nil || !sameObject(got, class) {
+			return fmt.Sprintf("the DRA manager's extended resource cache does not have DeviceClass %s yet", class.Name)
+		}
 	}
 	return ""
 }

@@ -192,7 +192,8 @@ func TestOracle(t *testing.T) {
 					// (a pod without a memory request counts as 200Mi), averaged.
 					// BalancedAllocation scores the change in balance: 50 +
 					// (50 + 87 with the pod - 100 without)/2. NodeAffinity and
-					// PodTopologySpread have nothing to score and are skipped.
+					// PodTopologySpread have nothing to score and are skipped;
+					// DynamicResources, which has no PreScore, scores 0.
 					"empty": {Feasible: true, Scores: map[string]int64{"NodeResourcesFit": 86, "NodeResourcesBalancedAllocation": 68, "TaintToleration": 300, "ImageLocality": 0, "DynamicResources": 0}, Total: 454},
 					// cpu 1000/4000 and memory (8Gi-400Mi)/8Gi free; balance 50 + (50 + 62 - 75)/2.
 					"half": {Feasible: true, Scores: map[string]int64{"NodeResourcesFit": 60, "NodeResourcesBalancedAllocation": 68, "TaintToleration": 300, "ImageLocality": 0, "DynamicResources": 0}, Total: 428},

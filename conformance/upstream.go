@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/events"
@@ -28,12 +29,15 @@ const pluginMetricsSamplePercent = 10
 // Upstream is kube-scheduler v1.36.3's own scheduler, built by
 // scheduler.New with the default v1 profile, whose
 // scheduling algorithm, (*scheduler.Scheduler).SchedulePod, places pods in
-// a cluster installed straight into its cache. Unlike [Oracle], which
+// a cluster installed straight into its cache, with the cluster's other
+// objects in its fake API server. Unlike [Oracle], which
 // drives upstream's framework one extension point at a time, it runs
 // upstream's own code between them too: the adaptive
 // percentageOfNodesToScore, the early stop once enough feasible nodes are
 // found, the rotating start node, the PreFilterResult lookup by node name,
-// and the scheduler's own snapshot. It is meant for timing.
+// and the scheduler's own snapshot, and the DRA manager scheduler.New
+// builds. It is meant for timing, and for checking the oracle's own DRA
+// manager against scheduler.New's.
 //
 // Create it with [NewUpstream] and stop it with [Upstream.Close]. Its
 // methods are safe for concurrent use but serialised: SchedulePod keeps
@@ -51,22 +55,27 @@ type Upstream struct {
 	// next call can take them out again.
 	nodes []*v1.Node
 	pods  []*v1.Pod
-	stop  context.CancelFunc
+	// objects are what SetObjects put in the fake API server.
+	objects *clusterObjects
+	stop    context.CancelFunc
 }
 
-// NewUpstream builds kube-scheduler's scheduler over a fake clientset whose
-// informers are never started: the cluster goes straight into the
-// scheduler's cache ([Upstream.SetCluster]), as the fake API server's
-// watchers give up past 100 queued events, and plugins that list from
-// informers (Services and controllers for default spreading, storage
-// objects) see them empty, as [Oracle] does without scenario objects.
+// NewUpstream builds kube-scheduler's scheduler over a fake clientset.
+// Nodes and pods go straight into the scheduler's cache
+// ([Upstream.SetCluster]), as the fake API server's watchers give up past
+// 100 queued events; the objects plugins list from informers (Services
+// and controllers for default spreading, storage and DRA objects) are
+// written to the fake API server ([Upstream.SetObjects]), where
+// scheduler.New's informers, and the DRA manager it builds over them,
+// pick them up.
 //
 // percentageOfNodesToScore is the profile's setting: nil leaves
 // kube-scheduler's default, the adaptive percentage (50% less 1% per 125
 // nodes, at least 5%, and at least 100 nodes); 100 filters and scores
-// every node, as [Oracle] does. The scheduler's queue, binding and event
-// handling are built but never run. Call [Upstream.Close] to stop the
-// goroutines scheduler.New starts.
+// every node, as [Oracle] does. The scheduler's queue and binding are
+// built but never run; its event handlers see only SetObjects' objects.
+// Call [Upstream.Close] to stop the goroutines NewUpstream and
+// scheduler.New start.
 func NewUpstream(percentageOfNodesToScore *int32) (*Upstream, error) {
 	// Plugins and the framework record into registered metric vectors.
 	metrics.Register()
@@ -79,8 +88,14 @@ func NewUpstream(percentageOfNodesToScore *int32) (*Upstream, error) {
 	logger := klog.Background()
 	ctx = klog.NewContext(ctx, logger)
 	client := fake.NewSimpleClientset()
-	// The pods' informer as kube-scheduler builds it, though it never runs.
+	// The pods' informer as kube-scheduler builds it; no pod is ever
+	// written to the fake API server.
 	informerFactory := scheduler.NewInformerFactory(client, 0)
+	objects, err := newClusterObjects(client.Tracker(), informerFactory)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
 	// Events are only recorded for pods the scheduler fails or binds,
 	// which Schedule never does.
 	recorders := func(string) events.EventRecorderLogger { return &events.FakeRecorder{} }
@@ -102,18 +117,35 @@ func NewUpstream(percentageOfNodesToScore *int32) (*Upstream, error) {
 		cancel()
 		return nil, fmt.Errorf("upstream's framework lists from a %T, not the scheduler's *cache.Snapshot", fw.SnapshotSharedLister())
 	}
+	dra := fw.SharedDRAManager()
+	objects.lagging = func(want map[objectKey]runtime.Object) string {
+		if lag := claimsLagging(dra, want); lag != "" {
+			return lag
+		}
+		return resolverLagging(dra.DeviceClassResolver(), want)
+	}
+	// As kube-scheduler starts them, once scheduler.New has asked for
+	// every informer its plugins and event handlers use.
+	informerFactory.Start(ctx.Done())
+	for informerType, synced := range informerFactory.WaitForCacheSync(ctx.Done()) {
+		if !synced {
+			cancel()
+			return nil, fmt.Errorf("informer for %v did not sync", informerType)
+		}
+	}
 	return &Upstream{
 		sched:    sched,
 		fw:       fw,
 		snapshot: snapshot,
 		logger:   logger,
 		signPods: utilfeature.DefaultFeatureGate.Enabled(features.OpportunisticBatching),
+		objects:  objects,
 		stop:     cancel,
 	}, nil
 }
 
-// Close stops the scheduler's cache expiry, metric recorder and signal
-// handler.
+// Close stops the scheduler's informers, cache expiry, metric recorder
+// and signal handler.
 func (u *Upstream) Close() {
 	u.stop()
 }
@@ -151,6 +183,21 @@ func (u *Upstream) SetCluster(nodes []*v1.Node, pods []*v1.Pod) error {
 		u.pods = append(u.pods, p)
 	}
 	return u.sched.Cache.UpdateSnapshot(u.logger, u.snapshot)
+}
+
+// SetObjects makes objs (of [objectKinds]) the fake API server's only
+// cluster objects, as [Oracle.RunScenario] does, and waits until the
+// scheduler's informers and its DRA manager's claim cache hold them. One
+// thing is left as a running scheduler would have it: the extended
+// resources DeviceClasses back are tracked by event, so after classes
+// naming the same extended resource were replaced, the mapping may differ
+// from a scheduler that started with the new classes. It returns an error
+// for objects of other kinds, two objects with one name, or informers
+// that do not catch up within a few seconds.
+func (u *Upstream) SetObjects(ctx context.Context, objs []runtime.Object) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.objects.install(ctx, objs)
 }
 
 // Schedule places pod in the installed cluster with upstream's

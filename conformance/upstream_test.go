@@ -212,3 +212,68 @@ func TestUpstreamSetClusterReplacesTheCluster(t *testing.T) {
 		})
 	}
 }
+
+// TestUpstreamAgreesWithTheOracleOnDRAScenarios checks the oracle's DRA
+// manager against the one scheduler.New builds: on 40 or so DRA scenarios
+// (until one ends in a plugin error) whose pod has claims or asks for
+// extended resources DeviceClasses back,
+// upstream's own scheduler, given the scenario's objects,
+// fails with the oracle's FitError or one of its plugin errors, or finds
+// as many feasible nodes as the oracle and places the pod on one of them.
+// Not necessarily on a top node: the scheduler's cache keeps the size of
+// an image as the first node reporting it gave it, and generated nodes
+// report one image with different sizes, which cache.NewSnapshot, and so
+// the oracle's ImageLocality, takes from each node. Each scenario gets a
+// scheduler of its own, so that none inherits another's extended resource
+// mapping.
+func TestUpstreamAgreesWithTheOracleOnDRAScenarios(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	checked := map[string]int{}
+	for seed := uint64(0); seed < 500 && (checked["scenarios"] < 40 || checked["errors"] == 0); seed++ {
+		s := generate(seed, false)
+		addDRA(s)
+		if len(s.Pod.Spec.ResourceClaims) == 0 && len(backedRequests(s)) == 0 {
+			continue
+		}
+		checked["scenarios"]++
+		want, err := testOracle.RunScenario(ctx, s)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		u := newTestUpstream(t, ptr.To[int32](100))
+		if err := u.SetObjects(ctx, s.Objects); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if err := u.SetCluster(s.Nodes, s.Pods); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		got, err := u.Schedule(ctx, s.Pod)
+		u.Close()
+		var fitErr *schedframework.FitError
+		switch {
+		case len(want.Errors) > 0:
+			checked["errors"]++
+			if err == nil || errors.As(err, &fitErr) || !slices.Contains(want.Errors, err.Error()) {
+				t.Errorf("seed %d: upstream returned %q, %v; the oracle failed with one of %q", seed, got.SuggestedHost, err, want.Errors)
+			}
+		case want.FitErrorMessage != "":
+			checked["unschedulable"]++
+			if !errors.As(err, &fitErr) || err.Error() != want.FitErrorMessage {
+				t.Errorf("seed %d: upstream returned %q, %v; the oracle's FitError is %q", seed, got.SuggestedHost, err, want.FitErrorMessage)
+			}
+		default:
+			checked["placed"]++
+			if err != nil || !want.Nodes[got.SuggestedHost].Feasible || got.FeasibleNodes != want.FeasibleNodes || got.EvaluatedNodes != want.EvaluatedNodes {
+				t.Errorf("seed %d: upstream returned %+v, %v; the oracle found %d of %d evaluated nodes feasible, the best %v",
+					seed, got, err, want.FeasibleNodes, want.EvaluatedNodes, want.TopNodes)
+			}
+		}
+	}
+	t.Logf("checked: %v", checked)
+	for _, kind := range []string{"errors", "unschedulable", "placed"} {
+		if checked[kind] == 0 {
+			t.Errorf("no scenario checked was %s", kind)
+		}
+	}
+}
