@@ -147,3 +147,94 @@ func asObjects[T runtime.Object](in []T) []runtime.Object {
 	}
 	return out
 }
+
+func TestPlacingPodsAskingForDRABackedExtendedResourcesThroughTheCache(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c, err := cache.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const numNodes, gpusPerNode = 3, 2
+	objects := []runtime.Object{&resourceapi.DeviceClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "gpu"},
+		Spec: resourceapi.DeviceClassSpec{
+			ExtendedResourceName: new("example.com/gpu"),
+			Selectors:            []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: `device.driver == "gpu.example.com"`}}},
+		},
+	}}
+	for i := range numNodes {
+		name := fmt.Sprintf("node-%d", i)
+		if _, err := c.AddNode(&v1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Status: v1.NodeStatus{Allocatable: v1.ResourceList{
+				v1.ResourceCPU: resource.MustParse("16"), v1.ResourceMemory: resource.MustParse("64Gi"), v1.ResourcePods: resource.MustParse("110"),
+			}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		objects = append(objects, gpuSlice(name, gpusPerNode))
+	}
+	listers, err := framework.NewListers(objects...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listers.ResourceClaims = c.ResourceClaims()
+	fw, err := kubesched.DefaultFramework(framework.WithListers(listers))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	holder := map[string]string{} // device ID -> pod
+	names := map[string]bool{}
+	for i := range numNodes*gpusPerNode + 1 {
+		pod := &v1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%d", i), Namespace: "default", UID: types.UID(fmt.Sprintf("uid-%d", i))},
+			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app", Resources: v1.ResourceRequirements{
+				Requests: v1.ResourceList{"example.com/gpu": resource.MustParse("1")},
+				Limits:   v1.ResourceList{"example.com/gpu": resource.MustParse("1")},
+			}}}},
+		}
+		res, err := fw.ScheduleSnapshot(ctx, pod, c.Snapshot())
+		if i == numNodes*gpusPerNode {
+			// Every GPU is taken: NodeResourcesFit lets the pod through
+			// (the nodes do not offer example.com/gpu themselves) and
+			// DynamicResources finds no device.
+			var fitErr *framework.FitError
+			if !errors.As(err, &fitErr) {
+				t.Fatalf("%s with every GPU taken: %v, want a FitError", pod.Name, err)
+			}
+			if got, want := fitErr.Error(), "0/3 nodes are available: 3 cannot allocate all claims."; got != want {
+				t.Errorf("%s: %q, want %q", pod.Name, got, want)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", pod.Name, err)
+		}
+		if len(res.Claims) != 1 || res.ExtendedResourceClaimStatus == nil {
+			t.Fatalf("%s: claims %v, status %v; want the extended-resource claim and its status", pod.Name, res.Claims, res.ExtendedResourceClaimStatus)
+		}
+		claim := res.Claims[0]
+		if names[claim.Name] || res.ExtendedResourceClaimStatus.ResourceClaimName != claim.Name {
+			t.Errorf("%s: claim named %q (status names %q), want a new name", pod.Name, claim.Name, res.ExtendedResourceClaimStatus.ResourceClaimName)
+		}
+		names[claim.Name] = true
+		for _, r := range claim.Status.Allocation.Devices.Results {
+			id := r.Pool + "/" + r.Device
+			if prev, taken := holder[id]; taken || r.Pool != res.SuggestedHost {
+				t.Errorf("device %s (on %s) given to %s and %s", id, res.SuggestedHost, prev, pod.Name)
+			}
+			holder[id] = pod.Name
+		}
+		bound := pod.DeepCopy()
+		bound.Spec.NodeName = res.SuggestedHost
+		bound.Status.ExtendedResourceClaimStatus = res.ExtendedResourceClaimStatus
+		if err := c.AssumePod(bound, res.Claims...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(holder) != numNodes*gpusPerNode {
+		t.Errorf("%d GPUs handed out, want all %d", len(holder), numNodes*gpusPerNode)
+	}
+}

@@ -132,9 +132,11 @@ func TestConcurrentSchedulesWithTheDefaultFramework(t *testing.T) {
 			for range 10 {
 				res, err := kubesched.Schedule(context.Background(), pod, infos)
 				if w == testcluster.DRA {
-					// The shared framework knows no ResourceClaims.
-					if want := `0/300 nodes are available: could not find ResourceClaim "default/p-DRA-gpu".`; err == nil || err.Error() != want {
-						t.Errorf("%s: err = %v, want %s", w, err, want)
+					// The shared framework knows no ResourceClaims, so
+					// DynamicResources' PreEnqueue turns the pod down.
+					var notTried *framework.NotTriedError
+					if want := `could not find ResourceClaim "default/p-DRA-gpu"`; !errors.As(err, &notTried) || notTried.Plugin != "DynamicResources" || err.Error() != want {
+						t.Errorf("%s: err = %v, want DynamicResources' %s", w, err, want)
 						return
 					}
 					continue

@@ -60,9 +60,10 @@ type DynamicResources struct {
 }
 
 var (
-	_ framework.PreFilterPlugin = (*DynamicResources)(nil)
-	_ framework.FilterPlugin    = (*DynamicResources)(nil)
-	_ framework.ReservePlugin   = (*DynamicResources)(nil)
+	_ framework.PreEnqueuePlugin = (*DynamicResources)(nil)
+	_ framework.PreFilterPlugin  = (*DynamicResources)(nil)
+	_ framework.FilterPlugin     = (*DynamicResources)(nil)
+	_ framework.ReservePlugin    = (*DynamicResources)(nil)
 )
 
 // NewDynamicResources returns the plugin configured by args.
@@ -80,6 +81,15 @@ func (pl *DynamicResources) plugin() *dra.Plugin {
 // Name returns "DynamicResources".
 func (*DynamicResources) Name() string { return names.DynamicResources }
 
+// PreEnqueue turns down, as UnschedulableAndUnresolvable, a pod that
+// kube-scheduler does not try yet because one of its claims does not
+// exist, is being deleted, or was generated from a template for another
+// pod, with the reason PreFilter would give (for example `could not find
+// ResourceClaim "default/gpu"`). The claims come from listers.
+func (pl *DynamicResources) PreEnqueue(_ context.Context, listers framework.Listers, pod *v1.Pod) *framework.Status {
+	return dra.PreEnqueue(listers, pod)
+}
+
 // PreFilter looks up the pod's claims and, when some need allocating,
 // prepares the allocator over the cluster's slices, classes and allocated
 // devices, once for all nodes. It returns Skip for a pod without claims,
@@ -87,7 +97,7 @@ func (*DynamicResources) Name() string { return names.DynamicResources }
 // a failing lister, an unparsable allocation node selector or a request
 // without a class.
 func (pl *DynamicResources) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
-	s, status := pl.plugin().PreFilter(ctx, state.Listers(), pod)
+	s, status := pl.plugin().PreFilter(ctx, state, pod)
 	if s != nil {
 		dra.StateKey.Write(state, s)
 	}
@@ -118,8 +128,11 @@ func (pl *DynamicResources) Reserve(ctx context.Context, state *framework.CycleS
 	if status != nil {
 		return status
 	}
-	claims, status := pl.plugin().Reserve(s, pod, nodeName)
+	claims, ext, status := pl.plugin().Reserve(s, pod, nodeName)
 	r.Claims = append(r.Claims, claims...)
+	if ext != nil {
+		r.ExtendedResourceClaimStatus = ext
+	}
 	return status
 }
 
@@ -128,10 +141,10 @@ func (pl *DynamicResources) state(ctx context.Context, state *framework.CycleSta
 	if s, ok := dra.StateKey.Read(state); ok {
 		return s, nil
 	}
-	if len(pod.Spec.ResourceClaims) == 0 {
+	if len(pod.Spec.ResourceClaims) == 0 && !dra.MayUseExtendedResources(pod) {
 		return nil, nil
 	}
-	s, status := pl.plugin().PreFilter(ctx, state.Listers(), pod)
+	s, status := pl.plugin().PreFilter(ctx, state, pod)
 	if status.IsSkip() {
 		status = nil
 	}

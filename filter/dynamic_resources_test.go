@@ -766,3 +766,38 @@ func TestDynamicResourcesInvalidObjectsAreErrorsNotPanics(t *testing.T) {
 		})
 	}
 }
+
+func TestDynamicResourcesPreEnqueue(t *testing.T) {
+	t.Parallel()
+	deleting := draClaim("gpu", draExactly("gpu", "gpu", 1))
+	deleting.DeletionTimestamp = &metav1.Time{Time: time.Unix(1, 0)}
+	tests := []struct {
+		name    string
+		objs    []runtime.Object
+		pod     *v1.Pod
+		code    framework.Code
+		message string
+	}{
+		{"a pod without claims is admitted", nil, draPod("p"), framework.Success, ""},
+		{"a pod whose claims exist is admitted, whether or not they can be allocated", []runtime.Object{draClaim("gpu", draExactly("gpu", "missing-class", 1))}, draPod("p", "gpu"), framework.Success, ""},
+		{"a pod whose claim does not exist waits", nil, draPod("p", "gpu"), framework.UnschedulableAndUnresolvable, `could not find ResourceClaim "default/gpu"`},
+		{"a pod whose claim is being deleted waits", []runtime.Object{deleting}, draPod("p", "gpu"), framework.UnschedulableAndUnresolvable, `resourceclaim "gpu" is being deleted`},
+		{"a pod whose template claim was not generated yet waits", nil, draTemplatePod(nil, false), framework.UnschedulableAndUnresolvable, `pod "default/p": ResourceClaim not created yet`},
+		{"a pod whose template produced no claim is admitted", nil, draTemplatePod(nil, true), framework.Success, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			l, err := framework.NewListers(tc.objs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pl DynamicResources
+			checkStatus(t, "PreEnqueue", pl.PreEnqueue(context.Background(), l, tc.pod), tc.code, tc.message)
+		})
+	}
+	var pl DynamicResources
+	if s := pl.PreEnqueue(context.Background(), framework.Listers{}, nil); s != nil {
+		t.Errorf("PreEnqueue(nil pod) = %v, want nil", s)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/dra"
 	"github.com/kubesched/kubesched/internal/noderesources"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -52,9 +53,12 @@ var (
 // since preemption could make room. Running out of pod slots is always
 // Unschedulable.
 //
-// kubesched models no DRA. With no DeviceClasses, kube-scheduler v1.36.3
-// (DRAExtendedResource on by default) checks every extended resource
-// against node allocatable, as this plugin does.
+// An extended resource that a DeviceClass in the cycle's listers provides
+// (by its spec.extendedResourceName or as
+// deviceclass.resource.kubernetes.io/<class>) is not checked on a node
+// whose allocatable lacks it: DynamicResources allocates it there as
+// devices, as kube-scheduler v1.36.3 does with DRAExtendedResource on by
+// default. [InsufficientResources], which has no listers, checks it.
 //
 // The zero value checks every resource; use [NewNodeResourcesFit] to
 // ignore some. It is safe for concurrent use.
@@ -104,7 +108,8 @@ func InsufficientResources(pod *v1.Pod, ni *nodeinfo.NodeInfo) []InsufficientRes
 		ni = &nodeinfo.NodeInfo{}
 	}
 	var zero NodeResourcesFit
-	return zero.newState(pod).appendInsufficient(nil, ni)
+	st, _ := zero.newState(nil, pod) // no listers, nothing to fail
+	return st.appendInsufficient(nil, ni)
 }
 
 var resourcesFitStateKey = framework.NewStateKey[*resourcesFitState]()
@@ -122,6 +127,9 @@ type scalarRequest struct {
 	reason   string
 	// Shared rejections for when this is the only missing resource.
 	unschedulable, unresolvable *framework.Status
+	// dra is set when a DeviceClass provides the resource: a node that
+	// does not offer it leaves it to DynamicResources.
+	dra bool
 }
 
 // Rejections for a single missing resource, shared so that rejecting a
@@ -144,8 +152,12 @@ func (pl *NodeResourcesFit) PreFilter(_ context.Context, state *framework.CycleS
 	if pod == nil {
 		return nil, statusNilPod
 	}
+	st, err := pl.newState(state, pod)
+	if err != nil {
+		return nil, framework.AsStatus(err).WithPlugin(names.NodeResourcesFit)
+	}
 	if state != nil {
-		resourcesFitStateKey.Write(state, pl.newState(pod))
+		resourcesFitStateKey.Write(state, st)
 	}
 	return nil, nil
 }
@@ -164,7 +176,10 @@ func (pl *NodeResourcesFit) Filter(_ context.Context, state *framework.CycleStat
 		if pod == nil {
 			return statusNilPod
 		}
-		st = pl.newState(pod)
+		var err error
+		if st, err = pl.newState(state, pod); err != nil {
+			return framework.AsStatus(err).WithPlugin(names.NodeResourcesFit)
+		}
 	}
 	var buf [4]InsufficientResource
 	missing := st.appendInsufficient(buf[:0], ni)
@@ -177,11 +192,20 @@ func (pl *NodeResourcesFit) Filter(_ context.Context, state *framework.CycleStat
 // newState computes the pod's request as kube-scheduler's filter does:
 // spec only (the pod is not running, so no resize status), pod-level
 // requests and overhead included. Requests of zero or less never fail, so
-// such scalar requests are dropped here.
-func (pl *NodeResourcesFit) newState(pod *v1.Pod) *resourcesFitState {
+// such scalar requests are dropped here. Scalar resources a DeviceClass in
+// state's listers provides are marked; listing the classes is the only
+// thing that can fail.
+func (pl *NodeResourcesFit) newState(state *framework.CycleState, pod *v1.Pod) (*resourcesFitState, error) {
 	st := &resourcesFitState{}
 	if pod == nil {
-		return st
+		return st, nil
+	}
+	var resolver *dra.Resolver
+	if dra.MayUseExtendedResources(pod) {
+		var err error
+		if resolver, err = dra.ResolverFor(state); err != nil {
+			return nil, err
+		}
 	}
 	for name, q := range resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}) {
 		switch name {
@@ -202,13 +226,14 @@ func (pl *NodeResourcesFit) newState(pod *v1.Pod) *resourcesFitState {
 				reason:        reason,
 				unschedulable: newFitStatus(framework.Unschedulable, reason),
 				unresolvable:  newFitStatus(framework.UnschedulableAndUnresolvable, reason),
+				dra:           resolver.Class(name) != nil,
 			})
 		}
 	}
 	// kube-scheduler visits scalars in map order; name order makes the
 	// reasons deterministic.
 	slices.SortFunc(st.scalars, func(a, b scalarRequest) int { return strings.Compare(string(a.name), string(b.name)) })
-	return st
+	return st, nil
 }
 
 // ignores reports whether the filter skips an extended resource, by name
@@ -241,6 +266,9 @@ func (st *resourcesFitState) appendInsufficient(dst []InsufficientResource, ni *
 	check(v1.ResourceMemory, ErrReasonInsufficientMemory, st.memory, alloc.Memory, used.Memory)
 	check(v1.ResourceEphemeralStorage, ErrReasonInsufficientEphemeralStorage, st.ephemeralStorage, alloc.EphemeralStorage, used.EphemeralStorage)
 	for _, s := range st.scalars {
+		if s.dra && alloc.ScalarResources[s.name] <= 0 {
+			continue
+		}
 		check(s.name, s.reason, s.quantity, alloc.ScalarResources[s.name], used.ScalarResources[s.name])
 	}
 	return dst

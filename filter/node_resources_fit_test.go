@@ -2,13 +2,18 @@ package filter_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
@@ -407,4 +412,84 @@ func ExampleInsufficientResources() {
 	}
 	// Output:
 	// Insufficient cpu: requested 3000, used 0, capacity 2000, unresolvable true
+}
+
+func TestNodeResourcesFitLeavesDRABackedResourcesToDynamicResources(t *testing.T) {
+	t.Parallel()
+	gpuName := "example.com/gpu"
+	classes := []*resourceapi.DeviceClass{{
+		ObjectMeta: metav1.ObjectMeta{Name: "gpu"},
+		Spec:       resourceapi.DeviceClassSpec{ExtendedResourceName: &gpuName},
+	}}
+	gpuPod := testbuild.Pod("cpu", "1", gpuName, "2").Pod
+	implicitPod := testbuild.Pod("cpu", "1", "deviceclass.resource.kubernetes.io/gpu", "1").Pod
+	withGPUs := func(n string) *nodeinfo.NodeInfo {
+		return testbuild.NodeWith(testbuild.List("cpu", "4", "memory", "4Gi", "pods", "10", gpuName, n))
+	}
+	tests := []struct {
+		name    string
+		classes []*resourceapi.DeviceClass
+		pod     *v1.Pod
+		node    *nodeinfo.NodeInfo
+		want    []string
+	}{
+		{"a node without the resource is left to DRA when a class provides it", classes, gpuPod, fitNode("4", "4Gi", 10), nil},
+		{"a node without the resource is short of it when no class provides it", nil, gpuPod, fitNode("4", "4Gi", 10), []string{"Insufficient example.com/gpu"}},
+		{"a node offering the resource is checked against it", classes, gpuPod, withGPUs("1"), []string{"Insufficient example.com/gpu"}},
+		{"a node offering enough of it fits", classes, gpuPod, withGPUs("2"), nil},
+		{"a node offering zero of it is left to DRA", classes, gpuPod, withGPUs("0"), nil},
+		{"a class's implicit name is left to DRA too", classes, implicitPod, fitNode("4", "4Gi", 10), nil},
+		{"other resources are still checked", classes, gpuPod, fitNode("500m", "4Gi", 10), []string{"Insufficient cpu"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			l, err := framework.NewListers(asObjects(tc.classes)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			state := framework.NewCycleState([]*nodeinfo.NodeInfo{tc.node}).SetListers(l)
+			var pl filter.NodeResourcesFit
+			if _, s := pl.PreFilter(ctx, state, tc.pod, state.AllNodes()); s != nil {
+				t.Fatal(s)
+			}
+			got := pl.Filter(ctx, state, tc.pod, tc.node)
+			if !slices.Equal(got.Reasons(), tc.want) {
+				t.Errorf("Filter = %v, want reasons %q", got, tc.want)
+			}
+			// Without PreFilter, Filter reads the same listers.
+			if got := pl.Filter(ctx, framework.NewCycleState(nil).SetListers(l), tc.pod, tc.node); !slices.Equal(got.Reasons(), tc.want) {
+				t.Errorf("Filter without PreFilter = %v, want reasons %q", got, tc.want)
+			}
+		})
+	}
+	// InsufficientResources has no listers: every resource is checked.
+	if got := filter.InsufficientResources(gpuPod, fitNode("4", "4Gi", 10)); len(got) != 1 || got[0].ResourceName != v1.ResourceName(gpuName) {
+		t.Errorf("InsufficientResources = %+v, want the GPU short", got)
+	}
+}
+
+func TestNodeResourcesFitFailingClassListerIsAnError(t *testing.T) {
+	t.Parallel()
+	state := framework.NewCycleState(nil).SetListers(framework.Listers{DeviceClasses: failingClassLister{}})
+	pod := testbuild.Pod("example.com/gpu", "1").Pod
+	var pl filter.NodeResourcesFit
+	if _, s := pl.PreFilter(context.Background(), state, pod, nil); s.Code() != framework.Error || !strings.Contains(s.Message(), "no classes") {
+		t.Errorf("PreFilter = %v, want Error saying no classes", s)
+	}
+}
+
+type failingClassLister struct{}
+
+func (failingClassLister) List(labels.Selector) ([]*resourceapi.DeviceClass, error) {
+	return nil, errors.New("no classes")
+}
+
+func asObjects[T runtime.Object](objs []T) []runtime.Object {
+	out := make([]runtime.Object, len(objs))
+	for i, o := range objs {
+		out[i] = o
+	}
+	return out
 }

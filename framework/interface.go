@@ -45,8 +45,10 @@ type PreFilterPlugin interface {
 type PreEnqueuePlugin interface {
 	Plugin
 	// PreEnqueue returns nil to admit pod, and a non-nil Status, usually
-	// UnschedulableAndUnresolvable, to turn it down. It must not modify pod.
-	PreEnqueue(ctx context.Context, pod *v1.Pod) *Status
+	// UnschedulableAndUnresolvable, to turn it down. listers are the
+	// cluster objects the framework (or queue) was given. It must not
+	// modify pod.
+	PreEnqueue(ctx context.Context, listers Listers, pod *v1.Pod) *Status
 }
 
 // PreFilterExtensions is implemented by PreFilter plugins whose per-pod

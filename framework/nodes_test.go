@@ -362,7 +362,7 @@ func TestAPlainSliceChangedInPlaceIsSeenByTheNextCall(t *testing.T) {
 type gate struct{}
 
 func (gate) Name() string { return "Gate" }
-func (gate) PreEnqueue(_ context.Context, pod *v1.Pod) *framework.Status {
+func (gate) PreEnqueue(_ context.Context, _ framework.Listers, pod *v1.Pod) *framework.Status {
 	if pod.Labels["gated"] == "true" {
 		return framework.NewStatus(framework.UnschedulableAndUnresolvable, "gated")
 	}

@@ -35,7 +35,19 @@ type Result struct {
 	// pod without claims. Giving them to cache.Cache.AssumePod (or to the
 	// listers the next cycle reads) keeps the devices from being handed
 	// out twice.
+	//
+	// A pod asking for extended resources that a DeviceClass provides on
+	// SuggestedHost (DRA-backed extended resources) gets one more claim,
+	// last: the one kube-scheduler creates for them, with a generateName
+	// of "<pod>-extended-resources-" and a name as the API server could
+	// give it, derived from the pod so that runs are reproducible (clear
+	// Name before creating it in a real cluster).
 	Claims []*resourceapi.ResourceClaim
+	// ExtendedResourceClaimStatus is what kube-scheduler writes in the
+	// pod's status.extendedResourceClaimStatus along with that claim: which
+	// of the claim's requests serves each container's extended resource.
+	// Nil when the pod has no such claim.
+	ExtendedResourceClaimStatus *v1.PodExtendedResourceClaimStatus
 
 	scores scoreTable
 }

@@ -69,7 +69,7 @@ func (f *Framework) checkCall(ctx context.Context, pod *v1.Pod, numNodes int) er
 		return &NotTriedError{Pod: pod, Status: NewStatus(UnschedulableAndUnresolvable, fmt.Sprintf("skip schedule deleting pod: %s/%s", pod.Namespace, pod.Name))}
 	}
 	for _, pl := range f.preEnqueues {
-		if s := pl.PreEnqueue(ctx, pod); s != nil {
+		if s := pl.PreEnqueue(ctx, f.listers, pod); s != nil {
 			return &NotTriedError{Pod: pod, Plugin: pl.Name(), Status: s.WithPlugin(pl.Name())}
 		}
 	}

@@ -24,7 +24,7 @@ func (SchedulingGates) Name() string { return names.SchedulingGates }
 // PreEnqueue returns nil for a pod without scheduling gates, and
 // UnschedulableAndUnresolvable "waiting for scheduling gates: [...]",
 // naming them in order, otherwise.
-func (SchedulingGates) PreEnqueue(_ context.Context, pod *v1.Pod) *framework.Status {
+func (SchedulingGates) PreEnqueue(_ context.Context, _ framework.Listers, pod *v1.Pod) *framework.Status {
 	if len(pod.Spec.SchedulingGates) == 0 {
 		return nil
 	}

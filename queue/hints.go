@@ -60,7 +60,7 @@ func DefaultPluginEvents() PluginEvents {
 		names.TaintToleration:    {node(Add | UpdateNodeTaint), pod(UpdatePodToleration)},
 		names.NodeAffinity:       {node(Add | UpdateNodeLabel)},
 		names.NodePorts:          {pod(Delete), node(Add)},
-		names.NodeResourcesFit:   {pod(Delete | UpdatePodScaleDown), node(Add | UpdateNodeAllocatable)},
+		names.NodeResourcesFit:   {pod(Delete | UpdatePodScaleDown), node(Add | UpdateNodeAllocatable), other(DeviceClass, Add|Update)},
 		names.VolumeRestrictions: {pod(Delete), node(Add), other(PersistentVolumeClaim, Add)},
 		names.NodeVolumeLimits: {other(CSINode, Add), other(CSINode, Update), pod(Delete),
 			other(PersistentVolumeClaim, Add), other(VolumeAttachment, Delete)},
@@ -71,7 +71,9 @@ func DefaultPluginEvents() PluginEvents {
 		names.VolumeBinding: {other(StorageClass, Add|Update), other(PersistentVolumeClaim, Add|Update),
 			other(PersistentVolume, Add|Update), node(Add | UpdateNodeLabel), other(CSINode, Add|Update),
 			other(CSIDriver, Update), other(CSIStorageCapacity, Add|Update)},
-		names.SchedulingGates:      {{Event: ClusterEvent{Resource: Pod, ActionType: UpdatePodSchedulingGatesEliminated}, Hint: sameUnscheduledPod}},
+		names.SchedulingGates: {{Event: ClusterEvent{Resource: Pod, ActionType: UpdatePodSchedulingGatesEliminated}, Hint: sameUnscheduledPod}},
+		names.DynamicResources: {node(Add | UpdateNodeLabel | UpdateNodeAllocatable), other(ResourceClaim, Add|Update),
+			pod(UpdatePodGeneratedResourceClaim), other(DeviceClass, Add|Update), other(ResourceSlice, Add|Update)},
 		names.NodeDeclaredFeatures: {node(Add | UpdateNodeDeclaredFeature), pod(Update)},
 	}
 }

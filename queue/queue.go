@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
+	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/podaffinity"
 	"github.com/kubesched/kubesched/names"
@@ -134,7 +135,8 @@ func WithPluginEvents(pe PluginEvents) Option {
 }
 
 // WithPreEnqueuePlugins replaces the PreEnqueue plugins (default:
-// [preenqueue.SchedulingGates]). Register the events that release the pods they
+// kube-scheduler's, [preenqueue.SchedulingGates] then
+// [filter.DynamicResources]). Register the events that release the pods they
 // gate with [WithPluginEvents].
 func WithPreEnqueuePlugins(plugins ...framework.PreEnqueuePlugin) Option {
 	return func(q *PriorityQueue) error {
@@ -148,11 +150,13 @@ func WithPreEnqueuePlugins(plugins ...framework.PreEnqueuePlugin) Option {
 	}
 }
 
-// WithNamespaceLister lets [PriorityQueue.AssignedPodAdded] match the
-// namespaceSelector of pending pods' affinity terms.
-func WithNamespaceLister(l framework.NamespaceLister) Option {
+// WithListers gives the queue the cluster objects its PreEnqueue plugins
+// read (DynamicResources looks the pod's ResourceClaims up), and lets
+// [PriorityQueue.AssignedPodAdded] match the namespaceSelector of pending
+// pods' affinity terms through l.Namespaces. Pass the framework's.
+func WithListers(l framework.Listers) Option {
 	return func(q *PriorityQueue) error {
-		q.namespaces = l
+		q.listers = l
 		return nil
 	}
 }
@@ -194,7 +198,7 @@ type PriorityQueue struct {
 	initialBackoff, maxBackoff, maxInUnschedulable time.Duration
 	hints                                          hintTable
 	preEnqueue                                     []framework.PreEnqueuePlugin
-	namespaces                                     framework.NamespaceLister
+	listers                                        framework.Listers
 	nominations                                    *framework.Nominations
 
 	active        *podHeap
@@ -231,7 +235,7 @@ func New(opts ...Option) (*PriorityQueue, error) {
 		maxBackoff:         DefaultPodMaxBackoffDuration,
 		maxInUnschedulable: DefaultPodMaxInUnschedulablePodsDuration,
 		hints:              newHintTable(DefaultPluginEvents()),
-		preEnqueue:         []framework.PreEnqueuePlugin{preenqueue.SchedulingGates{}},
+		preEnqueue:         []framework.PreEnqueuePlugin{preenqueue.SchedulingGates{}, &filter.DynamicResources{}},
 		nominations:        framework.NewNominations(),
 		unschedulable:      map[string]*QueuedPodInfo{},
 		inFlight:           map[string]*inFlightPod{},
@@ -532,8 +536,8 @@ func (q *PriorityQueue) AssignedPodUpdated(oldPod, newPod *v1.Pod, event Cluster
 // help through spreading or required affinity.
 func (q *PriorityQueue) crossTopology(pod *v1.Pod) []*QueuedPodInfo {
 	var nsLabels map[string]string
-	if q.namespaces != nil {
-		nsLabels = podaffinity.NamespaceLabels(q.namespaces, pod.Namespace)
+	if q.listers.Namespaces != nil {
+		nsLabels = podaffinity.NamespaceLabels(q.listers.Namespaces, pod.Namespace)
 	}
 	var out []*QueuedPodInfo
 	for _, pi := range q.unschedulable {
@@ -741,7 +745,7 @@ func (q *PriorityQueue) runPreEnqueue(pi *QueuedPodInfo) {
 }
 
 func (q *PriorityQueue) admits(pl framework.PreEnqueuePlugin, pi *QueuedPodInfo) bool {
-	if pl.PreEnqueue(context.Background(), pi.Pod).IsSuccess() {
+	if pl.PreEnqueue(context.Background(), q.listers, pi.Pod).IsSuccess() {
 		return true
 	}
 	if pi.UnschedulablePlugins == nil {

@@ -10,10 +10,13 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/names"
 )
 
@@ -498,4 +501,34 @@ func TestRunFlushesOnTheQueueClock(t *testing.T) {
 	waitFor(t, "both pods to reach the active queue", func() bool { return len(q.PodsInActiveQ()) == 2 })
 	cancel()
 	<-stopped
+}
+
+// claimStore is a ResourceClaim lister a test adds claims to.
+type claimStore struct{ claims []*resourceapi.ResourceClaim }
+
+func (s *claimStore) List(k8slabels.Selector) ([]*resourceapi.ResourceClaim, error) {
+	return s.claims, nil
+}
+
+func TestPodsWithMissingClaimsWaitForTheClaim(t *testing.T) {
+	t.Parallel()
+	store := &claimStore{}
+	q, _ := newTestQueue(t, WithListers(framework.Listers{ResourceClaims: store}))
+	pod := pendingPod("p", 0)
+	name := "gpu"
+	pod.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: &name}}
+	mustAdd(t, q, pod)
+	if got := where(q, "p"); got != "unschedulable" {
+		t.Fatalf("pod whose claim does not exist is in %s, want unschedulable (gated)", got)
+	}
+	q.MoveAllToActiveOrBackoffQueue(EventNodeAdd, nil, nil, nil)
+	if got := where(q, "p"); got != "unschedulable" {
+		t.Fatalf("pod whose claim does not exist is in %s after a node event, want unschedulable", got)
+	}
+	claim := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: "gpu", Namespace: "default"}}
+	store.claims = append(store.claims, claim)
+	q.MoveAllToActiveOrBackoffQueue(ClusterEvent{Resource: ResourceClaim, ActionType: Add}, nil, claim, nil)
+	if got := where(q, "p"); got != "active" {
+		t.Errorf("pod is in %s once its claim exists, want active", got)
+	}
 }

@@ -2,10 +2,12 @@ package score
 
 import (
 	"context"
+	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/dra"
 	"github.com/kubesched/kubesched/internal/noderesources"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -121,6 +123,9 @@ func preScoreResources(s *noderesources.Scorer, key framework.StateKey[[]int64],
 	if pod == nil {
 		return errNilPod
 	}
+	if st := draBackedScoring(s, state); st != nil {
+		return st
+	}
 	req := s.PodRequests(pod)
 	if skipBestEffort && noderesources.AllZero(req) {
 		return skip
@@ -144,4 +149,26 @@ func scoreResources(s *noderesources.Scorer, key framework.StateKey[[]int64], st
 		}
 	}
 	return s.Score(req, ni), nil
+}
+
+// draBackedScoring returns Error when a scored resource is one a
+// DeviceClass provides: kube-scheduler then counts, on nodes without the
+// resource, the class's devices and the allocated ones, which kubesched
+// does not do yet. Only a configuration that scores extended resources
+// can get there.
+func draBackedScoring(s *noderesources.Scorer, state *framework.CycleState) *framework.Status {
+	for _, r := range s.Resources() {
+		name := v1.ResourceName(r.Name)
+		if !dra.IsExtendedResourceName(name) {
+			continue
+		}
+		resolver, err := dra.ResolverFor(state)
+		if err != nil {
+			return framework.AsStatus(err)
+		}
+		if class := resolver.Class(name); class != nil {
+			return framework.AsStatus(fmt.Errorf("kubesched cannot score %s yet: DeviceClass %s provides it (DRA-backed extended resources are filtered, not scored)", name, class.Name))
+		}
+	}
+	return nil
 }

@@ -7,7 +7,10 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/testbuild"
@@ -436,4 +439,36 @@ func ExampleNewNodeResourcesFit() {
 	// Output:
 	// 43
 	// invalid NodeResourcesFit args: scoringStrategy.shape: Required value: at least one point must be specified
+}
+
+func TestScoringADRABackedExtendedResourceIsAnError(t *testing.T) {
+	t.Parallel()
+	gpu := "example.com/gpu"
+	class := &resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: resourceapi.DeviceClassSpec{ExtendedResourceName: &gpu}}
+	pl, err := score.NewNodeResourcesFit(score.NodeResourcesFitArgs{ScoringStrategy: score.ScoringStrategy{
+		Type:      score.MostAllocated,
+		Resources: []score.ResourceSpec{{Name: "cpu", Weight: 1}, {Name: v1.ResourceName(gpu), Weight: 3}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := testbuild.Pod("cpu", "1", gpu, "1").Pod
+	for _, tc := range []struct {
+		name    string
+		objects []runtime.Object
+		want    string
+	}{
+		{"a resource no class provides is scored", nil, ""},
+		{"a resource a class provides is an error, not a guess", []runtime.Object{class}, "kubesched cannot score example.com/gpu yet: DeviceClass gpu provides it (DRA-backed extended resources are filtered, not scored)"},
+	} {
+		l, err := framework.NewListers(tc.objects...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		state := framework.NewCycleState(nil).SetListers(l)
+		s := pl.PreScore(context.Background(), state, pod, nil)
+		if got := s.Message(); got != tc.want || (tc.want != "" && s.Code() != framework.Error) {
+			t.Errorf("%s: PreScore = %v, want %q", tc.name, s, tc.want)
+		}
+	}
 }

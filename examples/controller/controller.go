@@ -63,27 +63,27 @@ func New(client kubernetes.Interface, cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	namespaces := factory.Core().V1().Namespaces().Lister()
-	q, err := queue.New(append([]queue.Option{queue.WithNamespaceLister(namespaces)}, cfg.QueueOptions...)...)
+	storage := factory.Storage().V1()
+	listers := framework.Listers{
+		Namespaces:             factory.Core().V1().Namespaces().Lister(),
+		Services:               factory.Core().V1().Services().Lister(),
+		ReplicaSets:            factory.Apps().V1().ReplicaSets().Lister(),
+		StatefulSets:           factory.Apps().V1().StatefulSets().Lister(),
+		ReplicationControllers: factory.Core().V1().ReplicationControllers().Lister(),
+		PersistentVolumeClaims: factory.Core().V1().PersistentVolumeClaims().Lister(),
+		PersistentVolumes:      factory.Core().V1().PersistentVolumes().Lister(),
+		StorageClasses:         storage.StorageClasses().Lister(),
+		CSINodes:               storage.CSINodes().Lister(),
+		CSIDrivers:             storage.CSIDrivers().Lister(),
+		CSIStorageCapacities:   storage.CSIStorageCapacities().Lister(),
+		VolumeAttachments:      storage.VolumeAttachments().Lister(),
+	}
+	q, err := queue.New(append([]queue.Option{queue.WithListers(listers)}, cfg.QueueOptions...)...)
 	if err != nil {
 		return nil, err
 	}
-	storage := factory.Storage().V1()
 	fw, err := kubesched.DefaultFramework(
-		framework.WithListers(framework.Listers{
-			Namespaces:             namespaces,
-			Services:               factory.Core().V1().Services().Lister(),
-			ReplicaSets:            factory.Apps().V1().ReplicaSets().Lister(),
-			StatefulSets:           factory.Apps().V1().StatefulSets().Lister(),
-			ReplicationControllers: factory.Core().V1().ReplicationControllers().Lister(),
-			PersistentVolumeClaims: factory.Core().V1().PersistentVolumeClaims().Lister(),
-			PersistentVolumes:      factory.Core().V1().PersistentVolumes().Lister(),
-			StorageClasses:         storage.StorageClasses().Lister(),
-			CSINodes:               storage.CSINodes().Lister(),
-			CSIDrivers:             storage.CSIDrivers().Lister(),
-			CSIStorageCapacities:   storage.CSIStorageCapacities().Lister(),
-			VolumeAttachments:      storage.VolumeAttachments().Lister(),
-		}),
+		framework.WithListers(listers),
 		// Pods that preemption nominated keep their room.
 		framework.WithNominator(q.Nominations()),
 	)

@@ -122,32 +122,97 @@ type State struct {
 	// node's Filter (the allocator only reads them).
 	toAllocate []*resourceapi.ResourceClaim
 
+	// hasExtended is set when the last of claims is the claim for the
+	// pod's DRA-backed extended resources.
+	hasExtended bool
+	// scalars are the pod's scalar requests, kept when it has DRA-backed
+	// extended resources.
+	scalars map[v1.ResourceName]int64
+	// resolver maps extended resources to DeviceClasses.
+	resolver *Resolver
+
 	mu sync.Mutex
 	// unavailable are the indices of allocated claims some node could not
 	// use: claims PostFilter would ask to deallocate.
 	unavailable sets.Set[int]
-	// allocations holds per feasible node the allocations of the claims
-	// without allocation, in claim order.
-	allocations map[string][]resourceapi.AllocationResult
+	// allocations holds what Filter allocated on each feasible node.
+	allocations map[string]nodeAllocation
+}
+
+// nodeAllocation is what Filter allocated on one node.
+type nodeAllocation struct {
+	// results are the allocations of the claims without allocation, in
+	// claim order.
+	results []resourceapi.AllocationResult
+	// extended is the node's variant of the extended-resource claim, with
+	// its requests, and mappings its container-to-request mappings.
+	extended *resourceapi.ResourceClaim
+	mappings []v1.ContainerExtendedResourceRequest
+}
+
+// extendedIndex is the index of the claim for the pod's DRA-backed
+// extended resources, or -1.
+func (s *State) extendedIndex() int {
+	if !s.hasExtended {
+		return -1
+	}
+	return len(s.claims) - 1
 }
 
 // Empty reports whether the pod has no claim to check.
 func (s *State) Empty() bool { return s == nil || len(s.claims) == 0 }
 
-// PreFilter looks the pod's claims up and prepares the allocator. It
-// returns a nil state and Skip for a pod without claims.
-func (p *Plugin) PreFilter(ctx context.Context, listers framework.Listers, pod *v1.Pod) (*State, *framework.Status) {
-	if len(pod.Spec.ResourceClaims) == 0 {
-		return nil, skip
+// PreEnqueue checks that the pod's claims can be had at all, as
+// kube-scheduler does before it tries the pod.
+func PreEnqueue(listers framework.Listers, pod *v1.Pod) *framework.Status {
+	if pod == nil || len(pod.Spec.ResourceClaims) == 0 {
+		return nil
 	}
-	claims, err := podClaims(listers.ResourceClaims, pod)
-	if err != nil {
-		return nil, unresolvable(err.Error())
+	if _, err := podClaims(listers.ResourceClaims, pod); err != nil {
+		return unresolvable(err.Error())
+	}
+	return nil
+}
+
+// PreFilter looks the pod's claims up and prepares the allocator; when
+// the pod asks for DRA-backed extended resources, a claim for them comes
+// last (the one an earlier attempt made, or one in memory, without
+// requests until Filter sees a node). It returns a nil state and Skip for
+// a pod without claims. The cluster's objects come from state's listers.
+func (p *Plugin) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod) (*State, *framework.Status) {
+	listers := state.Listers()
+	var claims []*resourceapi.ResourceClaim
+	if len(pod.Spec.ResourceClaims) > 0 {
+		var err error
+		if claims, err = podClaims(listers.ResourceClaims, pod); err != nil {
+			return nil, unresolvable(err.Error())
+		}
+	}
+	s := &State{}
+	if MayUseExtendedResources(pod) {
+		r, err := ResolverFor(state)
+		if err != nil {
+			return nil, framework.AsStatus(err)
+		}
+		if scalars := extendedRequests(pod, r); scalars != nil {
+			var all []*resourceapi.ResourceClaim
+			if listers.ResourceClaims != nil {
+				if all, err = listers.ResourceClaims.List(labels.Everything()); err != nil {
+					return nil, framework.AsStatus(fmt.Errorf("listing ResourceClaims: %w", err))
+				}
+			}
+			ext := findExtendedClaim(pod, all)
+			if ext == nil {
+				ext = newExtendedClaim(pod)
+			}
+			s.hasExtended, s.scalars, s.resolver = true, scalars, r
+			claims = append(claims, ext)
+		}
 	}
 	if len(claims) == 0 {
 		return nil, skip
 	}
-	s := &State{claims: claims, availableOn: make([]*nodeaffinity.NodeSelector, len(claims))}
+	s.claims, s.availableOn = claims, make([]*nodeaffinity.NodeSelector, len(claims))
 	var classes *classIndex
 	for i, c := range claims {
 		// resourceclaim.CanBeReserved admits any number of consumers in
@@ -163,7 +228,12 @@ func (p *Plugin) PreFilter(ctx context.Context, listers framework.Listers, pod *
 			continue
 		}
 		s.numToAllocate++
+		if i == s.extendedIndex() {
+			// Its requests, if any, are checked by Filter.
+			continue
+		}
 		if classes == nil {
+			var err error
 			if classes, err = listClasses(listers.DeviceClasses); err != nil {
 				return nil, framework.AsStatus(err)
 			}
@@ -188,6 +258,12 @@ func (p *Plugin) PreFilter(ctx context.Context, listers framework.Listers, pod *
 	if s.numToAllocate == 0 {
 		return s, nil
 	}
+	if classes == nil {
+		var err error
+		if classes, err = listClasses(listers.DeviceClasses); err != nil {
+			return nil, framework.AsStatus(err)
+		}
+	}
 	allocated, err := allocatedState(listers.ResourceClaims, p.features.ConsumableCapacity)
 	if err != nil {
 		return nil, framework.AsStatus(fmt.Errorf("gather allocation state: %w", err))
@@ -200,7 +276,7 @@ func (p *Plugin) PreFilter(ctx context.Context, listers framework.Listers, pod *
 	if err != nil {
 		return nil, framework.AsStatus(err)
 	}
-	s.allocations = make(map[string][]resourceapi.AllocationResult)
+	s.allocations = make(map[string]nodeAllocation)
 	for _, c := range claims {
 		if c.Status.Allocation == nil {
 			s.toAllocate = append(s.toAllocate, c)
@@ -217,6 +293,14 @@ func (p *Plugin) Filter(ctx context.Context, s *State, pod *v1.Pod, ni *nodeinfo
 		return nil
 	}
 	node := ni.Node()
+	extended, mappings, status := s.extendedForNode(pod, ni)
+	if status != nil {
+		return status
+	}
+	if extended == nil && s.extendedIndex() == 0 {
+		// Only extended resources, all offered by the node itself.
+		return nil
+	}
 	var unavailable []int
 	for i, c := range s.claims {
 		if sel := s.availableOn[i]; sel != nil && !sel.Match(node) {
@@ -234,6 +318,11 @@ func (p *Plugin) Filter(ctx context.Context, s *State, pod *v1.Pod, ni *nodeinfo
 	var allocations []resourceapi.AllocationResult
 	if s.allocator != nil {
 		toAllocate := s.toAllocate
+		if extended != nil {
+			// The node's own variant of the extended-resource claim,
+			// always the last to allocate.
+			toAllocate = append(slices.Clip(toAllocate[:len(toAllocate)-1]), extended)
+		}
 		actx := ctx
 		if p.filterTimeout > 0 {
 			var cancel context.CancelFunc
@@ -267,7 +356,7 @@ func (p *Plugin) Filter(ctx context.Context, s *State, pod *v1.Pod, ni *nodeinfo
 		s.unavailable.Insert(unavailable...)
 		return unresolvable(ReasonNotAvailable)
 	}
-	s.allocations[node.Name] = allocations
+	s.allocations[node.Name] = nodeAllocation{results: allocations, extended: extended, mappings: mappings}
 	return nil
 }
 
@@ -279,11 +368,12 @@ func (p *Plugin) Score(s *State, nodeName string) (int64, *framework.Status) {
 		return 0, nil
 	}
 	s.mu.Lock()
-	allocations, ok := s.allocations[nodeName]
+	na, ok := s.allocations[nodeName]
 	s.mu.Unlock()
 	if !ok {
 		return 0, nil
 	}
+	allocations := na.results
 	var total int64
 	next := 0
 	for _, c := range s.claims {
@@ -320,26 +410,52 @@ func (p *Plugin) Score(s *State, nodeName string) (int64, *framework.Status) {
 // status.reservedFor, and the claims that needed allocating with Filter's
 // allocation on that node and kube-scheduler's finalizer; an allocation
 // without a time gets the current one. s may be nil.
-func (p *Plugin) Reserve(s *State, pod *v1.Pod, nodeName string) ([]*resourceapi.ResourceClaim, *framework.Status) {
+//
+// The claim for DRA-backed extended resources, when the node needed one,
+// comes last, named as the API server could name it (see generatedName),
+// with the pod's status.extendedResourceClaimStatus that goes with it.
+// When the node offers all of them itself there is no such claim.
+func (p *Plugin) Reserve(s *State, pod *v1.Pod, nodeName string) ([]*resourceapi.ResourceClaim, *v1.PodExtendedResourceClaimStatus, *framework.Status) {
 	if s.Empty() {
-		return nil, nil
+		return nil, nil, nil
 	}
-	var allocations []resourceapi.AllocationResult
+	var na nodeAllocation
 	if s.numToAllocate > 0 {
 		s.mu.Lock()
 		a, ok := s.allocations[nodeName]
 		s.mu.Unlock()
-		if !ok || len(a) != s.numToAllocate {
-			return nil, framework.AsStatus(fmt.Errorf("claim allocation not found for node %s", nodeName))
+		ext := s.extendedIndex()
+		onlyExtended := s.numToAllocate == 1 && ext >= 0 && s.claims[ext].Status.Allocation == nil
+		switch {
+		case (!ok || len(a.results) == 0) && onlyExtended:
+			// The node offers the extended resources itself.
+			a = nodeAllocation{}
+		case !ok || len(a.results) != s.numToAllocate:
+			return nil, nil, framework.AsStatus(fmt.Errorf("claim allocation not found for node %s", nodeName))
 		}
-		allocations = a
+		na = a
 	}
 	out := make([]*resourceapi.ResourceClaim, 0, len(s.claims))
+	var extStatus *v1.PodExtendedResourceClaimStatus
 	next := 0
-	for _, c := range s.claims {
-		c = c.DeepCopy()
+	for i, c := range s.claims {
+		if i == s.extendedIndex() && c.Status.Allocation == nil {
+			if na.extended == nil || len(na.extended.Spec.Devices.Requests) == 0 {
+				// Nothing to allocate through DRA on this node.
+				next++
+				continue
+			}
+			c = na.extended.DeepCopy()
+			c.Name, c.UID = generatedName(pod), ""
+			extStatus = &v1.PodExtendedResourceClaimStatus{
+				RequestMappings:   slices.Clone(na.mappings),
+				ResourceClaimName: c.Name,
+			}
+		} else {
+			c = c.DeepCopy()
+		}
 		if c.Status.Allocation == nil {
-			c.Status.Allocation = allocations[next].DeepCopy()
+			c.Status.Allocation = na.results[next].DeepCopy()
 			next++
 			if !slices.Contains(c.Finalizers, resourceapi.Finalizer) {
 				c.Finalizers = append(c.Finalizers, resourceapi.Finalizer)
@@ -357,7 +473,7 @@ func (p *Plugin) Reserve(s *State, pod *v1.Pod, nodeName string) ([]*resourceapi
 		}
 		out = append(out, c)
 	}
-	return out, nil
+	return out, extStatus, nil
 }
 
 // allocate runs the allocator, turning a panic into an error: objects API

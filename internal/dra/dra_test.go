@@ -147,7 +147,7 @@ func TestPreFilterLooksClaimsUp(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s, got := New(Args{}).PreFilter(context.Background(), tc.listers, tc.pod)
+			s, got := New(Args{}).PreFilter(context.Background(), cycle(tc.listers), tc.pod)
 			checkStatus(t, "PreFilter", got, tc.code, tc.message)
 			if got.IsSuccess() == (s == nil) {
 				t.Errorf("PreFilter returned state %v with status %v; want a state exactly on success", s, got)
@@ -173,7 +173,7 @@ func TestPreFilterState(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s, st := New(Args{}).PreFilter(context.Background(), listers(t, unallocated, allocated, gpuClass), podUsing("default", tc.claims...))
+			s, st := New(Args{}).PreFilter(context.Background(), cycle(listers(t, unallocated, allocated, gpuClass)), podUsing("default", tc.claims...))
 			if st != nil {
 				t.Fatal(st)
 			}
@@ -339,7 +339,7 @@ func TestScoreAndReserveWithoutFilter(t *testing.T) {
 	ctx := context.Background()
 	p := New(Args{})
 	pod := podUsing("default", "gpu")
-	s, st := p.PreFilter(ctx, listers(t, gpuClaim("gpu", "default"), gpuClass, gpuSlice("n1", "gpu-0")), pod)
+	s, st := p.PreFilter(ctx, cycle(listers(t, gpuClaim("gpu", "default"), gpuClass, gpuSlice("n1", "gpu-0"))), pod)
 	if st != nil {
 		t.Fatal(st)
 	}
@@ -349,7 +349,7 @@ func TestScoreAndReserveWithoutFilter(t *testing.T) {
 	// A state whose allocation for n1 lost its entry: Score must report the
 	// mismatch, not index out of range.
 	broken := &State{claims: s.claims, availableOn: s.availableOn, allocator: s.allocator, numToAllocate: 1,
-		allocations: map[string][]resourceapi.AllocationResult{"n1": nil}}
+		allocations: map[string]nodeAllocation{"n1": {}}}
 	tests := []struct {
 		name    string
 		state   *State
@@ -367,7 +367,7 @@ func TestScoreAndReserveWithoutFilter(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			claims, got := p.Reserve(tc.state, pod, tc.node)
+			claims, _, got := p.Reserve(tc.state, pod, tc.node)
 			checkStatus(t, "Reserve", got, tc.code, tc.message)
 			if len(claims) != tc.claims {
 				t.Errorf("Reserve returned %d claims, want %d", len(claims), tc.claims)
@@ -386,4 +386,9 @@ func TestDefaultIsShared(t *testing.T) {
 	if Default() != Default() {
 		t.Error("Default() returned two plugins, want one shared")
 	}
+}
+
+// cycle is a cycle state over listers, as a framework gives plugins.
+func cycle(l framework.Listers) *framework.CycleState {
+	return framework.NewCycleState(nil).SetListers(l)
 }

@@ -84,7 +84,7 @@ func FuzzPreFilterFilter(f *testing.F) {
 		// The seed's allocation time is five minutes before this clock: its
 		// binding has not timed out.
 		p := New(Args{FilterTimeout: time.Second, Now: func() time.Time { return time.Date(2025, 1, 1, 0, 5, 0, 0, time.UTC) }})
-		s, st := p.PreFilter(ctx, l, pod)
+		s, st := p.PreFilter(ctx, framework.NewCycleState(nil).SetListers(l), pod)
 		if st.IsSuccess() != (s != nil) {
 			t.Fatalf("PreFilter returned state %v with status %v", s, st)
 		}
@@ -101,7 +101,7 @@ func FuzzPreFilterFilter(f *testing.F) {
 			if _, st := p.Score(s, ni.Name()); st != nil {
 				t.Fatalf("Score(%s) of a feasible node = %v", ni.Name(), st)
 			}
-			claims, st := p.Reserve(s, pod, ni.Name())
+			claims, _, st := p.Reserve(s, pod, ni.Name())
 			if st != nil || len(claims) != 1 {
 				t.Fatalf("Reserve(%s) of a feasible node = %d claims, %v", ni.Name(), len(claims), st)
 			}
