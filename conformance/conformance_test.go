@@ -280,6 +280,22 @@ func diffResults(s *Scenario, want *OracleResult, got *framework.Result, err err
 		diffs = append(diffs, disagreement{kind, fmt.Sprintf(format, args...)})
 	}
 
+	var notTried *framework.NotTriedError
+	isNotTried := errors.As(err, &notTried)
+	switch {
+	case want.NotTried != nil && !isNotTried:
+		add("not-tried", "upstream does not try the pod (%s: %q), kubesched: result %v, error %v", want.NotTried.Plugin, want.NotTried.Message, got, err)
+		return diffs
+	case want.NotTried != nil:
+		if notTried.Plugin != want.NotTried.Plugin || notTried.Status.Message() != want.NotTried.Message || notTried.Status.Code().String() != want.NotTried.Code.String() {
+			add("not-tried", "got %s %v, want %s %v %q", notTried.Plugin, notTried.Status, want.NotTried.Plugin, want.NotTried.Code, want.NotTried.Message)
+		}
+		return diffs
+	case isNotTried:
+		add("not-tried", "kubesched does not try the pod (%v), upstream does", err)
+		return diffs
+	}
+
 	var fitErr *framework.FitError
 	if len(want.Errors) > 0 {
 		switch {
@@ -348,26 +364,9 @@ func diffResults(s *Scenario, want *OracleResult, got *framework.Result, err err
 			continue
 		}
 		got := scores[n.Name]
-		if !generateDRA {
-			outcome, got = withoutDynamicResourcesScore(outcome, got)
-		}
 		diffs = append(diffs, compareNode(n.Name, outcome, diagnosis.NodeStatus(n.Name), got, want.Scored)...)
 	}
 	return diffs
-}
-
-// withoutDynamicResourcesScore drops DynamicResources from both sides'
-// scores of a node. Without DRA objects the plugin scores every node 0,
-// and while [generateDRA] is off by default the kubesched being tested
-// may not have the plugin at all.
-func withoutDynamicResourcesScore(want NodeOutcome, got framework.NodePluginScores) (NodeOutcome, framework.NodePluginScores) {
-	const plugin = "DynamicResources"
-	if _, ok := want.Scores[plugin]; ok {
-		want.Scores = maps.Clone(want.Scores)
-		delete(want.Scores, plugin)
-	}
-	got.Scores = slices.DeleteFunc(slices.Clone(got.Scores), func(s framework.PluginScore) bool { return s.Name == plugin })
-	return want, got
 }
 
 // compareNode compares one node's filter verdict and, when upstream scored

@@ -17,15 +17,13 @@ import (
 )
 
 // draByDefault is whether [Generate] gives scenarios Dynamic Resource
-// Allocation objects when KUBESCHED_GEN_DRA is unset. It stays off until
-// kubesched's default profile has DynamicResources: until then the two
-// disagree on every scenario with DRA objects.
-const draByDefault = false
+// Allocation objects when KUBESCHED_GEN_DRA is unset: on, since
+// DynamicResources is in kubesched's default profile.
+const draByDefault = true
 
 // generateDRA turns on, for [Generate], the generators of this file:
 // KUBESCHED_GEN_DRA=1 turns them on, =0 off, and otherwise [draByDefault]
-// decides. While it is off, the differential test leaves DynamicResources'
-// scores (zero without DRA objects) out of the comparison.
+// decides.
 var generateDRA = envSwitch("KUBESCHED_GEN_DRA", draByDefault)
 
 // draStream is the second word of the DRA generators' random source, so
@@ -915,7 +913,9 @@ func (g *draGenerator) allowAdminAccess(namespace string) {
 // incomingPodExtendedResources has the incoming pod's first container ask
 // for an extended resource DeviceClasses may back: example.com/gpu (which
 // some nodes have from a device plugin), example.com/nic (which none
-// has), or a class's own deviceclass.resource.kubernetes.io name.
+// has), or a class's own deviceclass.resource.kubernetes.io name; in
+// three pods in ten, init containers (some of them sidecars) ask for it
+// too.
 // Rarely, the pod already has a claim for its extended resources from an
 // earlier attempt, which kube-scheduler deletes before trying again.
 func (g *draGenerator) incomingPodExtendedResources() {
@@ -930,6 +930,24 @@ func (g *draGenerator) incomingPodExtendedResources() {
 		c.Resources.Limits = v1.ResourceList{}
 	}
 	c.Resources.Requests[name], c.Resources.Limits[name] = quantity, quantity
+	// Init containers and sidecars asking for it too: an init container
+	// uses what the containers after it ask for and requests the rest, and
+	// only the largest init-container request is kept.
+	if g.chance(0.3) {
+		restart := v1.ContainerRestartPolicyAlways
+		for i := range 1 + g.r.IntN(2) {
+			q := *resource.NewQuantity(1+g.r.Int64N(3), resource.DecimalSI)
+			ic := v1.Container{
+				Name:      fmt.Sprintf("ext-init-%d", i),
+				Image:     "registry.k8s.io/pause:3.10",
+				Resources: v1.ResourceRequirements{Requests: v1.ResourceList{name: q}, Limits: v1.ResourceList{name: q}},
+			}
+			if g.chance(0.3) {
+				ic.RestartPolicy = &restart
+			}
+			p.Spec.InitContainers = append(p.Spec.InitContainers, ic)
+		}
+	}
 	if g.chance(0.1) {
 		spec := resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{exactRequest("container-0-request-0", "gpu", 1)}}}
 		claim := g.claim(p.Namespace, fmt.Sprintf("%s-extended-resources-%s", p.Name, g.suffix()), spec)

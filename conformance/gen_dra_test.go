@@ -62,10 +62,11 @@ var draNames = regexp.MustCompile(`"[^"]*"|[a-z0-9-]+/[a-z0-9.-]+|incoming-claim
 // TestDRAScenariosCoverDynamicResources guards the DRA generators against
 // drifting into scenarios that test little. It runs only the oracle, over
 // a few hundred DRA scenarios whatever KUBESCHED_GEN_DRA says: upstream
-// must reject pods in DynamicResources' PreFilter and nodes in its
+// must refuse pods in DynamicResources' PreEnqueue or PreFilter and nodes in its
 // Filter, place pods with claims, score prioritized lists, hand extended
 // resources to DRA on nodes without them, and fail on bad input, though
-// not often. The scenarios have no pod affinity, spreading or volumes,
+// not often. A pod whose claim is missing is not tried at all (upstream's
+// PreEnqueue), which counts with the PreFilter rejections. The scenarios have no pod affinity, spreading or volumes,
 // which leave no node for two pods in three whatever their claims, so
 // that DynamicResources decides most outcomes.
 func TestDRAScenariosCoverDynamicResources(t *testing.T) {
@@ -84,7 +85,7 @@ func TestDRAScenariosCoverDynamicResources(t *testing.T) {
 		t.Logf("  %4d  %s", reasons[r], r)
 	}
 	for kind, min := range map[string]int{
-		"with claims": seeds / 4, "placed with claims": seeds / 15, "rejected in PreFilter": seeds / 20,
+		"with claims": seeds / 4, "placed with claims": seeds / 15, "not tried or rejected in PreFilter": seeds / 20,
 		"with nodes rejected in Filter": seeds / 10, "with a nonzero score": seeds / 60,
 		"with extended resources from DRA": seeds / 20, "errors": 2,
 	} {
@@ -112,6 +113,10 @@ func draOutcomes(t *testing.T, s *Scenario, reasons map[string]int) []string {
 		}
 		return []string{"errors"}
 	}
+	if res.NotTried != nil {
+		reasons["not tried: "+draNames.ReplaceAllString(res.NotTried.Message, "…")]++
+		return []string{"with claims", "not tried or rejected in PreFilter"}
+	}
 	var kinds []string
 	if len(s.Pod.Spec.ResourceClaims) > 0 {
 		kinds = append(kinds, "with claims")
@@ -135,7 +140,7 @@ func draOutcomes(t *testing.T, s *Scenario, reasons map[string]int) []string {
 	}
 	switch {
 	case isPreFilterRejection(res, len(s.Nodes), "DynamicResources"):
-		kinds = append(kinds, "rejected in PreFilter")
+		kinds = append(kinds, "not tried or rejected in PreFilter")
 	case rejected:
 		kinds = append(kinds, "with nodes rejected in Filter")
 	}

@@ -114,6 +114,18 @@ type OracleResult struct {
 	// with one of them: the first node whose filters fail reports it.
 	// Every other field is then zero.
 	Errors []string
+	// NotTried, when set, is the PreEnqueue plugin that keeps upstream's
+	// queue from trying the pod at all (scheduling gates, or a
+	// ResourceClaim that does not exist yet) and its status. Every other
+	// field is then zero.
+	NotTried *NotTried
+}
+
+// NotTried is a PreEnqueue plugin's refusal of a pod.
+type NotTried struct {
+	Plugin  string
+	Code    fwk.Code
+	Message string
 }
 
 // NewOracle builds upstream's framework from the default v1 profile over a
@@ -238,6 +250,13 @@ func (o *Oracle) RunScenario(ctx context.Context, s *Scenario) (*OracleResult, e
 	o.setCluster(nodes, pods)
 	defer func() { o.snapshot.current = nil }()
 
+	// The scheduling queue asks the PreEnqueue plugins first, and keeps a
+	// pod one of them refuses out of every cycle.
+	for _, pl := range o.fw.PreEnqueuePlugins() {
+		if st := pl.PreEnqueue(ctx, pod); !st.IsSuccess() {
+			return &OracleResult{NotTried: &NotTried{Plugin: pl.Name(), Code: st.Code(), Message: st.Message()}}, nil
+		}
+	}
 	c, err := o.cycle(ctx, pod)
 	if err != nil {
 		return nil, err

@@ -185,7 +185,7 @@ func TestOracleReportsDynamicResourcesVerdicts(t *testing.T) {
 		objects []runtime.Object
 		want    string
 	}{
-		{name: "a claim that does not exist turns the pod down in PreFilter", want: `0/2 nodes are available: could not find ResourceClaim "default/c".`},
+		{name: "a claim that does not exist keeps the pod from being tried", want: `not tried: DynamicResources UnschedulableAndUnresolvable could not find ResourceClaim "default/c"`},
 		{name: "a claim naming a class that does not exist turns the pod down in PreFilter",
 			objects: []runtime.Object{claim("c", exactRequest("gpu", "tpu", 1))}, want: "0/2 nodes are available: request gpu: device class tpu does not exist."},
 		{name: "a claim for an A100 fits where there is one",
@@ -219,6 +219,8 @@ func TestOracleReportsDynamicResourcesVerdicts(t *testing.T) {
 // its verdict and DynamicResources' weighted score.
 func draSummary(res *OracleResult) string {
 	switch {
+	case res.NotTried != nil:
+		return fmt.Sprintf("not tried: %s %v %s", res.NotTried.Plugin, res.NotTried.Code, res.NotTried.Message)
 	case len(res.Errors) > 0:
 		return "error: " + strings.Join(res.Errors, "; ")
 	case res.FitErrorMessage != "" && !res.Nodes["n1"].Feasible && !res.Nodes["n2"].Feasible:

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubesched/kubesched/internal/testcluster"
 )
@@ -17,6 +18,10 @@ type PerfWorkload struct {
 	Pods []*v1.Pod
 	// Pod is the pending pod to place.
 	Pod *v1.Pod
+	// Objects are the cluster objects the workload needs besides nodes and
+	// pods (testcluster.Objects): for DRA, the DeviceClass, a ResourceSlice
+	// per node and the claims; none for the others.
+	Objects []runtime.Object
 }
 
 // PerfWorkloads returns every workload of testcluster.Workloads over
@@ -45,10 +50,12 @@ func PerfWorkloads(numNodes, numPods int) []PerfWorkload {
 // on the garbage collector meanwhile.
 func NewPerfWorkload(name string, numNodes, numPods int) PerfWorkload {
 	nodes := testcluster.Nodes(numNodes, name)
+	pods := testcluster.ExistingPods(numPods, nodes, name)
 	return PerfWorkload{
-		Name:  name,
-		Nodes: nodes,
-		Pods:  testcluster.ExistingPods(numPods, nodes, name),
-		Pod:   testcluster.Pod("incoming", name),
+		Name:    name,
+		Nodes:   nodes,
+		Pods:    pods,
+		Pod:     testcluster.Pod("incoming", name),
+		Objects: testcluster.Objects(nodes, pods, "incoming", name),
 	}
 }

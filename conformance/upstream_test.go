@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -252,6 +253,13 @@ func TestUpstreamAgreesWithTheOracleOnDRAScenarios(t *testing.T) {
 		u.Close()
 		var fitErr *schedframework.FitError
 		switch {
+		case want.NotTried != nil:
+			// Upstream's SchedulePod has no queue in front of it: the
+			// claim PreEnqueue found missing fails PreFilter the same way.
+			checked["not tried"]++
+			if wantMsg := fmt.Sprintf("0/%d nodes are available: %s.", len(s.Nodes), want.NotTried.Message); !errors.As(err, &fitErr) || err.Error() != wantMsg {
+				t.Errorf("seed %d: upstream returned %q, %v; the oracle's PreEnqueue refused the pod with %q", seed, got.SuggestedHost, err, want.NotTried.Message)
+			}
 		case len(want.Errors) > 0:
 			checked["errors"]++
 			if err == nil || errors.As(err, &fitErr) || !slices.Contains(want.Errors, err.Error()) {

@@ -103,6 +103,9 @@ func main() {
 			w := conformance.NewPerfWorkload(name, numNodes, pods)
 			for j, p := range percentages {
 				upstream := upstreams[j]
+				if err := upstream.SetObjects(ctx, w.Objects); err != nil {
+					log.Fatalf("%s: %v", name, err)
+				}
 				if err := upstream.SetCluster(w.Nodes, w.Pods); err != nil {
 					log.Fatalf("%s: %v", name, err)
 				}
@@ -110,7 +113,7 @@ func main() {
 				if err != nil {
 					log.Fatalf("%s: upstream: %v", name, err)
 				}
-				ours, err := kubeschedSide(ctx, int32(p), w)
+				ours, err := kubeschedSide(ctx, int32(p), w, res.FeasibleNodes, res.EvaluatedNodes)
 				if err != nil {
 					log.Fatalf("%s: %v", name, err)
 				}
@@ -140,6 +143,9 @@ func main() {
 				if err := upstream.SetCluster(nil, nil); err != nil {
 					log.Fatalf("%s: %v", name, err)
 				}
+				if err := upstream.SetObjects(ctx, nil); err != nil {
+					log.Fatalf("%s: %v", name, err)
+				}
 			}
 		}
 		table.Flush()
@@ -154,10 +160,12 @@ type column struct {
 }
 
 // kubeschedSide returns kubesched's columns for w at percentage (0:
-// adaptive). It is the only code that calls kubesched, so that a change of
-// kubesched's API changes this function alone.
-func kubeschedSide(ctx context.Context, percentage int32, w conformance.PerfWorkload) ([]column, error) {
-	fw, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(percentage))
+// adaptive), after checking that kubesched finds as many feasible nodes
+// as upstream did (among as many evaluated, when it searches them all). It is the only code that calls
+// kubesched, so that a change of kubesched's API changes this function
+// alone.
+func kubeschedSide(ctx context.Context, percentage int32, w conformance.PerfWorkload, feasible, evaluated int) ([]column, error) {
+	fw, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(percentage), framework.WithObjects(w.Objects...))
 	if err != nil {
 		return nil, fmt.Errorf("building kubesched: %w", err)
 	}
@@ -179,6 +187,15 @@ func kubeschedSide(ctx context.Context, percentage int32, w conformance.PerfWork
 		}
 	}
 	snap := c.Snapshot()
+	res, err := fw.Schedule(ctx, w.Pod, nodes)
+	if err != nil {
+		return nil, fmt.Errorf("kubesched: %w", err)
+	}
+	// A partial search starts where the last one stopped, which differs
+	// between the two, so only a full one must evaluate as many nodes.
+	if res.FeasibleNodes != feasible || percentage == 100 && res.EvaluatedNodes != evaluated {
+		return nil, fmt.Errorf("kubesched found %d of %d evaluated nodes feasible, upstream %d of %d", res.FeasibleNodes, res.EvaluatedNodes, feasible, evaluated)
+	}
 	return []column{
 		{"Schedule pods/s", func() error { _, err := fw.Schedule(ctx, w.Pod, nodes); return err }},
 		{"ScheduleSnapshot pods/s", func() error { _, err := fw.ScheduleSnapshot(ctx, w.Pod, snap); return err }},
