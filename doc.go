@@ -29,11 +29,11 @@
 // its order, except DefaultPreemption: SchedulingGates (PreEnqueue),
 // NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
 // NodeResourcesFit, VolumeRestrictions, NodeVolumeLimits, VolumeBinding,
-// VolumeZone, PodTopologySpread, InterPodAffinity, DynamicResources,
+// VolumeZone, PodTopologySpread, InterPodAffinity, DynamicResources (also
+// a PreEnqueue plugin, and the one that allocates DRA-backed extended
+// resources, which NodeResourcesFit leaves to it),
 // NodeResourcesBalancedAllocation, ImageLocality and NodeDeclaredFeatures.
-// DRA-backed extended resources (a DeviceClass's extendedResourceName) are
-// not handed to DynamicResources yet. The README lists exactly what is not
-// covered.
+// The README lists exactly what is not covered.
 //
 // PodTopologySpread's default constraints and InterPodAffinity's namespace
 // selectors read Services, controllers and Namespaces, the volume plugins
