@@ -34,16 +34,12 @@ func gpuSlice(node string, n int) *resourceapi.ResourceSlice {
 	return s
 }
 
-func TestPlacingClaimingPodsThroughTheCacheNeverHandsADeviceOutTwice(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	c, err := cache.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	const numNodes, gpusPerNode, numPods = 5, 2, 14
-	var slices []*resourceapi.ResourceSlice
-	for i := range numNodes {
+// addGPUNodes adds nodes node-0, node-1, ... of 16 CPUs and 64Gi to c and
+// returns a ResourceSlice of gpus GPUs for each.
+func addGPUNodes(t *testing.T, c *cache.Cache, nodes, gpus int) []runtime.Object {
+	t.Helper()
+	var slices []runtime.Object
+	for i := range nodes {
 		name := fmt.Sprintf("node-%d", i)
 		if _, err := c.AddNode(&v1.Node{
 			ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -53,10 +49,22 @@ func TestPlacingClaimingPodsThroughTheCacheNeverHandsADeviceOutTwice(t *testing.
 		}); err != nil {
 			t.Fatal(err)
 		}
-		slices = append(slices, gpuSlice(name, gpusPerNode))
+		slices = append(slices, gpuSlice(name, gpus))
 	}
+	return slices
+}
+
+func TestPlacingClaimingPodsThroughTheCacheNeverHandsADeviceOutTwice(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c, err := cache.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const numNodes, gpusPerNode, numPods = 5, 2, 14
+	slices := addGPUNodes(t, c, numNodes, gpusPerNode)
 	_, class := gpuCluster()
-	listers, err := framework.NewListers(append([]runtime.Object{class[1]}, asObjects(slices)...)...)
+	listers, err := framework.NewListers(append([]runtime.Object{class[1]}, slices...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,18 +171,7 @@ func TestPlacingPodsAskingForDRABackedExtendedResourcesThroughTheCache(t *testin
 			Selectors:            []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: `device.driver == "gpu.example.com"`}}},
 		},
 	}}
-	for i := range numNodes {
-		name := fmt.Sprintf("node-%d", i)
-		if _, err := c.AddNode(&v1.Node{
-			ObjectMeta: metav1.ObjectMeta{Name: name},
-			Status: v1.NodeStatus{Allocatable: v1.ResourceList{
-				v1.ResourceCPU: resource.MustParse("16"), v1.ResourceMemory: resource.MustParse("64Gi"), v1.ResourcePods: resource.MustParse("110"),
-			}},
-		}); err != nil {
-			t.Fatal(err)
-		}
-		objects = append(objects, gpuSlice(name, gpusPerNode))
-	}
+	objects = append(objects, addGPUNodes(t, c, numNodes, gpusPerNode)...)
 	listers, err := framework.NewListers(objects...)
 	if err != nil {
 		t.Fatal(err)
