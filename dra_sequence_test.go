@@ -148,14 +148,6 @@ func TestPlacingClaimingPodsThroughTheCacheNeverHandsADeviceOutTwice(t *testing.
 	}
 }
 
-func asObjects[T runtime.Object](in []T) []runtime.Object {
-	out := make([]runtime.Object, len(in))
-	for i, o := range in {
-		out[i] = o
-	}
-	return out
-}
-
 func TestPlacingPodsAskingForDRABackedExtendedResourcesThroughTheCache(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

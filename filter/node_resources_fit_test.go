@@ -417,7 +417,7 @@ func ExampleInsufficientResources() {
 func TestNodeResourcesFitLeavesDRABackedResourcesToDynamicResources(t *testing.T) {
 	t.Parallel()
 	gpuName := "example.com/gpu"
-	classes := []*resourceapi.DeviceClass{{
+	classes := []runtime.Object{&resourceapi.DeviceClass{
 		ObjectMeta: metav1.ObjectMeta{Name: "gpu"},
 		Spec:       resourceapi.DeviceClassSpec{ExtendedResourceName: &gpuName},
 	}}
@@ -428,7 +428,7 @@ func TestNodeResourcesFitLeavesDRABackedResourcesToDynamicResources(t *testing.T
 	}
 	tests := []struct {
 		name    string
-		classes []*resourceapi.DeviceClass
+		classes []runtime.Object
 		pod     *v1.Pod
 		node    *nodeinfo.NodeInfo
 		want    []string
@@ -445,7 +445,7 @@ func TestNodeResourcesFitLeavesDRABackedResourcesToDynamicResources(t *testing.T
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			l, err := framework.NewListers(asObjects(tc.classes)...)
+			l, err := framework.NewListers(tc.classes...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -484,12 +484,4 @@ type failingClassLister struct{}
 
 func (failingClassLister) List(labels.Selector) ([]*resourceapi.DeviceClass, error) {
 	return nil, errors.New("no classes")
-}
-
-func asObjects[T runtime.Object](objs []T) []runtime.Object {
-	out := make([]runtime.Object, len(objs))
-	for i, o := range objs {
-		out[i] = o
-	}
-	return out
 }
