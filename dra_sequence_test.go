@@ -36,7 +36,7 @@ func gpuSlice(node string, n int) *resourceapi.ResourceSlice {
 
 // addGPUNodes adds nodes node-0, node-1, ... of 16 CPUs and 64Gi to c and
 // returns a ResourceSlice of gpus GPUs for each.
-func addGPUNodes(t *testing.T, c *cache.Cache, nodes, gpus int) []runtime.Object {
+func addGPUNodes(t testing.TB, c *cache.Cache, nodes, gpus int) []runtime.Object {
 	t.Helper()
 	var slices []runtime.Object
 	for i := range nodes {

@@ -53,8 +53,20 @@ type DynamicResourcesArgs = dra.Args
 // The allocation made for each feasible node is kept for
 // score.DynamicResources and for [DynamicResources.Reserve], which puts
 // the claims as kube-scheduler would write them in [framework.Result.Claims].
-// The zero value is ready to use, with the defaults; build a configured one
-// with [NewDynamicResources].
+//
+// The plugin remembers each node's allocation across cycles, keyed on
+// everything the allocator reads there (the node object, every slice of
+// the pools the node reaches, the classes, what is allocated from those
+// pools, the claims' specs), and runs the allocator only where one of
+// those changed: a loop that places pod after pod allocates again only on
+// the node that took the last one. Objects are keyed by identity, so
+// listers must hand out new objects for changes rather than modify them in
+// place, as informers and the cache package do. The memory is bounded (at
+// most four answers for each of 262,144 nodes) and holds no object alive.
+//
+// The zero value is ready to use, with the defaults, and shares that
+// memory with every other zero value; build a configured one, with its
+// own, with [NewDynamicResources].
 type DynamicResources struct {
 	p *dra.Plugin
 }

@@ -65,6 +65,8 @@ type Plugin struct {
 	now            func() time.Time
 	features       structured.Features
 	cel            *cel.Cache
+	// memo remembers allocations per node across cycles.
+	memo memo
 }
 
 // New returns the plugin configured by args.
@@ -114,13 +116,20 @@ type State struct {
 	// availableOn holds, per claim, the node selector of its allocation
 	// (nil when unallocated or allocated for every node).
 	availableOn []*nodeaffinity.NodeSelector
-	// allocator is set when some claim needs allocating.
-	allocator structured.Allocator
+	// allocator is set when some claim needs allocating; it is built on
+	// the first node the memo cannot answer for.
+	allocator *lazyAllocator
 	// numToAllocate counts claims without allocation.
 	numToAllocate int
 	// toAllocate are those claims, in claim order, shared by every
 	// node's Filter (the allocator only reads them).
 	toAllocate []*resourceapi.ResourceClaim
+	// prioritized is set when some claim has a request with subrequests,
+	// the only ones Score counts.
+	prioritized bool
+	// world keys the plugin's memo of allocations; nil when the claims
+	// to allocate differ per node (DRA-backed extended resources).
+	world *world
 
 	// hasExtended is set when the last of claims is the claim for the
 	// pod's DRA-backed extended resources.
@@ -213,6 +222,11 @@ func (p *Plugin) PreFilter(ctx context.Context, state *framework.CycleState, pod
 		return nil, skip
 	}
 	s.claims, s.availableOn = claims, make([]*nodeaffinity.NodeSelector, len(claims))
+	for _, c := range claims {
+		for _, r := range c.Spec.Devices.Requests {
+			s.prioritized = s.prioritized || len(r.FirstAvailable) > 0
+		}
+	}
 	var classes *classIndex
 	for i, c := range claims {
 		// resourceclaim.CanBeReserved admits any number of consumers in
@@ -264,7 +278,7 @@ func (p *Plugin) PreFilter(ctx context.Context, state *framework.CycleState, pod
 			return nil, framework.AsStatus(err)
 		}
 	}
-	allocated, err := allocatedState(listers.ResourceClaims, p.features.ConsumableCapacity)
+	allocated, err := p.memo.allocatedState(listers.ResourceClaims, p.features.ConsumableCapacity)
 	if err != nil {
 		return nil, framework.AsStatus(fmt.Errorf("gather allocation state: %w", err))
 	}
@@ -272,15 +286,17 @@ func (p *Plugin) PreFilter(ctx context.Context, state *framework.CycleState, pod
 	if err != nil {
 		return nil, framework.AsStatus(err)
 	}
-	s.allocator, err = structured.NewAllocator(ctx, p.features, *allocated, classes, slices, p.cel)
-	if err != nil {
-		return nil, framework.AsStatus(err)
-	}
-	s.allocations = make(map[string]nodeAllocation)
+	s.allocator = &lazyAllocator{build: func(ctx context.Context) (structured.Allocator, error) {
+		return structured.NewAllocator(ctx, p.features, *allocated.state, classes, slices, p.cel)
+	}}
+	s.allocations = make(map[string]nodeAllocation, len(state.AllNodes()))
 	for _, c := range claims {
 		if c.Status.Allocation == nil {
 			s.toAllocate = append(s.toAllocate, c)
 		}
+	}
+	if ext := s.extendedIndex(); ext < 0 || claims[ext].Status.Allocation != nil {
+		s.world = p.memo.world(s.toAllocate, classes.list, slices, allocated)
 	}
 	return s, nil
 }
@@ -323,13 +339,15 @@ func (p *Plugin) Filter(ctx context.Context, s *State, pod *v1.Pod, ni *nodeinfo
 			// always the last to allocate.
 			toAllocate = append(slices.Clip(toAllocate[:len(toAllocate)-1]), extended)
 		}
-		actx := ctx
-		if p.filterTimeout > 0 {
-			var cancel context.CancelFunc
-			actx, cancel = context.WithTimeout(ctx, p.filterTimeout)
-			defer cancel()
+		w := s.world
+		if extended != nil {
+			w = nil
 		}
-		result, err := allocate(actx, s.allocator, node, toAllocate)
+		result, remembered := p.memo.lookup(w, node)
+		var err error
+		if !remembered {
+			result, err = p.allocate(ctx, s.allocator, w, node, toAllocate)
+		}
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
 			return framework.AsStatus(fmt.Errorf("node %s: timed out trying to allocate devices", node.Name))
@@ -364,7 +382,7 @@ func (p *Plugin) Filter(ctx context.Context, s *State, pod *v1.Pod, ni *nodeinfo
 // node: for every request with subrequests, 8 minus the position of the
 // subrequest chosen, summed over the pod's claims. s may be nil.
 func (p *Plugin) Score(s *State, nodeName string) (int64, *framework.Status) {
-	if s.Empty() {
+	if s.Empty() || !s.prioritized {
 		return 0, nil
 	}
 	s.mu.Lock()
@@ -474,6 +492,40 @@ func (p *Plugin) Reserve(s *State, pod *v1.Pod, nodeName string) ([]*resourceapi
 		out = append(out, c)
 	}
 	return out, extStatus, nil
+}
+
+// lazyAllocator builds the cycle's allocator once, when first needed:
+// building it indexes every slice, which a cycle the memo answers for
+// entirely does without.
+type lazyAllocator struct {
+	build func(context.Context) (structured.Allocator, error)
+	once  sync.Once
+	a     structured.Allocator
+	err   error
+}
+
+func (l *lazyAllocator) get(ctx context.Context) (structured.Allocator, error) {
+	l.once.Do(func() { l.a, l.err = l.build(ctx) })
+	return l.a, l.err
+}
+
+// allocate runs the allocator on node within the filter timeout and
+// remembers its answer for w, unless it was cut short or failed.
+func (p *Plugin) allocate(ctx context.Context, l *lazyAllocator, w *world, node *v1.Node, claims []*resourceapi.ResourceClaim) ([]resourceapi.AllocationResult, error) {
+	a, err := l.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if p.filterTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.filterTimeout)
+		defer cancel()
+	}
+	result, err := allocate(ctx, a, node, claims)
+	if err == nil && ctx.Err() == nil {
+		p.memo.remember(w, node, result)
+	}
+	return result, err
 }
 
 // allocate runs the allocator, turning a panic into an error: objects API
@@ -659,18 +711,11 @@ func listSlices(lister framework.ResourceSliceLister) ([]*resourceapi.ResourceSl
 // kube-scheduler's claim tracker does: admin-access results hold nothing;
 // with consumable capacity, a result with a share ID holds a share and its
 // consumed capacity instead of the whole device.
-func allocatedState(lister framework.ResourceClaimLister, consumable bool) (*structured.AllocatedState, error) {
+func allocatedState(claims []*resourceapi.ResourceClaim, consumable bool) *structured.AllocatedState {
 	st := &structured.AllocatedState{
 		AllocatedDevices:         sets.New[structured.DeviceID](),
 		AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](),
 		AggregatedCapacity:       structured.NewConsumedCapacityCollection(),
-	}
-	if lister == nil {
-		return st, nil
-	}
-	claims, err := lister.List(labels.Everything())
-	if err != nil {
-		return nil, err
 	}
 	for _, c := range claims {
 		if c.Status.Allocation == nil {
@@ -695,5 +740,5 @@ func allocatedState(lister framework.ResourceClaimLister, consumable bool) (*str
 			st.AllocatedDevices.Insert(id)
 		}
 	}
-	return st, nil
+	return st
 }

@@ -225,14 +225,7 @@ func TestAllocatedState(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			objs := make([]runtime.Object, len(tc.claims))
-			for i, c := range tc.claims {
-				objs[i] = c
-			}
-			got, err := allocatedState(listers(t, objs...).ResourceClaims, tc.consumable)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := allocatedState(tc.claims, tc.consumable)
 			if got.AllocatedDevices.Len() != len(tc.devices) || !got.AllocatedDevices.HasAll(tc.devices...) {
 				t.Errorf("devices = %v, want %v", got.AllocatedDevices.UnsortedList(), tc.devices)
 			}
@@ -348,7 +341,7 @@ func TestScoreAndReserveWithoutFilter(t *testing.T) {
 	}
 	// A state whose allocation for n1 lost its entry: Score must report the
 	// mismatch, not index out of range.
-	broken := &State{claims: s.claims, availableOn: s.availableOn, allocator: s.allocator, numToAllocate: 1,
+	broken := &State{claims: s.claims, availableOn: s.availableOn, allocator: s.allocator, numToAllocate: 1, prioritized: true,
 		allocations: map[string]nodeAllocation{"n1": {}}}
 	tests := []struct {
 		name    string
