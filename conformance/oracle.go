@@ -24,8 +24,8 @@
 // KUBESCHED_CONFORMANCE_AFFINITY=0 leaves pod affinity, topology spreading
 // and the cluster objects they read out of the generated scenarios, and
 // KUBESCHED_CONFORMANCE_VOLUMES=0 volumes and the storage objects they
-// use. KUBESCHED_GEN_DRA=1 adds ResourceClaims and the DRA objects they
-// use (off by default until kubesched has DynamicResources).
+// use. KUBESCHED_GEN_DRA=0 leaves ResourceClaims and the DRA objects they
+// use out (they are on by default).
 package conformance
 
 import (

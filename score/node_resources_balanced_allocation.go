@@ -34,9 +34,8 @@ var (
 // for unset cpu and memory, so a pod requesting none of the resources is
 // not scored at all (PreScore returns Skip).
 //
-// kubesched models no DRA. With no DeviceClasses, kube-scheduler v1.36.3
-// (DRAExtendedResource on by default) reads extended resources from node
-// allocatable only, as this plugin does.
+// A DRA-backed extended resource the node has none of is counted from its
+// DeviceClass's devices, as for NodeResourcesFit.
 //
 // The zero value scores cpu and memory. It is safe for concurrent use.
 type NodeResourcesBalancedAllocation struct {
@@ -64,7 +63,7 @@ func (pl *NodeResourcesBalancedAllocation) getScorer() *noderesources.Scorer {
 	return pl.scorer
 }
 
-var balancedAllocationKey = framework.NewStateKey[[]int64]()
+var balancedAllocationKey = framework.NewStateKey[resourceScoreState]()
 
 // PodOnlyPreScore reports true: PreScore depends on the pod alone, so the
 // framework may score nodes while it filters them.
@@ -83,6 +82,6 @@ func (pl *NodeResourcesBalancedAllocation) PreScore(_ context.Context, state *fr
 // Error for a NodeInfo without a node or a nil pod. Without PreScore's
 // state it computes the pod's requests itself, and scores 0 for a pod
 // PreScore would have skipped.
-func (pl *NodeResourcesBalancedAllocation) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
-	return scoreResources(pl.getScorer(), balancedAllocationKey, state, pod, ni, true)
+func (pl *NodeResourcesBalancedAllocation) Score(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+	return scoreResources(ctx, pl.getScorer(), balancedAllocationKey, state, pod, ni, true)
 }

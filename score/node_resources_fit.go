@@ -2,7 +2,6 @@ package score
 
 import (
 	"context"
-	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -58,9 +57,12 @@ var (
 // requests nor a resize in the pod's status (its scorer is built without
 // those feature gates, unlike the filter and BalancedAllocation).
 //
-// kubesched models no DRA. With no DeviceClasses, kube-scheduler v1.36.3
-// (DRAExtendedResource on by default) scores extended resources from node
-// allocatable only, as this plugin does.
+// An extended resource the node has none of, but that a DeviceClass
+// provides (DRA-backed, see filter.NodeResourcesFit), is counted as
+// kube-scheduler v1.36.3 counts it: the devices of that class on the
+// node's ResourceSlices, and how many of them are allocated. This matters
+// only for a configuration that scores extended resources; the default
+// scores cpu and memory.
 //
 // The zero value uses the default strategy, LeastAllocated over cpu and
 // memory with weight 1. It is safe for concurrent use.
@@ -89,7 +91,16 @@ func (pl *NodeResourcesFit) getScorer() *noderesources.Scorer {
 	return pl.scorer
 }
 
-var resourcesFitScoreKey = framework.NewStateKey[[]int64]()
+// resourceScoreState is what the resource scorers' PreScore computes
+// once for all nodes: the pod's requests, one per scored resource, and the
+// device counts behind scored DRA-backed extended resources (nil when
+// there are none).
+type resourceScoreState struct {
+	requests []int64
+	dra      *dra.Totals
+}
+
+var resourcesFitScoreKey = framework.NewStateKey[resourceScoreState]()
 
 // errNilPod is what the resource-allocation scorers return for a nil pod.
 var errNilPod = framework.NewStatus(framework.Error, "nil pod")
@@ -108,8 +119,8 @@ func (pl *NodeResourcesFit) PreScore(_ context.Context, state *framework.CycleSt
 // it has none of the scored resources), or Error for a NodeInfo without a
 // node or a nil pod. Without PreScore's state it computes the pod's
 // requests itself.
-func (pl *NodeResourcesFit) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
-	return scoreResources(pl.getScorer(), resourcesFitScoreKey, state, pod, ni, false)
+func (pl *NodeResourcesFit) Score(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+	return scoreResources(ctx, pl.getScorer(), resourcesFitScoreKey, state, pod, ni, false)
 }
 
 // scoreResources is Score for both resource-allocation plugins: it reads
@@ -119,56 +130,61 @@ func (pl *NodeResourcesFit) Score(_ context.Context, state *framework.CycleState
 // preScoreResources is PreScore for the resource scorers: it stores the
 // pod's request vector, or skips a pod requesting nothing when
 // skipBestEffort is set.
-func preScoreResources(s *noderesources.Scorer, key framework.StateKey[[]int64], state *framework.CycleState, pod *v1.Pod, skipBestEffort bool) *framework.Status {
+func preScoreResources(s *noderesources.Scorer, key framework.StateKey[resourceScoreState], state *framework.CycleState, pod *v1.Pod, skipBestEffort bool) *framework.Status {
 	if pod == nil {
 		return errNilPod
-	}
-	if st := draBackedScoring(s, state); st != nil {
-		return st
 	}
 	req := s.PodRequests(pod)
 	if skipBestEffort && noderesources.AllZero(req) {
 		return skip
 	}
-	key.Write(state, req)
+	totals, err := draTotals(s, state)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	key.Write(state, resourceScoreState{requests: req, dra: totals})
 	return nil
 }
 
-func scoreResources(s *noderesources.Scorer, key framework.StateKey[[]int64], state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, zeroForBestEffort bool) (int64, *framework.Status) {
-	if ni.Node() == nil {
+func scoreResources(ctx context.Context, s *noderesources.Scorer, key framework.StateKey[resourceScoreState], state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, zeroForBestEffort bool) (int64, *framework.Status) {
+	node := ni.Node()
+	if node == nil {
 		return 0, errNilNode
 	}
-	req, ok := key.Read(state)
-	if !ok || len(req) != len(s.Resources()) {
+	st, ok := key.Read(state)
+	if !ok || len(st.requests) != len(s.Resources()) {
 		if pod == nil {
 			return 0, errNilPod
 		}
-		req = s.PodRequests(pod)
-		if zeroForBestEffort && noderesources.AllZero(req) {
+		st.requests = s.PodRequests(pod)
+		if zeroForBestEffort && noderesources.AllZero(st.requests) {
 			return 0, nil
 		}
+		totals, err := draTotals(s, state)
+		if err != nil {
+			return 0, framework.AsStatus(err)
+		}
+		st.dra = totals
 	}
-	return s.Score(req, ni), nil
+	if st.dra == nil {
+		return s.Score(st.requests, ni), nil
+	}
+	return s.ScoreWithDRA(st.requests, ni, func(name v1.ResourceName) (int64, int64) {
+		return st.dra.Of(ctx, node, name)
+	}), nil
 }
 
-// draBackedScoring returns Error when a scored resource is one a
-// DeviceClass provides: kube-scheduler then counts, on nodes without the
-// resource, the class's devices and the allocated ones, which kubesched
-// does not do yet. Only a configuration that scores extended resources
-// can get there.
-func draBackedScoring(s *noderesources.Scorer, state *framework.CycleState) *framework.Status {
+// draTotals returns the device counts behind the scored resources that a
+// DeviceClass provides, or nil when none is.
+func draTotals(s *noderesources.Scorer, state *framework.CycleState) (*dra.Totals, error) {
+	var names []v1.ResourceName
 	for _, r := range s.Resources() {
-		name := v1.ResourceName(r.Name)
-		if !dra.IsExtendedResourceName(name) {
-			continue
-		}
-		resolver, err := dra.ResolverFor(state)
-		if err != nil {
-			return framework.AsStatus(err)
-		}
-		if class := resolver.Class(name); class != nil {
-			return framework.AsStatus(fmt.Errorf("kubesched cannot score %s yet: DeviceClass %s provides it (DRA-backed extended resources are filtered, not scored)", name, class.Name))
+		if dra.IsExtendedResourceName(r.Name) {
+			names = append(names, r.Name)
 		}
 	}
-	return nil
+	if len(names) == 0 {
+		return nil, nil
+	}
+	return dra.NewTotals(state, names)
 }

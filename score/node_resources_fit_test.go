@@ -441,10 +441,43 @@ func ExampleNewNodeResourcesFit() {
 	// invalid NodeResourcesFit args: scoringStrategy.shape: Required value: at least one point must be specified
 }
 
-func TestScoringADRABackedExtendedResourceIsAnError(t *testing.T) {
+func TestScoringADRABackedExtendedResourceCountsTheClassDevices(t *testing.T) {
 	t.Parallel()
 	gpu := "example.com/gpu"
-	class := &resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: resourceapi.DeviceClassSpec{ExtendedResourceName: &gpu}}
+	class := &resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: resourceapi.DeviceClassSpec{
+		ExtendedResourceName: &gpu,
+		Selectors:            []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: `device.driver == "gpu.example.com"`}}},
+	}}
+	slice := func(name, driver, pool string, generation int64, devices int, place func(*resourceapi.ResourceSliceSpec)) *resourceapi.ResourceSlice {
+		s := &resourceapi.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: resourceapi.ResourceSliceSpec{
+			Driver: driver, Pool: resourceapi.ResourcePool{Name: pool, Generation: generation, ResourceSliceCount: 1},
+		}}
+		for i := range devices {
+			s.Spec.Devices = append(s.Spec.Devices, resourceapi.Device{Name: fmt.Sprint("dev-", i)})
+		}
+		place(&s.Spec)
+		return s
+	}
+	on := func(node string) func(*resourceapi.ResourceSliceSpec) {
+		return func(s *resourceapi.ResourceSliceSpec) { s.NodeName = &node }
+	}
+	labelled := func(s *resourceapi.ResourceSliceSpec) {
+		s.NodeSelector = &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{
+			{Key: "gpu", Operator: v1.NodeSelectorOpIn, Values: []string{"yes"}},
+		}}}}
+	}
+	holder := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: "holder", Namespace: "default"}, Status: resourceapi.ResourceClaimStatus{
+		Allocation: &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{
+			{Request: "gpu", Driver: "gpu.example.com", Pool: "a", Device: "dev-0"},
+		}}},
+	}}
+	objects := []runtime.Object{class, holder,
+		slice("a-gpus", "gpu.example.com", "a", 1, 4, on("a")),
+		slice("a-nics", "nic.example.com", "a-nics", 1, 3, on("a")),
+		slice("e-old", "gpu.example.com", "e", 1, 2, on("e")),
+		slice("e-new", "gpu.example.com", "e", 2, 2, on("e")),
+		slice("f-gpus", "gpu.example.com", "f", 1, 1, labelled),
+	}
 	pl, err := score.NewNodeResourcesFit(score.NodeResourcesFitArgs{ScoringStrategy: score.ScoringStrategy{
 		Type:      score.MostAllocated,
 		Resources: []score.ResourceSpec{{Name: "cpu", Weight: 1}, {Name: v1.ResourceName(gpu), Weight: 3}},
@@ -453,22 +486,44 @@ func TestScoringADRABackedExtendedResourceIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	pod := testbuild.Pod("cpu", "1", gpu, "1").Pod
-	for _, tc := range []struct {
-		name    string
-		objects []runtime.Object
-		want    string
-	}{
-		{"a resource no class provides is scored", nil, ""},
-		{"a resource a class provides is an error, not a guess", []runtime.Object{class}, "kubesched cannot score example.com/gpu yet: DeviceClass gpu provides it (DRA-backed extended resources are filtered, not scored)"},
-	} {
-		l, err := framework.NewListers(tc.objects...)
-		if err != nil {
-			t.Fatal(err)
+	named := func(name string, ni *nodeinfo.NodeInfo) *nodeinfo.NodeInfo {
+		n := ni.Node().DeepCopy()
+		n.Name = name
+		if name == "f" {
+			n.Labels = map[string]string{"gpu": "yes"}
 		}
-		state := framework.NewCycleState(nil).SetListers(l)
-		s := pl.PreScore(context.Background(), state, pod, nil)
-		if got := s.Message(); got != tc.want || (tc.want != "" && s.Code() != framework.Error) {
-			t.Errorf("%s: PreScore = %v, want %q", tc.name, s, tc.want)
+		return nodeinfo.New(n)
+	}
+	// cpu scores 1000m * 100 / allocatable with weight 1; the GPU
+	// (requested + allocated) * 100 / devices with weight 3.
+	tests := []struct {
+		name string
+		node *nodeinfo.NodeInfo
+		want int64
+	}{
+		{"the class's four GPUs, one allocated, count; the NICs it does not select do not", named("a", fitNode("4", "16Gi", nil)), (25 + 3*50) / 4},
+		{"a device plugin's GPUs count as allocatable, as before", named("b", fitNode("4", "16Gi", []string{gpu, "4"})), (25 + 3*25) / 4},
+		{"a node with neither leaves the GPU out", named("c", fitNode("2", "16Gi", nil)), 50},
+		{"an obsolete generation of a pool still counts, as upstream counts it", named("e", fitNode("4", "16Gi", nil)), (25 + 3*25) / 4},
+		{"a slice reaches the nodes its selector selects", named("f", fitNode("4", "16Gi", nil)), (25 + 3*100) / 4},
+		{"and not the others", named("g", fitNode("4", "16Gi", nil)), 25},
+	}
+	l, err := framework.NewListers(objects...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := framework.NewCycleState(nil).SetListers(l)
+	if st := pl.PreScore(context.Background(), state, pod, nil); st != nil {
+		t.Fatal(st)
+	}
+	for _, tc := range tests {
+		got, st := pl.Score(context.Background(), state, pod, tc.node)
+		if st != nil || got != tc.want {
+			t.Errorf("%s: Score = %d, %v; want %d", tc.name, got, st, tc.want)
+		}
+		// Without PreScore's state, Score counts the devices itself.
+		if got, _ := pl.Score(context.Background(), framework.NewCycleState(nil).SetListers(l), pod, tc.node); got != tc.want {
+			t.Errorf("%s, without PreScore: Score = %d, want %d", tc.name, got, tc.want)
 		}
 	}
 }

@@ -46,9 +46,8 @@ func NewShape(points []UtilizationShapePoint) Shape {
 // NodeResourcesBalancedAllocation have in common: the same pod request
 // vector and the same reading of the node, combined by different formulas.
 //
-// kubesched models no DRA: with no DeviceClasses, kube-scheduler v1.36.3
-// (DRAExtendedResource on by default) reads every extended resource from
-// node allocatable, as the Scorer does.
+// Extended resources are read from node allocatable; [Scorer.ScoreWithDRA]
+// counts a DRA-backed one's devices where the node has none.
 //
 // A Scorer is immutable and safe for concurrent use.
 type Scorer struct {
@@ -207,6 +206,18 @@ const stackResources = 8
 // nothing left to score gets 0 (75 for balanced allocation). podRequests
 // must have one entry per scored resource.
 func (s *Scorer) Score(podRequests []int64, ni *nodeinfo.NodeInfo) int64 {
+	return s.ScoreWithDRA(podRequests, ni, nil)
+}
+
+// DRATotals returns how many devices behind a DRA-backed extended resource
+// reach the node, and how many of them are allocated; 0 capacity when no
+// DeviceClass provides the resource.
+type DRATotals func(name v1.ResourceName) (capacity, allocated int64)
+
+// ScoreWithDRA is Score where an extended resource the node has 0 of (or
+// does not list) is counted from its DeviceClass's devices by dra, as
+// kube-scheduler v1.36.3 does with DRAExtendedResource on. dra may be nil.
+func (s *Scorer) ScoreWithDRA(podRequests []int64, ni *nodeinfo.NodeInfo, dra DRATotals) int64 {
 	if s.cpuMemory {
 		return s.scoreCPUMemory(podRequests, ni)
 	}
@@ -222,7 +233,7 @@ func (s *Scorer) Score(podRequests []int64, ni *nodeinfo.NodeInfo) int64 {
 		if podRequests[i] == 0 && kind == kindScalar {
 			continue
 		}
-		capacity, used := s.nodeAmounts(ni, i, kind)
+		capacity, used := s.nodeAmounts(ni, i, kind, dra)
 		if capacity == 0 {
 			continue
 		}
@@ -271,9 +282,9 @@ func (s *Scorer) combine(requested, allocated, allocatable []int64) int64 {
 
 // nodeAmounts returns the node's allocatable amount of a resource and the
 // amount its pods already request. Extended resources the node does not
-// list count as 0 allocatable. Ephemeral storage and scalar resources have
+// list count as 0 allocatable, unless dra counts devices for them. Ephemeral storage and scalar resources have
 // no non-zero defaults, so they always read the plain requests.
-func (s *Scorer) nodeAmounts(ni *nodeinfo.NodeInfo, i int, kind resourceKind) (allocatable, requested int64) {
+func (s *Scorer) nodeAmounts(ni *nodeinfo.NodeInfo, i int, kind resourceKind, dra DRATotals) (allocatable, requested int64) {
 	cpuMem := &ni.NonZeroRequested
 	if s.useRequested {
 		cpuMem = &ni.Requested
@@ -287,7 +298,13 @@ func (s *Scorer) nodeAmounts(ni *nodeinfo.NodeInfo, i int, kind resourceKind) (a
 		return ni.Allocatable.EphemeralStorage, ni.Requested.EphemeralStorage
 	case kindScalar:
 		name := s.resources[i].Name
-		if a, ok := ni.Allocatable.ScalarResources[name]; ok {
+		a, ok := ni.Allocatable.ScalarResources[name]
+		if a == 0 && dra != nil {
+			if capacity, allocated := dra(name); capacity > 0 {
+				return capacity, allocated
+			}
+		}
+		if ok {
 			return a, ni.Requested.ScalarResources[name]
 		}
 	}
