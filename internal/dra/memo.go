@@ -80,10 +80,7 @@ func (m *memo) allocatedState(lister framework.ResourceClaimLister, consumable b
 			return nil, err
 		}
 	}
-	listed := make([]weak.Pointer[resourceapi.ResourceClaim], len(claims))
-	for i, c := range claims {
-		listed[i] = weak.Make(c)
-	}
+	listed := weakAll(claims)
 	m.mu.Lock()
 	last := m.allocation
 	m.mu.Unlock()
@@ -243,13 +240,19 @@ func sortPools(p []*pool) {
 	})
 }
 
+// weakAll returns weak pointers to objs, in order.
+func weakAll[T any](objs []*T) []weak.Pointer[T] {
+	w := make([]weak.Pointer[T], len(objs))
+	for i, o := range objs {
+		w[i] = weak.Make(o)
+	}
+	return w
+}
+
 // sliceIndex returns the index of all, the last one when all lists the
 // same objects in the same order.
 func (m *memo) sliceIndex(all []*resourceapi.ResourceSlice) *sliceIndex {
-	listed := make([]weak.Pointer[resourceapi.ResourceSlice], len(all))
-	for i, s := range all {
-		listed[i] = weak.Make(s)
-	}
+	listed := weakAll(all)
 	m.mu.Lock()
 	last := m.index
 	m.mu.Unlock()
@@ -281,10 +284,7 @@ func (m *memo) world(claims []*resourceapi.ResourceClaim, classes []*resourceapi
 	c := &common{claims: key.String(), shared: w.index.shared}
 	// Listers list in any order; the key takes the classes by name.
 	byName := slices.SortedStableFunc(slices.Values(classes), func(a, b *resourceapi.DeviceClass) int { return cmp.Compare(a.Name, b.Name) })
-	c.classes = make([]weak.Pointer[resourceapi.DeviceClass], len(byName))
-	for i, dc := range byName {
-		c.classes[i] = weak.Make(dc)
-	}
+	c.classes = weakAll(byName)
 	c.held = make([]string, len(c.shared))
 	for i, p := range c.shared {
 		c.held[i] = w.held[p]
