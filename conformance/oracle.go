@@ -6,6 +6,12 @@
 // clusters with [Generate], asks both the oracle and kubesched, and prints a
 // minimal YAML reproduction ([MarshalScenario]) for any disagreement.
 //
+// The [PreemptionOracle] goes on where the cycle finds no node: it runs
+// upstream's PostFilter plugins (DynamicResources, DefaultPreemption) and
+// reports the nomination, the event's text, and every candidate of a
+// dry run over all nodes, for kubesched's preemption to be checked
+// against.
+//
 // [Upstream] is kube-scheduler's own scheduler, whose SchedulePod the
 // side-by-side timings measure kubesched against.
 //
@@ -24,8 +30,10 @@
 // KUBESCHED_CONFORMANCE_AFFINITY=0 leaves pod affinity, topology spreading
 // and the cluster objects they read out of the generated scenarios, and
 // KUBESCHED_CONFORMANCE_VOLUMES=0 volumes and the storage objects they
-// use. KUBESCHED_GEN_DRA=1 adds ResourceClaims and the DRA objects they
-// use (off by default until kubesched has DynamicResources).
+// use. KUBESCHED_GEN_DRA=0 leaves out ResourceClaims and the DRA objects
+// they use. KUBESCHED_GEN_PREEMPTION=1 adds priorities, full nodes,
+// PodDisruptionBudgets and pending nominated pods (off by default until
+// kubesched has DefaultPreemption).
 package conformance
 
 import (

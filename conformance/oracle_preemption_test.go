@@ -62,6 +62,15 @@ func running(name, nodeName string, milliCPU int64, priority int32) *v1.Pod {
 	return withStartTime(withPriority(boundTo(podRequesting(name, milliCPU), nodeName), priority), started)
 }
 
+// terminating marks p as being deleted by an earlier preemption.
+func terminating(p *v1.Pod) *v1.Pod {
+	p.DeletionTimestamp = &metav1.Time{Time: started.Add(time.Hour)}
+	p.Status.Conditions = append(p.Status.Conditions, v1.PodCondition{
+		Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: v1.PodReasonPreemptionByScheduler,
+	})
+	return p
+}
+
 func pdb(name, app string, allowed int32, disrupted ...string) *policyv1.PodDisruptionBudget {
 	one := intstr.FromInt32(1)
 	b := &policyv1.PodDisruptionBudget{
@@ -124,6 +133,19 @@ func TestPreemptionOracle(t *testing.T) {
 				Message:           "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: not eligible due to preemptionPolicy=Never.",
 				PostFilterCode:    fwk.Unschedulable,
 				PostFilterMessage: "no new claims to deallocate, preemption: not eligible due to preemptionPolicy=Never.",
+				PostFilterPlugin:  "DynamicResources",
+			},
+		},
+		{
+			name:  "a pod nominated to a node where a victim of its earlier preemption is still terminating waits",
+			nodes: []*v1.Node{node("n1", 1000)},
+			pods:  []*v1.Pod{terminating(running("a", "n1", 800, 0))},
+			pod:   nominatedTo(withPriority(podRequesting("incoming", 500), 1000), "n1"),
+			want: PreemptionResult{
+				Tried:             true,
+				Message:           "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: not eligible due to a terminating pod on the nominated node.",
+				PostFilterCode:    fwk.Unschedulable,
+				PostFilterMessage: "no new claims to deallocate, preemption: not eligible due to a terminating pod on the nominated node.",
 				PostFilterPlugin:  "DynamicResources",
 			},
 		},
