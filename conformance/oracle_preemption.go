@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,7 +43,7 @@ import (
 // status.nominatedNodeName, are nominated to that node, as the scheduling
 // queue would hold them.
 type PreemptionOracle struct {
-	mu     sync.Mutex
+	// oracle's lock serialises runs.
 	oracle *Oracle
 	// handle is the framework itself, not the nominating wrapper the
 	// oracle's cycle runs through.
@@ -208,8 +207,6 @@ func (p *PreemptionOracle) RunScenario(ctx context.Context, s *Scenario) (*Preem
 	if err != nil {
 		return nil, err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	o := p.oracle
 	o.mu.Lock()
 	defer o.mu.Unlock()
