@@ -197,7 +197,7 @@ func compare(ctx context.Context, shared *framework.Framework, s *Scenario) ([]d
 	}
 	fw := shared
 	if len(s.Objects) > 0 {
-		fw, err = kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100), framework.WithObjects(s.Objects...))
+		fw, err = kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100), framework.WithObjects(schedulingObjects(s.Objects)...))
 		if err != nil {
 			return nil, fmt.Errorf("DefaultFramework with the scenario's objects: %w", err)
 		}

@@ -21,14 +21,18 @@ type Scenario struct {
 	Seed uint64
 	// Nodes are the cluster's nodes, with unique names.
 	Nodes []*v1.Node
-	// Pods are already running: each has spec.nodeName set to one of Nodes.
+	// Pods are already running: each has spec.nodeName set to one of
+	// Nodes. A pod without spec.nodeName but with
+	// status.nominatedNodeName is pending, nominated to that node by an
+	// earlier preemption: only the [PreemptionOracle] sees it (as
+	// kube-scheduler's queue would); [Oracle] and kubesched ignore it.
 	Pods []*v1.Pod
 	// Pod is the pod being scheduled.
 	Pod *v1.Pod
 	// Objects are the other cluster objects plugins read: Namespaces,
 	// Services, ReplicaSets, StatefulSets, ReplicationControllers, the
-	// storage kinds and the DRA kinds (see [objectKinds]), as pointers,
-	// with unique kinds and names.
+	// storage kinds, the DRA kinds and PodDisruptionBudgets (see
+	// [objectKinds]), as pointers, with unique kinds and names.
 	Objects []runtime.Object
 }
 
@@ -117,6 +121,11 @@ type generator struct {
 // stream of their own, and only add to the pods (claims, and requests of
 // extended resources that devices back) and to the objects (a Namespace
 // may gain a label).
+//
+// With KUBESCHED_GEN_PREEMPTION=1 (see [generatePreemption]), pods also
+// get priorities, start times and app labels, some nodes are filled with
+// lower-priority pods, and the scenario may get PodDisruptionBudgets and
+// a pending pod nominated to a node; see [addPreemption].
 func Generate(seed uint64) *Scenario {
 	s := generate(seed, generateAffinityAndSpread)
 	addObjectGenerators(s)
@@ -131,6 +140,9 @@ func addObjectGenerators(s *Scenario) {
 	}
 	if generateDRA {
 		addDRA(s)
+	}
+	if generatePreemption {
+		addPreemption(s)
 	}
 }
 
@@ -157,6 +169,9 @@ func GenerateLarge(seed uint64, numNodes int) *Scenario {
 	}
 	if generateDRA && seed%10 == 0 {
 		addDRA(s)
+	}
+	if generatePreemption {
+		addPreemption(s)
 	}
 	return s
 }

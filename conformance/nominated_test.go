@@ -142,7 +142,7 @@ func nominate(s *Scenario, seed uint64, feasible []string) []Nomination {
 // feasibleNodes returns the names, sorted, of the nodes kubesched finds
 // feasible for s's pod without nominations.
 func feasibleNodes(s *Scenario) ([]string, error) {
-	fw, err := kubesched.DefaultFramework(framework.WithObjects(s.Objects...))
+	fw, err := kubesched.DefaultFramework(framework.WithObjects(schedulingObjects(s.Objects)...))
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +211,7 @@ func nominatedFramework(s *Scenario, nominated []Nomination) (*framework.Framewo
 		noms.Add(n.Pod, n.Node)
 	}
 	return kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100),
-		framework.WithObjects(s.Objects...), framework.WithNominator(noms))
+		framework.WithObjects(schedulingObjects(s.Objects)...), framework.WithNominator(noms))
 }
 
 // compareNominated runs s with the nominations through the oracle and
@@ -235,7 +235,7 @@ func compareNominated(ctx context.Context, oracle *NominatedOracle, s *Scenario,
 func verdictsDiffer(plain *framework.Framework, s *Scenario, nominated []Nomination) (bool, error) {
 	if len(s.Objects) > 0 {
 		var err error
-		if plain, err = kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100), framework.WithObjects(s.Objects...)); err != nil {
+		if plain, err = kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100), framework.WithObjects(schedulingObjects(s.Objects)...)); err != nil {
 			return false, err
 		}
 	}

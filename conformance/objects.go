@@ -9,9 +9,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -28,8 +30,10 @@ import (
 // the volume plugins (VolumeRestrictions, NodeVolumeLimits, VolumeBinding,
 // VolumeZone) read the storage kinds; DynamicResources (and
 // NodeResourcesFit, for extended resources backed by devices) reads the
-// resource.k8s.io kinds. They are also the kinds kubesched's
-// framework.WithObjects accepts.
+// resource.k8s.io kinds; DefaultPreemption reads PodDisruptionBudgets.
+// They are also the kinds kubesched's framework.WithObjects accepts, apart
+// from PodDisruptionBudgets, which no Filter or Score plugin reads (see
+// [schedulingObjects]).
 var objectKinds = []schema.GroupVersionKind{
 	v1.SchemeGroupVersion.WithKind("Namespace"),
 	v1.SchemeGroupVersion.WithKind("Service"),
@@ -46,6 +50,24 @@ var objectKinds = []schema.GroupVersionKind{
 	resourceapi.SchemeGroupVersion.WithKind("ResourceClaim"),
 	resourceapi.SchemeGroupVersion.WithKind("ResourceSlice"),
 	resourceapi.SchemeGroupVersion.WithKind("DeviceClass"),
+	policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"),
+}
+
+// podKind is the kind of the pods the preemption oracle writes to its fake
+// API server besides a scenario's Objects (see [newPreemptionOracle]).
+var podKind = v1.SchemeGroupVersion.WithKind("Pod")
+
+// schedulingObjects returns objs without their PodDisruptionBudgets: the
+// objects that filtering and scoring read, which kubesched's
+// framework.WithObjects takes.
+func schedulingObjects(objs []runtime.Object) []runtime.Object {
+	var out []runtime.Object
+	for _, obj := range objs {
+		if _, ok := obj.(*policyv1.PodDisruptionBudget); !ok {
+			out = append(out, obj)
+		}
+	}
+	return out
 }
 
 // resourceClaimKind is replaced rather than updated when it changes, see
@@ -55,16 +77,21 @@ var resourceClaimKind = resourceapi.SchemeGroupVersion.WithKind("ResourceClaim")
 // objectKind returns obj's kind, or an error when it is not one of
 // [objectKinds]. obj's own TypeMeta is not consulted.
 func objectKind(obj runtime.Object) (schema.GroupVersionKind, error) {
+	return kindAmong(obj, objectKinds)
+}
+
+// kindAmong returns obj's kind, or an error when it is not one of kinds.
+func kindAmong(obj runtime.Object, kinds []schema.GroupVersionKind) (schema.GroupVersionKind, error) {
 	gvks, _, err := scheme.Scheme.ObjectKinds(obj)
 	if err != nil {
 		return schema.GroupVersionKind{}, err
 	}
 	for _, gvk := range gvks {
-		if slices.Contains(objectKinds, gvk) {
+		if slices.Contains(kinds, gvk) {
 			return gvk, nil
 		}
 	}
-	return schema.GroupVersionKind{}, fmt.Errorf("a %T is not a cluster object the scheduler reads; want one of %v", obj, objectKinds)
+	return schema.GroupVersionKind{}, fmt.Errorf("a %T is not a cluster object the scheduler reads; want one of %v", obj, kinds)
 }
 
 // objectKey identifies a cluster object, as the API server does.
@@ -74,7 +101,12 @@ type objectKey struct {
 }
 
 func keyOf(obj runtime.Object) (objectKey, error) {
-	gvk, err := objectKind(obj)
+	return keyAmong(obj, objectKinds)
+}
+
+// keyAmong is [keyOf] for an object of one of kinds.
+func keyAmong(obj runtime.Object, kinds []schema.GroupVersionKind) (objectKey, error) {
+	gvk, err := kindAmong(obj, kinds)
 	if err != nil {
 		return objectKey{}, err
 	}
@@ -90,6 +122,9 @@ func keyOf(obj runtime.Object) (objectKey, error) {
 // list) have caught up.
 type clusterObjects struct {
 	tracker clienttesting.ObjectTracker
+	// kinds are the kinds it keeps: [objectKinds], and for the
+	// preemption oracle pods too.
+	kinds []schema.GroupVersionKind
 	// stores are the informers' caches, by kind.
 	stores map[schema.GroupVersionKind]cache.Store
 	// installed are the objects last written to the tracker.
@@ -102,12 +137,14 @@ type clusterObjects struct {
 	lagging func(want map[objectKey]runtime.Object) string
 }
 
-// newClusterObjects registers an informer for each of [objectKinds] with
-// factory, so it must be called before the factory is started. Upstream's
-// plugins ask for the same informers, and the factory shares them.
-func newClusterObjects(tracker clienttesting.ObjectTracker, factory informers.SharedInformerFactory) (*clusterObjects, error) {
-	c := &clusterObjects{tracker: tracker, stores: map[schema.GroupVersionKind]cache.Store{}}
-	for _, gvk := range objectKinds {
+// newClusterObjects registers an informer for each of [objectKinds], and
+// of extraKinds, with factory, so it must be called before the factory is
+// started. Upstream's plugins ask for the same informers, and the factory
+// shares them.
+func newClusterObjects(tracker clienttesting.ObjectTracker, factory informers.SharedInformerFactory, extraKinds ...schema.GroupVersionKind) (*clusterObjects, error) {
+	kinds := append(slices.Clone(objectKinds), extraKinds...)
+	c := &clusterObjects{tracker: tracker, kinds: kinds, stores: map[schema.GroupVersionKind]cache.Store{}}
+	for _, gvk := range kinds {
 		informer, err := factory.ForResource(resourceOf(gvk))
 		if err != nil {
 			return nil, err
@@ -152,7 +189,7 @@ func (c *clusterObjects) install(ctx context.Context, objs []runtime.Object) err
 	want := make(map[objectKey]runtime.Object, len(objs))
 	keys := make([]objectKey, len(objs))
 	for i, obj := range objs {
-		key, err := keyOf(obj)
+		key, err := keyAmong(obj, c.kinds)
 		if err != nil {
 			return err
 		}
@@ -288,4 +325,24 @@ func normalized(obj runtime.Object) runtime.Object {
 		m.SetManagedFields(nil)
 	}
 	return obj
+}
+
+// resync makes installed say again what the tracker holds, after
+// something other than install wrote to it: preemption deletes its
+// victims and patches their status, and DynamicResources' PostFilter may
+// deallocate or delete a claim. Only the objects install wrote are
+// looked at; nothing writes new ones.
+func (c *clusterObjects) resync() error {
+	for key := range c.installed {
+		obj, err := c.tracker.Get(resourceOf(key.kind), key.namespace, key.name)
+		switch {
+		case apierrors.IsNotFound(err):
+			delete(c.installed, key)
+		case err != nil:
+			return fmt.Errorf("reading %s %s/%s back: %w", key.kind.Kind, key.namespace, key.name, err)
+		default:
+			c.installed[key] = obj
+		}
+	}
+	return nil
 }

@@ -6,6 +6,12 @@
 // clusters with [Generate], asks both the oracle and kubesched, and prints a
 // minimal YAML reproduction ([MarshalScenario]) for any disagreement.
 //
+// The [PreemptionOracle] goes on where the cycle finds no node: it runs
+// upstream's PostFilter plugins (DynamicResources, DefaultPreemption) and
+// reports the nomination, the event's text, and every candidate of a
+// dry run over all nodes, for kubesched's preemption to be checked
+// against.
+//
 // [Upstream] is kube-scheduler's own scheduler, whose SchedulePod the
 // side-by-side timings measure kubesched against.
 //
@@ -24,8 +30,10 @@
 // KUBESCHED_CONFORMANCE_AFFINITY=0 leaves pod affinity, topology spreading
 // and the cluster objects they read out of the generated scenarios, and
 // KUBESCHED_CONFORMANCE_VOLUMES=0 volumes and the storage objects they
-// use. KUBESCHED_GEN_DRA=0 leaves ResourceClaims and the DRA objects they
-// use out (they are on by default).
+// use. KUBESCHED_GEN_DRA=0 leaves out ResourceClaims and the DRA objects
+// they use. KUBESCHED_GEN_PREEMPTION=1 adds priorities, full nodes,
+// PodDisruptionBudgets and pending nominated pods (off by default until
+// kubesched has DefaultPreemption).
 package conformance
 
 import (
@@ -37,6 +45,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
@@ -135,6 +144,22 @@ type NotTried struct {
 // goroutines. It fails when a feature gate asks for what the oracle cannot
 // give (see [newDRAManager]).
 func NewOracle() (*Oracle, error) {
+	return newOracle(oracleOptions{})
+}
+
+// oracleOptions are what an oracle other than [NewOracle]'s adds to it.
+type oracleOptions struct {
+	// registry, when set, replaces upstream's in-tree plugin registry (the
+	// preemption oracle wraps factories to keep the plugins they build).
+	registry frameworkruntime.Registry
+	// kinds are written to the fake API server besides [objectKinds].
+	kinds []schema.GroupVersionKind
+	// framework are more options for the framework.
+	framework []frameworkruntime.Option
+}
+
+// newOracle is [NewOracle] with opts.
+func newOracle(opts oracleOptions) (*Oracle, error) {
 	// Plugins and the framework record into registered metric vectors.
 	metrics.Register()
 
@@ -142,6 +167,10 @@ func NewOracle() (*Oracle, error) {
 	profile, err := defaultProfile(&every)
 	if err != nil {
 		return nil, err
+	}
+	registry := opts.registry
+	if registry == nil {
+		registry = frameworkplugins.NewInTreeRegistry()
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -151,7 +180,7 @@ func NewOracle() (*Oracle, error) {
 	client := fake.NewSimpleClientset()
 	informerFactory := informers.NewSharedInformerFactory(client, 0)
 	snapshot := &snapshotLister{}
-	objects, err := newClusterObjects(client.Tracker(), informerFactory)
+	objects, err := newClusterObjects(client.Tracker(), informerFactory, opts.kinds...)
 	if err != nil {
 		cancel()
 		return nil, err
@@ -162,13 +191,13 @@ func NewOracle() (*Oracle, error) {
 		return nil, err
 	}
 	objects.lagging = func(want map[objectKey]runtime.Object) string { return claimsLagging(dra, want) }
-	fw, err := frameworkruntime.NewFramework(ctx, frameworkplugins.NewInTreeRegistry(), profile,
+	fw, err := frameworkruntime.NewFramework(ctx, registry, profile, append([]frameworkruntime.Option{
 		frameworkruntime.WithClientSet(client),
 		frameworkruntime.WithInformerFactory(informerFactory),
 		frameworkruntime.WithSnapshotSharedLister(snapshot),
 		frameworkruntime.WithSharedCSIManager(nodevolumelimits.NewCSIManager(informerFactory.Storage().V1().CSINodes().Lister())),
 		frameworkruntime.WithSharedDRAManager(dra),
-	)
+	}, opts.framework...)...)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("building upstream framework: %w", err)
@@ -201,6 +230,11 @@ func defaultProfile(percentage *int32) (*config.KubeSchedulerProfile, error) {
 	profile := cfg.Profiles[0]
 	profile.PercentageOfNodesToScore = percentage
 	return &profile, nil
+}
+
+// clearCluster removes the installed cluster, once no cycle runs.
+func (o *Oracle) clearCluster() {
+	o.snapshot.current = nil
 }
 
 // Close stops the oracle's informers and metric recorder.
@@ -241,27 +275,42 @@ func (o *Oracle) RunScenario(ctx context.Context, s *Scenario) (*OracleResult, e
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if err := o.objects.install(ctx, s.Objects); err != nil {
-		return nil, err
-	}
-	if err := o.dra.resetResolver(ctx); err != nil {
+	if err := o.install(ctx, s.Objects); err != nil {
 		return nil, err
 	}
 	o.setCluster(nodes, pods)
-	defer func() { o.snapshot.current = nil }()
+	defer o.clearCluster()
 
-	// The scheduling queue asks the PreEnqueue plugins first, and keeps a
-	// pod one of them refuses out of every cycle.
-	for _, pl := range o.fw.PreEnqueuePlugins() {
-		if st := pl.PreEnqueue(ctx, pod); !st.IsSuccess() {
-			return &OracleResult{NotTried: &NotTried{Plugin: pl.Name(), Code: st.Code(), Message: st.Message()}}, nil
-		}
+	if notTried := o.preEnqueue(ctx, pod); notTried != nil {
+		return &OracleResult{NotTried: notTried}, nil
 	}
 	c, err := o.cycle(ctx, pod)
 	if err != nil {
 		return nil, err
 	}
 	return c.result(pod), nil
+}
+
+// install makes objs the fake API server's objects (see
+// [clusterObjects.install]) and rebuilds the DRA manager's extended
+// resource cache from them. The caller holds o.mu.
+func (o *Oracle) install(ctx context.Context, objs []runtime.Object) error {
+	if err := o.objects.install(ctx, objs); err != nil {
+		return err
+	}
+	return o.dra.resetResolver(ctx)
+}
+
+// preEnqueue asks upstream's PreEnqueue plugins about pod, as the
+// scheduling queue does, and returns the first refusal, or nil: a pod one
+// of them refuses never reaches a cycle.
+func (o *Oracle) preEnqueue(ctx context.Context, pod *v1.Pod) *NotTried {
+	for _, pl := range o.fw.PreEnqueuePlugins() {
+		if st := pl.PreEnqueue(ctx, pod); !st.IsSuccess() {
+			return &NotTried{Plugin: pl.Name(), Code: st.Code(), Message: st.Message()}
+		}
+	}
+	return nil
 }
 
 // cycleResult is one pass of upstream's scheduling algorithm over the
@@ -282,6 +331,8 @@ type cycleResult struct {
 	// errors are the distinct messages, sorted, of the plugin errors that
 	// ended the cycle; the other fields are then incomplete.
 	errors []string
+	// state is the cycle's state, which PostFilter plugins read on.
+	state fwk.CycleState
 }
 
 // cycle runs PreFilter, Filter (across nodes, with the framework's
@@ -296,8 +347,8 @@ func (o *Oracle) cycle(ctx context.Context, pod *v1.Pod) (*cycleResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &cycleResult{all: all, Diagnosis: schedframework.Diagnosis{NodeToStatus: schedframework.NewDefaultNodeToStatus()}}
 	state := schedframework.NewCycleState()
+	c := &cycleResult{all: all, Diagnosis: schedframework.Diagnosis{NodeToStatus: schedframework.NewDefaultNodeToStatus()}, state: state}
 
 	preResult, status, unschedulablePlugins := o.fw.RunPreFilterPlugins(ctx, state, pod)
 	c.Diagnosis.UnschedulablePlugins = unschedulablePlugins

@@ -1,0 +1,179 @@
+package conformance
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	fwk "k8s.io/kube-scheduler/framework"
+)
+
+// generateWithPreemption is [generate] without affinity, volumes or DRA,
+// and with the preemption generators on, whatever the switches say: the
+// preemption generators' own anti-affinity and spreading are what make
+// RemovePod matter.
+func generateWithPreemption(seed uint64) *Scenario {
+	s := generate(seed, false)
+	addPreemption(s)
+	return s
+}
+
+// TestPreemptionScenariosCoverPreemption guards the preemption generators
+// against drifting into scenarios that test little. It runs only the
+// preemption oracle, over a couple of hundred scenarios whatever
+// KUBESCHED_GEN_PREEMPTION says: upstream must nominate a node, find no
+// candidate, refuse a pod that may not preempt, count PDB violations and
+// choose among tied nodes, in a fair share of them.
+func TestPreemptionScenariosCoverPreemption(t *testing.T) {
+	t.Parallel()
+	const seeds = 200
+	p := testPreemptionOracle(t)
+	counts := map[string]int{}
+	for seed := range uint64(seeds) {
+		s := generateWithPreemption(seed)
+		res, err := p.RunScenario(context.Background(), s)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		for _, kind := range preemptionOutcomes(s, res) {
+			counts[kind]++
+		}
+	}
+	t.Logf("over %d scenarios: %v", seeds, counts)
+	for kind, least := range map[string]int{
+		"pod fits":                       seeds / 20,
+		"node nominated":                 seeds / 10,
+		"no candidate":                   seeds / 10,
+		"not eligible":                   2,
+		"candidate violates a budget":    seeds / 20,
+		"best avoids a budget violation": 2,
+		"candidates tie":                 seeds / 20,
+		"several victims":                seeds / 20,
+		"budgets":                        seeds / 3,
+		"pending nominated pod":          seeds / 10,
+	} {
+		if counts[kind] < least {
+			t.Errorf("%q in %d of %d scenarios, want at least %d", kind, counts[kind], seeds, least)
+		}
+	}
+}
+
+// preemptionOutcomes names what a preemption scenario exercised.
+func preemptionOutcomes(s *Scenario, res *PreemptionResult) []string {
+	var kinds []string
+	for _, obj := range s.Objects {
+		if _, ok := obj.(*policyv1.PodDisruptionBudget); ok {
+			kinds = append(kinds, "budgets")
+			break
+		}
+	}
+	for _, p := range s.Pods {
+		if p.Spec.NodeName == "" && p.Status.NominatedNodeName != "" {
+			kinds = append(kinds, "pending nominated pod")
+			break
+		}
+	}
+	if !res.Tried {
+		if res.Cycle.FeasibleNodes > 0 {
+			kinds = append(kinds, "pod fits")
+		}
+		return kinds
+	}
+	switch {
+	case res.NominatedNodeName != "":
+		kinds = append(kinds, "node nominated")
+	case strings.Contains(res.PostFilterMessage, "not eligible"):
+		kinds = append(kinds, "not eligible")
+	case res.NominatingMode == fwk.ModeOverride:
+		// The nomination is cleared.
+		kinds = append(kinds, "no candidate")
+	case res.PostFilterCode == fwk.Error:
+		kinds = append(kinds, "error")
+	}
+	if res.ClockDependent {
+		kinds = append(kinds, "clock dependent")
+	}
+	violating, several := false, false
+	for _, c := range res.Candidates {
+		violating = violating || c.NumPDBViolations > 0
+		several = several || len(c.Victims) > 1
+	}
+	if violating {
+		kinds = append(kinds, "candidate violates a budget")
+		if len(res.BestCandidates) > 0 && res.candidate(res.BestCandidates[0]).NumPDBViolations == 0 {
+			kinds = append(kinds, "best avoids a budget violation")
+		}
+	}
+	if several {
+		kinds = append(kinds, "several victims")
+	}
+	if len(res.BestCandidates) > 1 {
+		kinds = append(kinds, "candidates tie")
+	}
+	return kinds
+}
+
+// candidate returns the candidate on node, or the zero candidate.
+func (r *PreemptionResult) candidate(node string) PreemptionCandidate {
+	for _, c := range r.Candidates {
+		if c.Node == node {
+			return c
+		}
+	}
+	return PreemptionCandidate{}
+}
+
+// TestPreemptionScenariosRoundTrip: a preemption scenario, its budgets,
+// priorities, start times and pending pods, survives the YAML of a
+// reproduction.
+func TestPreemptionScenariosRoundTrip(t *testing.T) {
+	t.Parallel()
+	for seed := range uint64(30) {
+		s := generateWithPreemption(seed)
+		data, err := MarshalScenario(s)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		back, err := ParseScenario(data)
+		if err != nil {
+			t.Fatalf("seed %d: %v\n%s", seed, err, data)
+		}
+		back.Seed = s.Seed
+		if !equality.Semantic.DeepEqual(s, back) {
+			t.Errorf("seed %d: the scenario changed in a YAML round trip:\n%s", seed, data)
+		}
+	}
+}
+
+// TestPreemptionOracleRunsAreRepeatable: what a run's preemption wrote to
+// the fake API server (victims deleted, their status patched,
+// nominations cleared) is undone for the next run, so a scenario run
+// again after others gets the same answer, but for upstream's random
+// choice among tied candidates.
+func TestPreemptionOracleRunsAreRepeatable(t *testing.T) {
+	t.Parallel()
+	p := testPreemptionOracle(t)
+	ctx := context.Background()
+	const seeds = 30
+	first := make([]*PreemptionResult, seeds)
+	for round := range 2 {
+		for seed := range uint64(seeds) {
+			res, err := p.RunScenario(ctx, generateWithPreemption(seed))
+			if err != nil {
+				t.Fatalf("seed %d: %v", seed, err)
+			}
+			if len(res.BestCandidates) > 1 {
+				res.NominatedNodeName = ""
+			}
+			if round == 0 {
+				first[seed] = res
+				continue
+			}
+			if !equality.Semantic.DeepEqual(first[seed], res) && !res.ClockDependent {
+				t.Errorf("seed %d: a second run gave\n%+v\nthe first\n%+v", seed, res, first[seed])
+			}
+		}
+	}
+}
