@@ -69,7 +69,7 @@ func ExampleSchedule_unschedulable() {
 		fmt.Println(fitErr.Diagnosis.NodeStatus("infra").Plugin())
 	}
 	// Output:
-	// 0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu.
+	// 0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.
 	// TaintToleration
 }
 

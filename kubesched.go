@@ -9,6 +9,7 @@ import (
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
+	"github.com/kubesched/kubesched/preemption"
 	"github.com/kubesched/kubesched/preenqueue"
 	"github.com/kubesched/kubesched/score"
 )
@@ -60,6 +61,7 @@ func defaultPlugins(fit *filter.NodeResourcesFit) []framework.Option {
 		// Inserted before DefaultPreemption, as upstream inserts it.
 		framework.WithPlugin(&filter.DynamicResources{}, 0),
 		framework.WithPlugin(score.DynamicResources{}, DynamicResourcesWeight),
+		framework.WithPlugin(&preemption.DefaultPreemption{}, 0),
 		framework.WithPlugin(&score.NodeResourcesBalancedAllocation{}, NodeResourcesBalancedAllocationWeight),
 		framework.WithPlugin(&score.ImageLocality{}, ImageLocalityWeight),
 		// Appended last, as upstream appends it: it filters after every

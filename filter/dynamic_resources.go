@@ -2,6 +2,8 @@ package filter
 
 import (
 	"context"
+	"errors"
+	"math/rand/v2"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -109,6 +111,7 @@ func (pl *DynamicResources) PreEnqueue(_ context.Context, listers framework.List
 // a failing lister, an unparsable allocation node selector or a request
 // without a class.
 func (pl *DynamicResources) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	draPreFilterRan.Write(state, true)
 	s, status := pl.plugin().PreFilter(ctx, state, pod)
 	if s != nil {
 		dra.StateKey.Write(state, s)
@@ -147,6 +150,45 @@ func (pl *DynamicResources) Reserve(ctx context.Context, state *framework.CycleS
 	}
 	return status
 }
+
+// draPreFilterRan records that PreFilter ran in the cycle, which
+// PostFilter needs, as kube-scheduler's does.
+var draPreFilterRan = framework.NewStateKey[bool]()
+
+// PostFilter runs when no node fits the pod, as kube-scheduler's does:
+// it chooses at random (with the framework's source) an allocated claim
+// of the pod that some node could not use and that no other pod has
+// reserved, and asks for its deallocation (fe.DeallocateClaim, "deallocation
+// of ResourceClaim completed"); otherwise it asks for the deletion of a
+// claim an earlier cycle made for the pod's DRA-backed extended resources
+// (fe.DeleteClaim, "deletion of ResourceClaim completed"). Its status is
+// Unschedulable even then, so DefaultPreemption still runs: "no new
+// claims to deallocate" for a pod without claims, "still not
+// schedulable" when nothing helps. When PreFilter did not run (an earlier
+// PreFilter plugin rejected the pod outright) it returns kube-scheduler's
+// Error, "not found".
+func (pl *DynamicResources) PostFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, fe *framework.FitError) *framework.Status {
+	if ran, _ := draPreFilterRan.Read(state); !ran {
+		return framework.AsStatus(errStateNotFound)
+	}
+	s, _ := dra.StateKey.Read(state)
+	intN := rand.IntN
+	if fw := state.Framework(); fw != nil {
+		intN = fw.IntN
+	}
+	dealloc, del, status := pl.plugin().PostFilter(s, pod, intN)
+	if dealloc != nil {
+		fe.DeallocateClaim = dealloc
+	}
+	if del != nil {
+		fe.DeleteClaim = del
+	}
+	return status
+}
+
+// errStateNotFound is kube-scheduler's error for a cycle state without
+// the plugin's data.
+var errStateNotFound = errors.New("not found")
 
 // state returns PreFilter's state, running PreFilter when it has not.
 func (pl *DynamicResources) state(ctx context.Context, state *framework.CycleState, pod *v1.Pod) (*dra.State, *framework.Status) {

@@ -30,6 +30,8 @@ type CycleState struct {
 	parallelism int
 	// skipFilter and skipScore are indexed by plugin position.
 	skipFilter, skipScore []bool
+	// fw is the framework running the cycle; nil outside one.
+	fw *Framework
 }
 
 // NewCycleState returns the state for one scheduling cycle over allNodes.

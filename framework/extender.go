@@ -69,6 +69,21 @@ type Extender interface {
 	Bind(ctx context.Context, binding *v1.Binding) error
 }
 
+// PreemptionExtender is an [Extender] that takes part in preemption, as
+// an HTTP extender with a preemptVerb does: DefaultPreemption hands it
+// the candidate nodes with their victims, and keeps only the nodes (and
+// victims) it returns.
+type PreemptionExtender interface {
+	Extender
+	// SupportsPreemption reports whether ProcessPreemption may be called.
+	SupportsPreemption() bool
+	// ProcessPreemption returns the candidates the extender accepts, with
+	// the victims it wants evicted on each; every node it returns must
+	// have at least one victim. nodeInfo looks up the cycle's nodes, to
+	// find the pods an extender names by UID.
+	ProcessPreemption(ctx context.Context, pod *v1.Pod, victims map[string]*extenderv1.Victims, nodeInfo func(name string) (*nodeinfo.NodeInfo, bool)) (map[string]*extenderv1.Victims, error)
+}
+
 // ExtenderFilterResult is an extender's answer to [Extender.Filter].
 type ExtenderFilterResult struct {
 	// Nodes are the nodes that pass, in the extender's order. They need not

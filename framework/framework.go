@@ -44,6 +44,7 @@ type Framework struct {
 	preScores   []PreScorePlugin
 	scores      []scorePlugin
 	reserves    []ReservePlugin
+	postFilters []PostFilterPlugin
 	percentage  int32
 	parallelism int
 
@@ -73,6 +74,8 @@ type config struct {
 	percentage  int32
 	parallelism int
 	rand        *rand.Rand
+	// noPreemption leaves DefaultPreemption out of PostFilter.
+	noPreemption bool
 }
 
 type pluginWeight struct {
@@ -209,6 +212,12 @@ func New(opts ...Option) (*Framework, error) {
 				return nil, err
 			}
 			f.reserves = append(f.reserves, pl)
+		}
+		if pl, ok := p.(PostFilterPlugin); ok && !(c.noPreemption && name == defaultPreemption) {
+			if err := claim("PostFilter", name); err != nil {
+				return nil, err
+			}
+			f.postFilters = append(f.postFilters, pl)
 		}
 	}
 	return f, nil

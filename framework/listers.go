@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,7 +18,8 @@ import (
 // them need besides nodes and pods: namespaces (for namespace selectors),
 // the Services and controllers whose selectors define a pod's default
 // topology spreading, the storage objects the volume plugins read, and
-// the Dynamic Resource Allocation objects DynamicResources reads.
+// the Dynamic Resource Allocation objects DynamicResources reads, and the
+// PodDisruptionBudgets DefaultPreemption respects.
 //
 // Each lister interface is the List method (and for namespaces Get) of the
 // client-go lister of the same kind, so a controller can assign its
@@ -39,6 +41,7 @@ import (
 //		ResourceClaims:         factory.Resource().V1().ResourceClaims().Lister(),
 //		ResourceSlices:         factory.Resource().V1().ResourceSlices().Lister(),
 //		DeviceClasses:          factory.Resource().V1().DeviceClasses().Lister(),
+//		PodDisruptionBudgets:   factory.Policy().V1().PodDisruptionBudgets().Lister(),
 //	})
 //
 // A nil lister behaves as an empty one, as kube-scheduler's plugins do with
@@ -61,6 +64,8 @@ type Listers struct {
 	ResourceClaims ResourceClaimLister
 	ResourceSlices ResourceSliceLister
 	DeviceClasses  DeviceClassLister
+
+	PodDisruptionBudgets PodDisruptionBudgetLister
 }
 
 // ResourceClaimLister lists ResourceClaims in all namespaces. A lister that
@@ -142,6 +147,11 @@ type ReplicationControllerLister interface {
 	List(selector labels.Selector) ([]*v1.ReplicationController, error)
 }
 
+// PodDisruptionBudgetLister lists PodDisruptionBudgets in all namespaces.
+type PodDisruptionBudgetLister interface {
+	List(selector labels.Selector) ([]*policyv1.PodDisruptionBudget, error)
+}
+
 // WithListers gives the framework's plugins the cluster objects they read
 // (see [Listers]), typically a controller's informer listers.
 func WithListers(l Listers) Option {
@@ -168,8 +178,8 @@ func WithObjects(objs ...runtime.Object) Option {
 // NewListers returns in-memory listers over objs: Namespaces, Services,
 // ReplicaSets, StatefulSets, ReplicationControllers, PersistentVolumeClaims,
 // PersistentVolumes, StorageClasses, CSINodes, CSIDrivers,
-// CSIStorageCapacities, VolumeAttachments, ResourceClaims, ResourceSlices
-// and DeviceClasses (as pointers). Any other type is an error. It is what
+// CSIStorageCapacities, VolumeAttachments, ResourceClaims, ResourceSlices,
+// DeviceClasses and PodDisruptionBudgets (as pointers). Any other type is an error. It is what
 // [WithObjects] uses, and serves to call plugins outside a framework
 // ([CycleState.SetListers]).
 func NewListers(objs ...runtime.Object) (Listers, error) {
@@ -206,8 +216,10 @@ func NewListers(objs ...runtime.Object) (Listers, error) {
 			s.resourceSlices = append(s.resourceSlices, o)
 		case *resourceapi.DeviceClass:
 			s.deviceClasses = append(s.deviceClasses, o)
+		case *policyv1.PodDisruptionBudget:
+			s.budgets = append(s.budgets, o)
 		default:
-			return Listers{}, fmt.Errorf("object %d is a %T; want a Namespace, Service, ReplicaSet, StatefulSet, ReplicationController, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment, ResourceClaim, ResourceSlice or DeviceClass", i, o)
+			return Listers{}, fmt.Errorf("object %d is a %T; want a Namespace, Service, ReplicaSet, StatefulSet, ReplicationController, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment, ResourceClaim, ResourceSlice, DeviceClass or PodDisruptionBudget", i, o)
 		}
 	}
 	return Listers{
@@ -226,6 +238,7 @@ func NewListers(objs ...runtime.Object) (Listers, error) {
 		ResourceClaims:         newClaimList(s.resourceClaims),
 		ResourceSlices:         list[*resourceapi.ResourceSlice](s.resourceSlices),
 		DeviceClasses:          list[*resourceapi.DeviceClass](s.deviceClasses),
+		PodDisruptionBudgets:   list[*policyv1.PodDisruptionBudget](s.budgets),
 	}, nil
 }
 
@@ -245,6 +258,7 @@ type objectSet struct {
 	resourceClaims         []*resourceapi.ResourceClaim
 	resourceSlices         []*resourceapi.ResourceSlice
 	deviceClasses          []*resourceapi.DeviceClass
+	budgets                []*policyv1.PodDisruptionBudget
 }
 
 // list is an in-memory lister of one kind.

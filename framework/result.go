@@ -145,6 +145,12 @@ type Diagnosis struct {
 	// PreFilterMsg is the message of a PreFilter rejection, which applies to
 	// every node.
 	PreFilterMsg string
+	// PostFilterMsg is what the PostFilter plugins said when none of them
+	// made the pod schedulable, joined as kube-scheduler joins it, for
+	// example "no new claims to deallocate, preemption: 0/3 nodes are
+	// available: 3 Preemption is not helpful for scheduling."; empty when
+	// one did (preemption found victims) or none ran.
+	PostFilterMsg string
 
 	// statuses holds the verdict on each node rejected on its own.
 	statuses map[string]*Status
@@ -247,24 +253,47 @@ func (d *Diagnosis) addPluginStatus(s *Status) {
 }
 
 // FitError is returned by Schedule when no node fits the pod. Use
-// errors.As to reach the Diagnosis.
+// errors.As to reach the Diagnosis, and what the PostFilter plugins
+// decided: kube-scheduler would act on it, kubesched leaves that to the
+// caller.
 type FitError struct {
 	Pod         *v1.Pod
 	NumAllNodes int
 	Diagnosis   Diagnosis
+
+	// Preemption is DefaultPreemption's decision: nominate the pod to a
+	// node and evict pods there. Nil when preemption was not tried or
+	// found no node.
+	Preemption *Preemption
+	// ClearNomination is set when kube-scheduler would clear the pod's
+	// status.nominatedNodeName: preemption found no node, or the profile
+	// has no PostFilter plugin. Otherwise, without a Preemption, the
+	// nomination stays as it is.
+	ClearNomination bool
+	// DeallocateClaim is the ResourceClaim DynamicResources' PostFilter
+	// deallocates so that its devices can be chosen anew: a copy of an
+	// allocated claim of the pod that some node could not use, with
+	// status.allocation, reservedFor and devices cleared, ready for an
+	// UpdateStatus. Nil when it deallocates nothing.
+	DeallocateClaim *resourceapi.ResourceClaim
+	// DeleteClaim is the claim an earlier cycle made for the pod's
+	// DRA-backed extended resources, which DynamicResources' PostFilter
+	// deletes (after removing its finalizers) when it cannot be used.
+	DeleteClaim *resourceapi.ResourceClaim
 }
 
 // Error returns kube-scheduler's message, for example
 // "0/5 nodes are available: 2 Insufficient cpu, 3 node(s) had untolerated taint(s).":
 // the PreFilter message if PreFilter rejected the pod, otherwise each reason
-// with the number of nodes that gave it, sorted as strings. As in
-// kube-scheduler, the nodes without a verdict of their own count
-// NumAllNodes less those with one.
+// with the number of nodes that gave it, sorted as strings, then what the
+// PostFilter plugins said (Diagnosis.PostFilterMsg). As in kube-scheduler,
+// the nodes without a verdict of their own count NumAllNodes less those
+// with one.
 func (f *FitError) Error() string {
 	msg := fmt.Sprintf("0/%d nodes are available:", f.NumAllNodes)
 	d := &f.Diagnosis
 	if d.PreFilterMsg != "" {
-		return msg + " " + d.PreFilterMsg + "."
+		return withPostFilter(msg+" "+d.PreFilterMsg+".", d)
 	}
 	counts := map[string]int{}
 	for _, s := range d.statuses {
@@ -285,7 +314,14 @@ func (f *FitError) Error() string {
 	if len(parts) > 0 {
 		msg += " " + strings.Join(parts, ", ") + "."
 	}
-	return msg
+	return withPostFilter(msg, d)
+}
+
+func withPostFilter(msg string, d *Diagnosis) string {
+	if d.PostFilterMsg == "" {
+		return msg
+	}
+	return msg + " " + d.PostFilterMsg
 }
 
 // A normalized score must fit the byte the score table keeps it in.

@@ -111,7 +111,11 @@ func (f *Framework) schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 			return nil, status.AsError()
 		}
 		d.rejectAll(status)
-		return nil, &FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: d}
+		fe := &FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: d}
+		// Nominations count in the dry runs of preemption.
+		f.recordNominations(state, pod)
+		f.runPostFilter(ctx, state, pod, fe)
+		return nil, fe
 	}
 
 	f.recordNominations(state, pod)
@@ -154,7 +158,12 @@ func (f *Framework) schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 
 	feasible := found.nodes
 	if len(feasible) == 0 {
-		return nil, &FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: d}
+		fe := &FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: d}
+		f.runPostFilter(ctx, state, pod, fe)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return nil, fe
 	}
 	result := &Result{
 		EvaluatedNodes: len(feasible) + len(d.statuses),
@@ -185,6 +194,7 @@ func (f *Framework) newCycleState(nodes []*nodeinfo.NodeInfo, idx nodeIndex) *Cy
 	state.listers = f.listers
 	state.parallelism = f.parallelism
 	state.index = idx
+	state.fw = f
 	state.skipFilter = make([]bool, len(f.filters))
 	state.skipScore = make([]bool, len(f.scores))
 	return state

@@ -21,4 +21,5 @@ const (
 	SchedulingGates                 = "SchedulingGates"
 	NodeDeclaredFeatures            = "NodeDeclaredFeatures"
 	DynamicResources                = "DynamicResources"
+	DefaultPreemption               = "DefaultPreemption"
 )

@@ -742,3 +742,50 @@ func allocatedState(claims []*resourceapi.ResourceClaim, consumable bool) *struc
 	}
 	return st
 }
+
+// PostFilter is DynamicResources' PostFilter for a pod no node fits: it
+// picks, in random order drawn with intN, an allocated claim some node
+// could not use and that no other pod holds, and returns it to
+// deallocate; failing that, a claim an earlier cycle made for the pod's
+// DRA-backed extended resources, to delete. The reasons are
+// kube-scheduler's. A nil s is a pod without claims.
+func (p *Plugin) PostFilter(s *State, pod *v1.Pod, intN func(int) int) (deallocate, del *resourceapi.ResourceClaim, status *framework.Status) {
+	if s.Empty() {
+		return nil, nil, framework.NewStatus(framework.Unschedulable, "no new claims to deallocate")
+	}
+	var extended *resourceapi.ResourceClaim
+	if i := s.extendedIndex(); i >= 0 {
+		extended = s.claims[i]
+	}
+	staleExtended := extended != nil && extended.Name != ExtendedClaimName
+	s.mu.Lock()
+	order := sets.List(s.unavailable)
+	s.mu.Unlock()
+	// kube-scheduler walks a map, in random order; a Fisher-Yates shuffle
+	// with the framework's source does the same, reproducibly.
+	for i := len(order) - 1; i > 0; i-- {
+		j := intN(i + 1)
+		order[i], order[j] = order[j], order[i]
+	}
+	for _, i := range order {
+		claim := s.claims[i]
+		if claim == extended {
+			if staleExtended {
+				break
+			}
+			continue
+		}
+		reserved := claim.Status.ReservedFor
+		if len(reserved) == 0 || len(reserved) == 1 && reserved[0].UID == pod.UID {
+			c := claim.DeepCopy()
+			c.Status.ReservedFor = nil
+			c.Status.Allocation = nil
+			c.Status.Devices = nil
+			return c, nil, framework.NewStatus(framework.Unschedulable, "deallocation of ResourceClaim completed")
+		}
+	}
+	if staleExtended {
+		return nil, extended.DeepCopy(), framework.NewStatus(framework.Unschedulable, "deletion of ResourceClaim completed")
+	}
+	return nil, nil, framework.NewStatus(framework.Unschedulable, "still not schedulable")
+}

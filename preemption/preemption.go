@@ -1,0 +1,630 @@
+package preemption
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	extenderv1 "k8s.io/kube-scheduler/extender/v1"
+
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/parallel"
+	"github.com/kubesched/kubesched/names"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// Defaults of kube-scheduler v1.36.3's DefaultPreemptionArgs.
+const (
+	DefaultMinCandidateNodesPercentage int32 = 10
+	DefaultMinCandidateNodesAbsolute   int32 = 100
+)
+
+// DefaultPreemptionArgs configures [DefaultPreemption], as
+// kube-scheduler's DefaultPreemptionArgs does: the dry run stops once it
+// has found max(MinCandidateNodesPercentage percent of the candidate
+// nodes, MinCandidateNodesAbsolute) nodes where preemption works, at
+// least one of them without PodDisruptionBudget violations.
+type DefaultPreemptionArgs struct {
+	// MinCandidateNodesPercentage is in [0, 100]; 10 by default.
+	MinCandidateNodesPercentage int32
+	// MinCandidateNodesAbsolute is at least 0; 100 by default. The two may
+	// not both be 0.
+	MinCandidateNodesAbsolute int32
+}
+
+// DefaultPreemption is kube-scheduler's DefaultPreemption PostFilter
+// plugin: when no node fits a pod, it looks for a node where evicting
+// pods of lower priority makes room, and records in the FitError the
+// node to nominate the pod to and the pods to evict there
+// ([framework.Preemption]). It changes nothing: evicting the victims and
+// writing the nomination are the caller's.
+//
+// As in kube-scheduler v1.36.3:
+//   - A pod with preemptionPolicy Never does not preempt ("preemption: not
+//     eligible due to preemptionPolicy=Never."), nor does a pod nominated
+//     to a node that still has a lower-priority pod terminating because of
+//     preemption, unless that node is now unresolvable for it.
+//   - Only nodes a filter rejected as Unschedulable are tried; nodes
+//     rejected as UnschedulableAndUnresolvable (taints, node affinity, ...)
+//     cannot be helped by evictions.
+//   - On each, every pod of lower priority is removed (through the
+//     PreFilter extensions, so that affinity and spreading see it gone);
+//     if the pod then passes the filters, with nominated pods counted, the
+//     removed pods are put back one by one, most important first, those a
+//     PodDisruptionBudget protects before the others, and a pod stays
+//     evicted only when the pod does not fit with it back.
+//   - The nodes are tried from a random offset, in parallel, until enough
+//     candidates are found (see [DefaultPreemptionArgs]); the node chosen
+//     has the fewest budget violations, then the lowest highest victim
+//     priority, the smallest sum of priorities, the fewest victims, the
+//     latest start of its most important victims, and then a random one.
+//     A pod without status.startTime counts as started now.
+//   - Extenders with a preemptVerb may narrow the candidates
+//     ([framework.PreemptionExtender]).
+//
+// Both random choices use the framework's source ([framework.WithRandSource]),
+// and the dry run takes the candidates in node order from the offset
+// however the work is spread over goroutines, so a seeded framework makes
+// the same choice every time.
+//
+// The zero value uses the default arguments.
+type DefaultPreemption struct {
+	args DefaultPreemptionArgs
+	set  bool
+	// now is the clock for pods without a start time; time.Now if nil.
+	now func() time.Time
+}
+
+var _ framework.PostFilterPlugin = (*DefaultPreemption)(nil)
+
+// NewDefaultPreemption returns the plugin with args, checked as
+// kube-scheduler checks them.
+func NewDefaultPreemption(args DefaultPreemptionArgs) (*DefaultPreemption, error) {
+	var errs []string
+	if p := args.MinCandidateNodesPercentage; p < 0 || p > 100 {
+		errs = append(errs, fmt.Sprintf("minCandidateNodesPercentage: Invalid value: %d: not in valid range [0, 100]", p))
+	}
+	if a := args.MinCandidateNodesAbsolute; a < 0 {
+		errs = append(errs, fmt.Sprintf("minCandidateNodesAbsolute: Invalid value: %d: not in valid range [0, inf)", a))
+	}
+	if args.MinCandidateNodesPercentage == 0 && args.MinCandidateNodesAbsolute == 0 {
+		errs = append(errs,
+			"minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute",
+			"minCandidateNodesAbsolute: Invalid value: 0: cannot be zero at the same time as minCandidateNodesPercentage")
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("DefaultPreemptionArgs: [%s]", strings.Join(errs, ", "))
+	}
+	return &DefaultPreemption{args: args, set: true}, nil
+}
+
+// Name returns "DefaultPreemption".
+func (*DefaultPreemption) Name() string { return names.DefaultPreemption }
+
+func (pl *DefaultPreemption) arguments() DefaultPreemptionArgs {
+	if pl.set {
+		return pl.args
+	}
+	return DefaultPreemptionArgs{MinCandidateNodesPercentage: DefaultMinCandidateNodesPercentage, MinCandidateNodesAbsolute: DefaultMinCandidateNodesAbsolute}
+}
+
+// PostFilter looks for a node where preemption makes room for pod and
+// records it in fe.Preemption; see [DefaultPreemption]. It returns nil
+// when it found one; otherwise Unschedulable with kube-scheduler's
+// message, prefixed "preemption: ", and fe.ClearNomination set when no
+// node would do. It needs the cycle's framework (state from
+// [framework.Framework.Schedule]); without one it returns Error.
+func (pl *DefaultPreemption) PostFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, fe *framework.FitError) *framework.Status {
+	s := pl.preempt(ctx, state, pod, fe)
+	if msg := s.Message(); msg != "" {
+		return framework.NewStatus(s.Code(), "preemption: "+msg)
+	}
+	return s
+}
+
+// preempt is kube-scheduler's Evaluator.Preempt, without acting.
+func (pl *DefaultPreemption) preempt(ctx context.Context, state *framework.CycleState, pod *v1.Pod, fe *framework.FitError) *framework.Status {
+	fw := state.Framework()
+	if fw == nil {
+		return framework.AsStatus(errors.New("no framework: DefaultPreemption runs inside a framework's cycle"))
+	}
+	if pod == nil {
+		return framework.AsStatus(errors.New("nil pod"))
+	}
+	now := time.Now
+	if pl.now != nil {
+		now = pl.now
+	}
+	e := &evaluator{fw: fw, state: state, pod: pod, priority: corev1helpers.PodPriority(pod), now: now()}
+
+	if ok, msg := e.eligible(&fe.Diagnosis); !ok {
+		return framework.NewStatus(framework.Unschedulable, msg)
+	}
+
+	all := state.AllNodes()
+	var potential []*nodeinfo.NodeInfo
+	for _, ni := range all {
+		if st := fe.Diagnosis.NodeStatus(ni.Name()); st != nil && st.Code() == framework.Unschedulable {
+			potential = append(potential, ni)
+		}
+	}
+	var candidates []*candidate
+	statuses := map[string]*framework.Status{}
+	if len(potential) > 0 {
+		budgets, err := listBudgets(state.Listers().PodDisruptionBudgets)
+		if err != nil {
+			return framework.AsStatus(err)
+		}
+		e.budgets = budgets
+		offset := fw.IntN(len(potential))
+		var errs []error
+		candidates, statuses, errs = e.dryRun(ctx, potential, offset, pl.numCandidates(int32(len(potential))))
+		if err := ctx.Err(); err != nil {
+			return framework.AsStatus(err)
+		}
+		if len(errs) > 0 && len(candidates) == 0 {
+			return framework.AsStatus(joinErrors(errs))
+		}
+	}
+	if len(candidates) == 0 {
+		nf := framework.NewFitError(pod, len(all), statuses, framework.NewStatus(framework.UnschedulableAndUnresolvable, "Preemption is not helpful for scheduling"))
+		fe.ClearNomination = true
+		return framework.NewStatus(framework.Unschedulable, nf.Error())
+	}
+
+	candidates, status := e.callExtenders(ctx, candidates)
+	if !status.IsSuccess() {
+		return status
+	}
+	best := e.selectCandidate(candidates)
+	if best == nil {
+		return framework.NewStatus(framework.Unschedulable, "no candidate node for preemption")
+	}
+	fe.Preemption = &framework.Preemption{
+		NominatedNodeName: best.node,
+		Victims:           best.victims,
+		NumPDBViolations:  best.numPDBViolations,
+	}
+	return nil
+}
+
+// numCandidates is how many candidates the dry run looks for among
+// numNodes nodes.
+func (pl *DefaultPreemption) numCandidates(numNodes int32) int32 {
+	args := pl.arguments()
+	n := numNodes * args.MinCandidateNodesPercentage / 100
+	n = max(n, args.MinCandidateNodesAbsolute)
+	return min(n, numNodes)
+}
+
+// evaluator is one PostFilter call's working state.
+type evaluator struct {
+	fw       *framework.Framework
+	state    *framework.CycleState
+	pod      *v1.Pod
+	priority int32
+	// now is the start time of pods that have none, fixed for the call
+	// so that comparisons are consistent.
+	now     time.Time
+	budgets []budget
+}
+
+// candidate is a node where preemption makes room.
+type candidate struct {
+	node             string
+	victims          []*v1.Pod
+	numPDBViolations int
+}
+
+// eligible is kube-scheduler's PodEligibleToPreemptOthers.
+func (e *evaluator) eligible(d *framework.Diagnosis) (bool, string) {
+	pod := e.pod
+	if p := pod.Spec.PreemptionPolicy; p != nil && *p == v1.PreemptNever {
+		return false, "not eligible due to preemptionPolicy=Never."
+	}
+	name := pod.Status.NominatedNodeName
+	if name == "" {
+		return true, ""
+	}
+	// A name without a verdict is one kube-scheduler counts among the
+	// absent nodes, unresolvable.
+	if st := d.NodeStatus(name); st == nil || st.Code() == framework.UnschedulableAndUnresolvable {
+		return true, ""
+	}
+	if ni, ok := e.state.NodeInfo(name); ok {
+		for _, pi := range ni.Pods {
+			if corev1helpers.PodPriority(pi.Pod) < e.priority && terminatingByPreemption(pi.Pod) {
+				return false, "not eligible due to a terminating pod on the nominated node."
+			}
+		}
+	}
+	return true, ""
+}
+
+// terminatingByPreemption reports whether p is being deleted because the
+// scheduler preempted it.
+func terminatingByPreemption(p *v1.Pod) bool {
+	if p.DeletionTimestamp == nil {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.DisruptionTarget {
+			return c.Status == v1.ConditionTrue && c.Reason == v1.PodReasonPreemptionByScheduler
+		}
+	}
+	return false
+}
+
+// nodeOutcome is the dry run's verdict on one node.
+type nodeOutcome struct {
+	victims          []*v1.Pod
+	numPDBViolations int
+	status           *framework.Status
+}
+
+// dryRun tries the potential nodes from offset, in parallel, and returns
+// the candidates (those without budget violations first), the verdicts
+// on the nodes where preemption does not help, and the errors met. It
+// stops once the nodes tried, counted in order from offset, hold
+// numCandidates candidates, one without violations among them; the
+// candidates are those of that prefix, whatever order the goroutines
+// finished in.
+func (e *evaluator) dryRun(ctx context.Context, nodes []*nodeinfo.NodeInfo, offset int, numCandidates int32) ([]*candidate, map[string]*framework.Status, []error) {
+	n := len(nodes)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	outcomes := make([]nodeOutcome, n)
+	done := make([]bool, n)
+	var (
+		mu       sync.Mutex
+		prefix   int // outcomes[:prefix] are all done
+		stopped  atomic.Bool
+		stopAt   = n
+		good     int32 // candidates without violations in the prefix
+		violated int32
+	)
+	parallel.Until(ctx, e.fw.Parallelism(), n, func(i int) {
+		if stopped.Load() {
+			return
+		}
+		ni := nodes[(offset+i)%n]
+		victims, violations, st := e.selectVictims(ctx, ni)
+		if st.IsSuccess() && len(victims) == 0 {
+			st = framework.AsStatus(fmt.Errorf("expected at least one victim pod on node %q", ni.Name()))
+		}
+		outcomes[i] = nodeOutcome{victims: victims, numPDBViolations: violations, status: st}
+		mu.Lock()
+		defer mu.Unlock()
+		done[i] = true
+		for prefix < n && done[prefix] && !stopped.Load() {
+			if o := &outcomes[prefix]; o.status.IsSuccess() {
+				if o.numPDBViolations == 0 {
+					good = min(good+1, numCandidates)
+				} else {
+					violated = min(violated+1, numCandidates)
+				}
+			}
+			prefix++
+			if good > 0 && good+violated >= numCandidates {
+				stopAt = prefix
+				stopped.Store(true)
+				cancel()
+			}
+		}
+	})
+	var nonViolating, violating []*candidate
+	statuses := map[string]*framework.Status{}
+	var errs []error
+	for i := range stopAt {
+		if !done[i] {
+			// Cancelled by the caller: the prefix was not finished.
+			break
+		}
+		o := &outcomes[i]
+		name := nodes[(offset+i)%n].Name()
+		if !o.status.IsSuccess() {
+			if o.status.Code() == framework.Error {
+				errs = append(errs, o.status.AsError())
+			}
+			statuses[name] = o.status
+			continue
+		}
+		c := &candidate{node: name, victims: o.victims, numPDBViolations: o.numPDBViolations}
+		if c.numPDBViolations == 0 {
+			if int32(len(nonViolating)) < numCandidates {
+				nonViolating = append(nonViolating, c)
+			}
+		} else if int32(len(violating)) < numCandidates {
+			violating = append(violating, c)
+		}
+	}
+	return append(nonViolating, violating...), statuses, errs
+}
+
+// selectVictims is kube-scheduler's SelectVictimsOnNode: the fewest pods
+// of lower priority to evict from ni for the pod to fit, most important
+// first, and how many of them a budget protects.
+func (e *evaluator) selectVictims(ctx context.Context, ni *nodeinfo.NodeInfo) ([]*v1.Pod, int, *framework.Status) {
+	var potential []*nodeinfo.PodInfo
+	for _, pi := range ni.Pods {
+		if corev1helpers.PodPriority(pi.Pod) < e.priority {
+			potential = append(potential, pi)
+		}
+	}
+	if len(potential) == 0 {
+		return nil, 0, framework.NewStatus(framework.UnschedulableAndUnresolvable, "No preemption victims found for incoming pod")
+	}
+	node := ni.Clone()
+	state := e.state.Clone()
+	remove := func(pi *nodeinfo.PodInfo) *framework.Status {
+		if err := node.RemovePod(pi.Pod); err != nil {
+			return framework.AsStatus(err)
+		}
+		return e.fw.RunPreFilterExtensionRemovePod(ctx, state, e.pod, pi, node)
+	}
+	for _, pi := range potential {
+		if s := remove(pi); !s.IsSuccess() {
+			return nil, 0, framework.AsStatus(s.AsError())
+		}
+	}
+	if s := e.fw.RunFilterPluginsWithNominatedPods(ctx, state, e.pod, node); !s.IsSuccess() {
+		return nil, 0, s
+	}
+	// kube-scheduler sorts with sort.Slice, which is not stable; the same
+	// algorithm on the same order keeps equally important pods in the
+	// same order as it does.
+	sort.Slice(potential, func(i, j int) bool { return e.moreImportant(potential[i].Pod, potential[j].Pod) })
+	violating, nonViolating := e.splitByBudgets(potential)
+	var victims []*v1.Pod
+	reprieve := func(pi *nodeinfo.PodInfo) (bool, *framework.Status) {
+		node.AddPodInfo(pi)
+		if s := e.fw.RunPreFilterExtensionAddPod(ctx, state, e.pod, pi, node); !s.IsSuccess() {
+			return false, s
+		}
+		if e.fw.RunFilterPluginsWithNominatedPods(ctx, state, e.pod, node).IsSuccess() {
+			return true, nil
+		}
+		if s := remove(pi); !s.IsSuccess() {
+			return false, s
+		}
+		victims = append(victims, pi.Pod)
+		return false, nil
+	}
+	numViolating := 0
+	for _, pi := range violating {
+		fits, s := reprieve(pi)
+		if !s.IsSuccess() {
+			return nil, 0, framework.AsStatus(s.AsError())
+		}
+		if !fits {
+			numViolating++
+		}
+	}
+	for _, pi := range nonViolating {
+		if _, s := reprieve(pi); !s.IsSuccess() {
+			return nil, 0, framework.AsStatus(s.AsError())
+		}
+	}
+	if len(violating) > 0 && len(nonViolating) > 0 {
+		sort.Slice(victims, func(i, j int) bool { return e.moreImportant(victims[i], victims[j]) })
+	}
+	return victims, numViolating, nil
+}
+
+// startTime is the pod's status.startTime, or the call's now.
+func (e *evaluator) startTime(p *v1.Pod) time.Time {
+	if p.Status.StartTime != nil {
+		return p.Status.StartTime.Time
+	}
+	return e.now
+}
+
+// moreImportant orders by priority, then by start time, earliest first.
+func (e *evaluator) moreImportant(a, b *v1.Pod) bool {
+	pa, pb := corev1helpers.PodPriority(a), corev1helpers.PodPriority(b)
+	if pa != pb {
+		return pa > pb
+	}
+	return e.startTime(a).Before(e.startTime(b))
+}
+
+// budget is a PodDisruptionBudget with its selector parsed; a nil
+// selector matches nothing (an invalid or empty one).
+type budget struct {
+	pdb      *policyv1.PodDisruptionBudget
+	selector labels.Selector
+}
+
+// listBudgets lists the PodDisruptionBudgets and parses their selectors.
+func listBudgets(l framework.PodDisruptionBudgetLister) ([]budget, error) {
+	if l == nil {
+		return nil, nil
+	}
+	pdbs, err := l.List(labels.Everything())
+	if err != nil {
+		return nil, fmt.Errorf("listing PodDisruptionBudgets: %w", err)
+	}
+	out := make([]budget, 0, len(pdbs))
+	for _, pdb := range pdbs {
+		if pdb == nil {
+			continue
+		}
+		b := budget{pdb: pdb}
+		// An invalid selector matches no pod, and so does an empty one.
+		if sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector); err == nil && !sel.Empty() {
+			b.selector = sel
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// splitByBudgets is kube-scheduler's filterPodsWithPDBViolation: walking
+// pods in order, each matching budget's allowed disruptions go down by
+// one (pods it already counts as disrupted aside), and a pod that takes
+// any budget below zero violates it. Order is kept.
+func (e *evaluator) splitByBudgets(pods []*nodeinfo.PodInfo) (violating, nonViolating []*nodeinfo.PodInfo) {
+	allowed := make([]int32, len(e.budgets))
+	for i, b := range e.budgets {
+		allowed[i] = b.pdb.Status.DisruptionsAllowed
+	}
+	for _, pi := range pods {
+		pod := pi.Pod
+		violates := false
+		if len(pod.Labels) > 0 {
+			for i, b := range e.budgets {
+				if b.selector == nil || b.pdb.Namespace != pod.Namespace || !b.selector.Matches(labels.Set(pod.Labels)) {
+					continue
+				}
+				if _, disrupted := b.pdb.Status.DisruptedPods[pod.Name]; disrupted {
+					continue
+				}
+				allowed[i]--
+				if allowed[i] < 0 {
+					violates = true
+				}
+			}
+		}
+		if violates {
+			violating = append(violating, pi)
+		} else {
+			nonViolating = append(nonViolating, pi)
+		}
+	}
+	return violating, nonViolating
+}
+
+// selectCandidate is kube-scheduler's SelectCandidate with its default
+// criteria (pickOneNodeForPreemption); the last tie is broken with the
+// framework's random source, where kube-scheduler takes the first node
+// of a map's random order.
+func (e *evaluator) selectCandidate(cs []*candidate) *candidate {
+	switch len(cs) {
+	case 0:
+		return nil
+	case 1:
+		return cs[0]
+	}
+	criteria := []func(c *candidate) int64{
+		// Fewest budget violations.
+		func(c *candidate) int64 { return -int64(c.numPDBViolations) },
+		// Lowest highest victim priority.
+		func(c *candidate) int64 { return -int64(corev1helpers.PodPriority(c.victims[0])) },
+		// Smallest sum of priorities, each shifted to be non-negative.
+		func(c *candidate) int64 {
+			var sum int64
+			for _, p := range c.victims {
+				sum += int64(corev1helpers.PodPriority(p)) + int64(math.MaxInt32+1)
+			}
+			return -sum
+		},
+		// Fewest victims.
+		func(c *candidate) int64 { return -int64(len(c.victims)) },
+		// Latest start among the most important victims.
+		func(c *candidate) int64 { return e.earliestStart(c.victims).UnixNano() },
+	}
+	for _, score := range criteria {
+		best := int64(math.MinInt64)
+		var kept []*candidate
+		for _, c := range cs {
+			switch s := score(c); {
+			case s > best:
+				best, kept = s, append(kept[:0], c)
+			case s == best:
+				kept = append(kept, c)
+			}
+		}
+		if len(kept) == 1 {
+			return kept[0]
+		}
+		cs = kept
+	}
+	return cs[e.fw.IntN(len(cs))]
+}
+
+// earliestStart is the earliest start time of the victims of the highest
+// priority among victims.
+func (e *evaluator) earliestStart(victims []*v1.Pod) time.Time {
+	earliest := e.startTime(victims[0])
+	top := corev1helpers.PodPriority(victims[0])
+	for _, p := range victims {
+		switch prio := corev1helpers.PodPriority(p); {
+		case prio == top:
+			if t := e.startTime(p); t.Before(earliest) {
+				earliest = t
+			}
+		case prio > top:
+			top, earliest = prio, e.startTime(p)
+		}
+	}
+	return earliest
+}
+
+// callExtenders lets the extenders that support preemption narrow the
+// candidates, as kube-scheduler does. The result is sorted by node name.
+func (e *evaluator) callExtenders(ctx context.Context, cs []*candidate) ([]*candidate, *framework.Status) {
+	var exts []framework.PreemptionExtender
+	for _, ext := range e.fw.Extenders() {
+		if pe, ok := ext.(framework.PreemptionExtender); ok && pe.SupportsPreemption() && pe.IsInterested(e.pod) {
+			exts = append(exts, pe)
+		}
+	}
+	if len(exts) == 0 {
+		return cs, nil
+	}
+	victims := make(map[string]*extenderv1.Victims, len(cs))
+	for _, c := range cs {
+		victims[c.node] = &extenderv1.Victims{Pods: c.victims, NumPDBViolations: int64(c.numPDBViolations)}
+	}
+	for _, ext := range exts {
+		got, err := ext.ProcessPreemption(ctx, e.pod, victims, e.state.NodeInfo)
+		if err != nil {
+			if ext.IsIgnorable() {
+				continue
+			}
+			return nil, framework.AsStatus(err)
+		}
+		for name, v := range got {
+			if v == nil || len(v.Pods) == 0 {
+				if ext.IsIgnorable() {
+					delete(got, name)
+					continue
+				}
+				return nil, framework.AsStatus(fmt.Errorf("expected at least one victim pod on node %q", name))
+			}
+		}
+		victims = got
+		if len(victims) == 0 {
+			break
+		}
+	}
+	out := make([]*candidate, 0, len(victims))
+	for name, v := range victims {
+		out = append(out, &candidate{node: name, victims: v.Pods, numPDBViolations: int(v.NumPDBViolations)})
+	}
+	slices.SortFunc(out, func(a, b *candidate) int { return strings.Compare(a.node, b.node) })
+	return out, nil
+}
+
+func joinErrors(errs []error) error {
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	msgs := make([]string, len(errs))
+	for i, err := range errs {
+		msgs[i] = err.Error()
+	}
+	return fmt.Errorf("[%s]", strings.Join(msgs, ", "))
+}
