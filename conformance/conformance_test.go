@@ -228,6 +228,15 @@ func compare(ctx context.Context, shared *framework.Framework, s *Scenario) ([]d
 	return diffs, nil
 }
 
+// withoutPostFilter is fe without what the PostFilter plugins said: the
+// message of the cycle alone, which [Oracle.RunScenario] reports
+// (TestPreemption compares the whole message).
+func withoutPostFilter(fe *framework.FitError) *framework.FitError {
+	c := *fe
+	c.Diagnosis.PostFilterMsg = ""
+	return &c
+}
+
 // cacheSnapshot is a cache's snapshot of s's nodes and the pods bound to
 // them.
 func cacheSnapshot(s *Scenario) (*cache.Snapshot, error) {
@@ -317,7 +326,7 @@ func diffResults(s *Scenario, want *OracleResult, got *framework.Result, err err
 		diagnosis = fitErr.Diagnosis
 		if want.FitErrorMessage == "" {
 			add("fit-error", "kubesched found no node (%q), upstream found %v", err, want.TopNodes)
-		} else if msg := fitErr.Error(); msg != want.FitErrorMessage {
+		} else if msg := withoutPostFilter(fitErr).Error(); msg != want.FitErrorMessage {
 			add("fit-error", "message\n      got  %q\n      want %q", msg, want.FitErrorMessage)
 		}
 	case err != nil:
