@@ -240,9 +240,10 @@ func (p *PreemptionOracle) RunScenario(ctx context.Context, s *Scenario) (*Preem
 	}
 	res.Tried = true
 
-	if err := p.dryRun(ctx, c, s.Pod, res); err != nil {
-		return nil, err
-	}
+	// The PostFilter plugins run first: the dry run filters on copies of
+	// the cycle state, and DynamicResources' state is shared between the
+	// copies, so a dry run before would leave it the claims some node
+	// could not use, which its PostFilter would then deallocate.
 	result, status := o.fw.RunPostFilterPlugins(ctx, c.state, s.Pod, c.Diagnosis.NodeToStatus)
 	res.PostFilterCode, res.PostFilterMessage, res.PostFilterPlugin = status.Code(), status.Message(), status.Plugin()
 	if result != nil {
@@ -252,6 +253,9 @@ func (p *PreemptionOracle) RunScenario(ctx context.Context, s *Scenario) (*Preem
 	diagnosis.PostFilterMsg = status.Message()
 	res.Message = (&schedframework.FitError{Pod: s.Pod, NumAllNodes: len(c.all), Diagnosis: diagnosis}).Error()
 
+	if err := p.dryRun(ctx, c, s.Pod, res); err != nil {
+		return nil, err
+	}
 	if err := p.waitForPreemption(ctx, executor, s.Pod); err != nil {
 		return nil, err
 	}

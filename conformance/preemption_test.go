@@ -38,7 +38,16 @@ func TestPreemption(t *testing.T) {
 			seed := 9000000 + *firstSeed + uint64(i)
 			t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 				t.Parallel()
+				// Odd seeds add everything else the generators make (pod
+				// affinity, volumes, DRA objects) to the preemption
+				// generators' scenarios.
 				s := generateWithPreemption(seed)
+				if seed%2 == 1 {
+					s = generate(seed, true)
+					addVolumes(s)
+					addDRA(s)
+					addPreemption(s)
+				}
 				want, err := p.RunScenario(context.Background(), s)
 				if err != nil {
 					t.Fatalf("oracle: %v", err)
