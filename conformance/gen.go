@@ -122,7 +122,7 @@ type generator struct {
 // extended resources that devices back) and to the objects (a Namespace
 // may gain a label).
 //
-// With KUBESCHED_GEN_PREEMPTION=1 (see [generatePreemption]), pods also
+// Unless KUBESCHED_GEN_PREEMPTION=0 (see [generatePreemption]), pods also
 // get priorities, start times and app labels, some nodes are filled with
 // lower-priority pods, and the scenario may get PodDisruptionBudgets and
 // a pending pod nominated to a node; see [addPreemption].

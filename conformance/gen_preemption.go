@@ -14,9 +14,10 @@ import (
 )
 
 // preemptionByDefault is whether [Generate] gives scenarios what makes
-// preemption matter when KUBESCHED_GEN_PREEMPTION is unset: off, until
-// kubesched has a DefaultPreemption to compare.
-const preemptionByDefault = false
+// preemption matter when KUBESCHED_GEN_PREEMPTION is unset: on, now that
+// kubesched has DefaultPreemption (TestPreemption compares its decisions;
+// TestDifferential the cycles of such scenarios).
+const preemptionByDefault = true
 
 // generatePreemption turns on, for [Generate], the generators of this
 // file: KUBESCHED_GEN_PREEMPTION=1 turns them on, =0 off, and otherwise

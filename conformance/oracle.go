@@ -31,9 +31,9 @@
 // and the cluster objects they read out of the generated scenarios, and
 // KUBESCHED_CONFORMANCE_VOLUMES=0 volumes and the storage objects they
 // use. KUBESCHED_GEN_DRA=0 leaves out ResourceClaims and the DRA objects
-// they use. KUBESCHED_GEN_PREEMPTION=1 adds priorities, full nodes,
-// PodDisruptionBudgets and pending nominated pods (off by default until
-// kubesched has DefaultPreemption).
+// they use. KUBESCHED_GEN_PREEMPTION=0 leaves out the priorities, full
+// nodes, PodDisruptionBudgets and pending nominated pods that make
+// preemption matter.
 package conformance
 
 import (
