@@ -1,0 +1,332 @@
+package preemption_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubesched/kubesched"
+	"github.com/kubesched/kubesched/filter"
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/nodeinfo"
+	"github.com/kubesched/kubesched/preemption"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func labelled(p *v1.Pod, app string) *v1.Pod {
+	p.Labels = map[string]string{"app": app}
+	return p
+}
+
+func budget(name, app string, allowed int32, disrupted ...string) *policyv1.PodDisruptionBudget {
+	b := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}},
+		Status:     policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: allowed},
+	}
+	if len(disrupted) > 0 {
+		b.Status.DisruptedPods = map[string]metav1.Time{}
+		for _, d := range disrupted {
+			b.Status.DisruptedPods[d] = metav1.Time{Time: t0}
+		}
+	}
+	return b
+}
+
+// schedule runs the default profile, with objs and a seeded random
+// source, and returns the FitError.
+func schedule(t *testing.T, p *v1.Pod, nodes []*v1.Node, pods []*v1.Pod, objs []runtime.Object, opts ...framework.Option) *framework.FitError {
+	t.Helper()
+	opts = append([]framework.Option{framework.WithObjects(objs...), framework.WithRandSource(rand.NewPCG(1, 2))}, opts...)
+	fw, err := kubesched.DefaultFramework(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = fw.Schedule(context.Background(), p, nodeinfo.Build(nodes, pods))
+	var fitErr *framework.FitError
+	if !errors.As(err, &fitErr) {
+		t.Fatalf("Schedule: %v, want a FitError", err)
+	}
+	return fitErr
+}
+
+func names(pods []*v1.Pod) string {
+	var out []string
+	for _, p := range pods {
+		out = append(out, p.Name)
+	}
+	return strings.Join(out, ",")
+}
+
+func TestDefaultPreemptionDecides(t *testing.T) {
+	never := v1.PreemptNever
+	withoutPriority := pod("old", "a", "4", 0, t0)
+	withoutPriority.Spec.Priority = nil
+	terminating := pod("leaving", "a", "2", 0, t0)
+	terminating.DeletionTimestamp = &metav1.Time{Time: t0}
+	terminating.Status.Conditions = []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: v1.PodReasonPreemptionByScheduler}}
+	nominatedToA := pod("critical", "", "3", 1000, t0)
+	nominatedToA.Status.NominatedNodeName = "a"
+	badSelector := budget("bad", "web", 0)
+	badSelector.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus"}}}
+
+	for _, tc := range []struct {
+		name      string
+		pod       *v1.Pod
+		nodes     []*v1.Node
+		pods      []*v1.Pod
+		objs      []runtime.Object
+		wantNode  string
+		victims   string
+		violating int
+		clear     bool
+		message   string
+	}{
+		{
+			name:  "a pod with preemptionPolicy Never does not preempt",
+			pod:   func() *v1.Pod { p := pod("critical", "", "3", 1000, t0); p.Spec.PreemptionPolicy = &never; return p }(),
+			nodes: []*v1.Node{node("a", "4")}, pods: []*v1.Pod{pod("low", "a", "2", 0, t0)},
+			message: "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: not eligible due to preemptionPolicy=Never.",
+		},
+		{
+			name:  "a pod whose nominated node still has a victim terminating waits",
+			pod:   nominatedToA,
+			nodes: []*v1.Node{node("a", "4")}, pods: []*v1.Pod{terminating, pod("low", "a", "2", 0, t0)},
+			message: "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: not eligible due to a terminating pod on the nominated node.",
+		},
+		{
+			name:  "pods of equal priority are no victims, and the nomination is cleared",
+			pod:   pod("critical", "", "3", 0, t0),
+			nodes: []*v1.Node{node("a", "4")}, pods: []*v1.Pod{pod("peer", "a", "2", 0, t0)},
+			clear:   true,
+			message: "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
+		},
+		{
+			name:  "a request above the node's allocatable is not helped by evictions",
+			pod:   pod("huge", "", "8", 1000, t0),
+			nodes: []*v1.Node{node("a", "4")}, pods: []*v1.Pod{pod("low", "a", "2", 0, t0)},
+			clear:   true,
+			message: "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+		},
+		{
+			name:  "a pod without priority counts as priority 0 and is evicted",
+			pod:   pod("critical", "", "3", 1, t0),
+			nodes: []*v1.Node{node("a", "4")}, pods: []*v1.Pod{withoutPriority},
+			wantNode: "a", victims: "old",
+			message: "0/1 nodes are available: 1 Insufficient cpu.",
+		},
+		{
+			name:  "the most important pods are reprieved first",
+			pod:   pod("critical", "", "2", 1000, t0),
+			nodes: []*v1.Node{node("a", "4")},
+			pods:  []*v1.Pod{pod("mid", "a", "2", 500, t0), pod("low", "a", "2", 0, t0)},
+			wantNode: "a", victims: "low",
+			message: "0/1 nodes are available: 1 Insufficient cpu.",
+		},
+		{
+			name:  "a node without budget violations wins over one with",
+			pod:   pod("critical", "", "3", 1000, t0),
+			nodes: []*v1.Node{node("a", "4"), node("b", "4")},
+			pods:  []*v1.Pod{labelled(pod("web-1", "a", "4", 0, t0), "web"), labelled(pod("db-1", "b", "4", 500, t0), "db")},
+			objs:  []runtime.Object{budget("web", "web", 0)},
+			wantNode: "b", victims: "db-1",
+			message: "0/2 nodes are available: 2 Insufficient cpu.",
+		},
+		{
+			name:  "a pod the budget already counts as disrupted is no violation",
+			pod:   pod("critical", "", "3", 1000, t0),
+			nodes: []*v1.Node{node("a", "4"), node("b", "4")},
+			pods:  []*v1.Pod{labelled(pod("web-1", "a", "4", 0, t0), "web"), labelled(pod("db-1", "b", "4", 500, t0), "db")},
+			objs:  []runtime.Object{budget("web", "web", 0, "web-1")},
+			wantNode: "a", victims: "web-1",
+			message: "0/2 nodes are available: 2 Insufficient cpu.",
+		},
+		{
+			name:  "when every node violates a budget the fewest violations win",
+			pod:   pod("critical", "", "3", 1000, t0),
+			nodes: []*v1.Node{node("a", "4"), node("b", "4")},
+			pods: []*v1.Pod{
+				labelled(pod("web-1", "a", "2", 0, t0), "web"), labelled(pod("web-2", "a", "2", 0, t0), "web"),
+				labelled(pod("web-3", "b", "4", 0, t0), "web"),
+			},
+			objs:     []runtime.Object{budget("web", "web", 0)},
+			wantNode: "b", victims: "web-3", violating: 1,
+			message: "0/2 nodes are available: 2 Insufficient cpu.",
+		},
+		{
+			name:  "a budget with an invalid selector protects nothing",
+			pod:   pod("critical", "", "3", 1000, t0),
+			nodes: []*v1.Node{node("a", "4"), node("b", "4")},
+			pods:  []*v1.Pod{labelled(pod("web-1", "a", "4", 0, t0), "web"), labelled(pod("db-1", "b", "4", 500, t0), "db")},
+			objs:  []runtime.Object{badSelector},
+			wantNode: "a", victims: "web-1",
+			message: "0/2 nodes are available: 2 Insufficient cpu.",
+		},
+		{
+			name:  "among equal victims the node whose victims started last wins",
+			pod:   pod("critical", "", "3", 1000, t0),
+			nodes: []*v1.Node{node("a", "4"), node("b", "4")},
+			pods:  []*v1.Pod{pod("early", "a", "4", 0, t0), pod("late", "b", "4", 0, t0.Add(time.Hour))},
+			wantNode: "b", victims: "late",
+			message: "0/2 nodes are available: 2 Insufficient cpu.",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fe := schedule(t, tc.pod, tc.nodes, tc.pods, tc.objs)
+			if got := fe.Error(); got != tc.message {
+				t.Errorf("message\n got  %q\n want %q", got, tc.message)
+			}
+			if fe.ClearNomination != tc.clear {
+				t.Errorf("ClearNomination = %v, want %v", fe.ClearNomination, tc.clear)
+			}
+			p := fe.Preemption
+			switch {
+			case tc.wantNode == "" && p != nil:
+				t.Errorf("preemption on %s evicting %s, want none", p.NominatedNodeName, names(p.Victims))
+			case tc.wantNode != "" && p == nil:
+				t.Errorf("no preemption, want %s evicting %s", tc.wantNode, tc.victims)
+			case p != nil:
+				if p.NominatedNodeName != tc.wantNode || names(p.Victims) != tc.victims || p.NumPDBViolations != tc.violating {
+					t.Errorf("preemption on %s evicting %s (%d violations), want %s evicting %s (%d)", p.NominatedNodeName, names(p.Victims), p.NumPDBViolations, tc.wantNode, tc.victims, tc.violating)
+				}
+			}
+		})
+	}
+}
+
+// fullCluster is n alike nodes, each full of priority-0 pods.
+func fullCluster(n int) ([]*v1.Node, []*v1.Pod) {
+	var nodes []*v1.Node
+	var pods []*v1.Pod
+	for i := range n {
+		name := fmt.Sprintf("node-%03d", i)
+		nodes = append(nodes, node(name, "4"))
+		pods = append(pods, pod(name+"-a", name, "2", 0, t0), pod(name+"-b", name, "2", 0, t0))
+	}
+	return nodes, pods
+}
+
+func TestASeededRandomSourceMakesTheChoiceReproducible(t *testing.T) {
+	nodes, pods := fullCluster(300)
+	chosen := map[string]bool{}
+	for seed := range uint64(6) {
+		var first string
+		for _, parallelism := range []int{1, 2, 16} {
+			pl, err := preemption.NewDefaultPreemption(preemption.DefaultPreemptionArgs{MinCandidateNodesPercentage: 0, MinCandidateNodesAbsolute: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A dry run stopping after 5 of 300 candidates still chooses
+			// the same node, however the goroutines share the work.
+			fw, err := framework.New(framework.WithPlugin(&filter.NodeResourcesFit{}, 0), framework.WithPlugin(pl, 0),
+				framework.WithRandSource(rand.NewPCG(seed, 0)), framework.WithParallelism(parallelism))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = fw.Schedule(context.Background(), pod("critical", "", "3", 1000, t0), nodeinfo.Build(nodes, pods))
+			var fe *framework.FitError
+			if !errors.As(err, &fe) || fe.Preemption == nil {
+				t.Fatalf("seed %d: %v, want a preemption", seed, err)
+			}
+			if first == "" {
+				first = fe.Preemption.NominatedNodeName
+			} else if fe.Preemption.NominatedNodeName != first {
+				t.Errorf("seed %d, parallelism %d: chose %s, with parallelism 1 %s", seed, parallelism, fe.Preemption.NominatedNodeName, first)
+			}
+		}
+		chosen[first] = true
+	}
+	if len(chosen) < 2 {
+		t.Errorf("six seeds all chose %v: the tie between alike nodes is not random", chosen)
+	}
+}
+
+func TestWithoutPreemptionTheFitErrorHasNoDecision(t *testing.T) {
+	nodes, pods := fullCluster(2)
+	fe := schedule(t, pod("critical", "", "3", 1000, t0), nodes, pods, nil, framework.WithoutPreemption())
+	if fe.Preemption != nil || fe.ClearNomination {
+		t.Errorf("Preemption %v, ClearNomination %v; want neither", fe.Preemption, fe.ClearNomination)
+	}
+	if got, want := fe.Error(), "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate"; got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+}
+
+func TestPreemptionUpdatesTheNominations(t *testing.T) {
+	nodes, pods := fullCluster(1)
+	noms := framework.NewNominations()
+	waiting := pod("waiting", "", "1", 10, t0)
+	noms.Add(waiting, "node-000")
+	important := pod("important", "", "1", 5000, t0)
+	noms.Add(important, "node-000")
+	fe := schedule(t, pod("critical", "", "2", 1000, t0), nodes, pods, nil, framework.WithNominator(noms))
+	if fe.Preemption == nil {
+		t.Fatalf("no preemption: %v", fe)
+	}
+	if got := names(fe.Preemption.NominationsToClear); got != "waiting" {
+		t.Errorf("NominationsToClear = %s, want waiting", got)
+	}
+	if got := noms.NominatedNodeName(pod("critical", "", "2", 1000, t0)); got != "node-000" {
+		t.Errorf("critical nominated to %q, want node-000", got)
+	}
+	if got := noms.NominatedNodeName(waiting); got != "" {
+		t.Errorf("waiting still nominated to %q", got)
+	}
+	if got := noms.NominatedNodeName(important); got != "node-000" {
+		t.Errorf("important nominated to %q, want node-000 kept", got)
+	}
+}
+
+func TestACancelledContextStopsPreemption(t *testing.T) {
+	nodes, pods := fullCluster(50)
+	fw, err := kubesched.DefaultFramework()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := fw.Schedule(ctx, pod("critical", "", "3", 1000, t0), nodeinfo.Build(nodes, pods)); !errors.Is(err, context.Canceled) {
+		t.Errorf("Schedule = %v, want context.Canceled", err)
+	}
+}
+
+func TestOutsideAFrameworkPostFilterIsAnError(t *testing.T) {
+	var pl preemption.DefaultPreemption
+	s := pl.PostFilter(context.Background(), framework.NewCycleState(nil), pod("p", "", "1", 1, t0), &framework.FitError{})
+	if s.Code() != framework.Error || !strings.Contains(s.Message(), "framework") {
+		t.Errorf("status %v, want an Error naming the missing framework", s)
+	}
+}
+
+func TestNewDefaultPreemptionChecksItsArguments(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args preemption.DefaultPreemptionArgs
+		want string
+	}{
+		{"a percentage above 100 is refused", preemption.DefaultPreemptionArgs{MinCandidateNodesPercentage: 101, MinCandidateNodesAbsolute: 1}, "minCandidateNodesPercentage: Invalid value: 101: not in valid range [0, 100]"},
+		{"a negative absolute count is refused", preemption.DefaultPreemptionArgs{MinCandidateNodesPercentage: 10, MinCandidateNodesAbsolute: -1}, "minCandidateNodesAbsolute: Invalid value: -1: not in valid range [0, inf)"},
+		{"both zero are refused", preemption.DefaultPreemptionArgs{}, "cannot be zero at the same time as minCandidateNodesAbsolute"},
+		{"the defaults are accepted", preemption.DefaultPreemptionArgs{MinCandidateNodesPercentage: 10, MinCandidateNodesAbsolute: 100}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := preemption.NewDefaultPreemption(tc.args)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("error %v, want none", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
