@@ -22,23 +22,25 @@
 //	res, err := kubesched.Schedule(ctx, pod, nodes)
 //	var fitErr *framework.FitError
 //	if errors.As(err, &fitErr) {
-//		// fitErr.Error() is kube-scheduler's "0/N nodes are available: ..." text
+//		// fitErr.Error() is kube-scheduler's "0/N nodes are available: ..." text;
+//		// fitErr.Preemption, when set, names the node to nominate the pod
+//		// to and the pods to evict there.
 //	}
 //
 // The default profile is kube-scheduler v1.36.3's, plugin for plugin and in
-// its order, except DefaultPreemption: SchedulingGates (PreEnqueue),
+// its order: SchedulingGates (PreEnqueue),
 // NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
 // NodeResourcesFit, VolumeRestrictions, NodeVolumeLimits, VolumeBinding,
 // VolumeZone, PodTopologySpread, InterPodAffinity, DynamicResources (also
 // a PreEnqueue plugin, and the one that allocates DRA-backed extended
-// resources, which NodeResourcesFit leaves to it),
-// NodeResourcesBalancedAllocation, ImageLocality and NodeDeclaredFeatures.
+// resources, which NodeResourcesFit leaves to it), DefaultPreemption
+// (PostFilter), NodeResourcesBalancedAllocation, ImageLocality and NodeDeclaredFeatures.
 // The README lists exactly what is not covered.
 //
 // PodTopologySpread's default constraints and InterPodAffinity's namespace
 // selectors read Services, controllers and Namespaces, the volume plugins
 // the storage objects, and DynamicResources ResourceClaims, ResourceSlices
-// and DeviceClasses; give them with
+// and DeviceClasses, DefaultPreemption PodDisruptionBudgets; give them with
 // [framework.WithObjects] or a controller's listers with
 // [framework.WithListers].
 package kubesched

@@ -33,6 +33,12 @@
 //     weight. Prioritizing extenders add their weighted scores, scaled from
 //     0-10 to 0-100.
 //  4. The highest total wins; ties are broken at random.
+//  5. When no node fits, the [PostFilterPlugin]s run (DynamicResources',
+//     then DefaultPreemption): they record in the [FitError] what
+//     kube-scheduler would do to make the pod fit later — the node to
+//     nominate it to and the pods to evict ([Preemption]), a claim to
+//     deallocate — and add their messages to its text. Nothing in the
+//     cluster is changed.
 //
 // Scoring is skipped when only one node is feasible.
 //
