@@ -17,6 +17,10 @@
 // also makes NodeResourcesFit ignore the managed resources marked
 // ignoredByScheduler, as kube-scheduler does.
 //
+// With a preemptVerb, a Client is also a [framework.PreemptionExtender]:
+// DefaultPreemption sends it its candidate nodes and victims, and keeps
+// only the nodes and victims the extender answers with.
+//
 // Requests and answers are kube-scheduler's wire types
 // (k8s.io/kube-scheduler/extender/v1), sent as JSON by POST to
 // urlPrefix/verb. Package extender/server is the other end: it serves

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,17 +31,21 @@ const DefaultHTTPTimeout = 5 * time.Second
 // maxErrorBody bounds how much of a non-200 answer an error quotes.
 const maxErrorBody = 512
 
-var _ framework.Extender = (*Client)(nil)
+var (
+	_ framework.Extender           = (*Client)(nil)
+	_ framework.PreemptionExtender = (*Client)(nil)
+)
 
 // Client calls one HTTP scheduler extender. Build it with [New]; it is
-// safe for concurrent use.
-//
-// preemptVerb is accepted and never called: kubesched does not preempt.
+// safe for concurrent use. With a preemptVerb it is a
+// [framework.PreemptionExtender], which DefaultPreemption asks to narrow
+// its candidate nodes.
 type Client struct {
 	urlPrefix        string
 	filterVerb       string
 	prioritizeVerb   string
 	bindVerb         string
+	preemptVerb      string
 	weight           int64
 	nodeCacheCapable bool
 	ignorable        bool
@@ -85,6 +91,7 @@ func New(cfg configv1.Extender, opts ...Option) (*Client, error) {
 		filterVerb:       cfg.FilterVerb,
 		prioritizeVerb:   cfg.PrioritizeVerb,
 		bindVerb:         cfg.BindVerb,
+		preemptVerb:      cfg.PreemptVerb,
 		weight:           cfg.Weight,
 		nodeCacheCapable: cfg.NodeCacheCapable,
 		ignorable:        cfg.Ignorable,
@@ -116,6 +123,9 @@ func (c *Client) IsPrioritizer() bool { return c.prioritizeVerb != "" }
 
 // IsBinder reports whether a bindVerb is configured.
 func (c *Client) IsBinder() bool { return c.bindVerb != "" }
+
+// SupportsPreemption reports whether a preemptVerb is configured.
+func (c *Client) SupportsPreemption() bool { return c.preemptVerb != "" }
 
 // IsInterested reports whether the extender wants pod: always when it
 // manages no resources, otherwise when a container or init container
@@ -234,6 +244,92 @@ func (c *Client) Bind(ctx context.Context, binding *v1.Binding) error {
 	}
 	if res.Error != "" {
 		return errors.New(res.Error)
+	}
+	return nil
+}
+
+// ProcessPreemption asks the extender which of DefaultPreemption's
+// candidate nodes it accepts, and which pods to evict on each. victims
+// maps every candidate node to the pods preemption would evict there. A
+// nodeCacheCapable extender is sent the victims' UIDs
+// (NodeNameToMetaVictims), any other the whole pods (NodeNameToVictims).
+//
+// As in kube-scheduler, the extender answers with UIDs, which are turned
+// back into pods through nodeInfo, the cycle's nodes: a node nodeInfo does
+// not know, or a UID that is none of that node's pods, is an error. So the
+// pods need the UIDs pods from an API server have. The answer's
+// NumPDBViolations are kept. A node the answer gives no victims is
+// returned with none: rejecting it is the caller's business. Nodes are
+// converted in name order, so that of several bad ones the error always
+// names the same.
+//
+// It returns an error without a preemptVerb, for a nil entry or a nil pod
+// in victims, and for a failed call or a bad answer. It does not modify
+// victims; the map it returns is new.
+func (c *Client) ProcessPreemption(ctx context.Context, pod *v1.Pod, victims map[string]*extenderv1.Victims, nodeInfo func(name string) (*nodeinfo.NodeInfo, bool)) (map[string]*extenderv1.Victims, error) {
+	if !c.SupportsPreemption() {
+		return nil, fmt.Errorf("preempt verb is not defined for extender %v but run into ProcessPreemption", c.urlPrefix)
+	}
+	for name, v := range victims {
+		if v == nil || slices.Contains(v.Pods, nil) {
+			return nil, fmt.Errorf("extender %s: the victims of node %q are nil or hold a nil pod", c.urlPrefix, name)
+		}
+	}
+	args := &extenderv1.ExtenderPreemptionArgs{Pod: pod}
+	if c.nodeCacheCapable {
+		args.NodeNameToMetaVictims = make(map[string]*extenderv1.MetaVictims, len(victims))
+		for name, v := range victims {
+			meta := &extenderv1.MetaVictims{Pods: make([]*extenderv1.MetaPod, len(v.Pods)), NumPDBViolations: v.NumPDBViolations}
+			for i, p := range v.Pods {
+				meta.Pods[i] = &extenderv1.MetaPod{UID: string(p.UID)}
+			}
+			args.NodeNameToMetaVictims[name] = meta
+		}
+	} else {
+		args.NodeNameToVictims = victims
+	}
+	var res extenderv1.ExtenderPreemptionResult
+	if err := c.send(ctx, c.preemptVerb, args, &res); err != nil {
+		return nil, err
+	}
+	out := make(map[string]*extenderv1.Victims, len(res.NodeNameToMetaVictims))
+	for _, name := range slices.Sorted(maps.Keys(res.NodeNameToMetaVictims)) {
+		var ni *nodeinfo.NodeInfo
+		if nodeInfo != nil {
+			ni, _ = nodeInfo(name)
+		}
+		if ni == nil || ni.Node() == nil {
+			return nil, fmt.Errorf("nodeinfo not found for node name %q", name)
+		}
+		// kube-scheduler reads a null entry as a nil pointer; here it is
+		// a node without victims.
+		meta := res.NodeNameToMetaVictims[name]
+		if meta == nil {
+			meta = &extenderv1.MetaVictims{}
+		}
+		v := &extenderv1.Victims{Pods: make([]*v1.Pod, 0, len(meta.Pods)), NumPDBViolations: meta.NumPDBViolations}
+		for _, mp := range meta.Pods {
+			p := podWithUID(ni, mp)
+			if p == nil {
+				// kube-scheduler prints the MetaPod, not its UID: "(UID: &{...})".
+				return nil, fmt.Errorf("extender: %v claims to preempt pod (UID: %v) on node: %v, but the pod is not found on that node", c.urlPrefix, mp, name)
+			}
+			v.Pods = append(v.Pods, p)
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
+// podWithUID returns the pod of ni that mp names, or nil.
+func podWithUID(ni *nodeinfo.NodeInfo, mp *extenderv1.MetaPod) *v1.Pod {
+	if mp == nil {
+		return nil
+	}
+	for _, pi := range ni.Pods {
+		if string(pi.Pod.UID) == mp.UID {
+			return pi.Pod
+		}
 	}
 	return nil
 }

@@ -17,7 +17,13 @@
 // 413, another method than POST 405, an unknown path 404, each with a JSON
 // object {"Error": "..."}. A function's failure is reported as the
 // protocol says: in the Error field of a filter or bind answer, and as a
-// 500 for prioritize, whose answer has no such field.
+// 500 for prioritize and preempt, whose answers have no such field.
+//
+// A preempt verb ([Preempt]) is handed the nodes where the scheduler's
+// DefaultPreemption would evict pods, with the pods, and answers with the
+// nodes it accepts and the pods to evict there, by UID. Pods named by UID
+// (nodeCacheCapable) are looked up in the node source; a node it cannot
+// place them on is left out of the answer, which rejects it.
 //
 // The handler holds only its configuration: every request is decoded into
 // values of its own, and nothing a request brings is kept for the next.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 
 	"github.com/kubesched/kubesched/extender/server"
 	"github.com/kubesched/kubesched/filter"
@@ -38,14 +39,15 @@ func FuzzHandler(f *testing.F) {
 		server.Prioritize("prioritize", server.EachNodeScore(podCount)),
 		server.Prioritize("framework", server.FrameworkPrioritize(fw)),
 		server.Bind("bind", func(context.Context, *v1.Binding) error { return nil }),
+		server.Preempt("preempt", acceptN1),
 		server.WithNodes(source),
 		server.WithMaxRequestBytes(limit),
 	)
 	if err != nil {
 		f.Fatal(err)
 	}
-	paths := []string{"/filter", "/plugins", "/prioritize", "/framework", "/bind"}
-	for i, seed := range []string{
+	paths := []string{"/filter", "/plugins", "/prioritize", "/framework", "/bind", "/preempt"}
+	for _, seed := range []string{
 		wholeNodes(node("n1", "a"), node("n2", "b")),
 		nodeNames("n1", "n2", "n9"),
 		nodeNames("n1", "n1"),
@@ -58,9 +60,16 @@ func FuzzHandler(f *testing.F) {
 		`{"Pod":{"spec":{"containers":[` + strings.Repeat(`{"name":"x"},`, limit/13-10) + `{}]}},"NodeNames":[]}`,
 		`{"Pod":{"metadata":{"name":"\ud800"}},"NodeNames":null}`,
 		`{"Pod":{"spec":{"containers":[{"resources":{"requests":{"cpu":"1e1000000"}}}]}},"Nodes":{"items":[{}]}}`,
+		wholeVictims(map[string]*extenderv1.Victims{"n1": {Pods: []*v1.Pod{victim("x"), victim("y")}, NumPDBViolations: 1}}),
+		victimUIDs(map[string]*extenderv1.MetaVictims{"n1": metaVictims(1, "x", "y"), "n2": metaVictims(0, "x"), "n9": nil}),
+		`{"Pod":{},"NodeNameToMetaVictims":{"n1":{"Pods":[` + strings.Repeat(`{"UID":"x"},`, limit/13-10) + `{}]}}}`,
+		`{"Pod":{},"NodeNameToVictims":{"n1":{"Pods":[null]},"n2":null}}`,
 		"{", "null", "[]", `"x"`, "{} {}", "",
 	} {
-		f.Add(uint8(i), []byte(seed))
+		// Every seed to every verb.
+		for v := range paths {
+			f.Add(uint8(v), []byte(seed))
+		}
 	}
 	f.Fuzz(func(t *testing.T, verb uint8, body []byte) {
 		path := paths[int(verb)%len(paths)]

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,12 +51,24 @@ type PrioritizeFunc func(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.Nod
 // metav1.CreateOptions{}). An error becomes the answer's Error.
 type BindFunc func(ctx context.Context, binding *v1.Binding) error
 
+// PreemptFunc answers a preempt call. victims maps each node where the
+// scheduler would preempt to the pods it would evict there; the function
+// returns the nodes it accepts, each with the pods to evict, which the
+// answer names by UID. The scheduler drops the nodes left out, and fails
+// the preemption when a node comes back without victims (an ignorable
+// extender's such node is dropped instead). An error is answered with
+// status 500: the scheduler then fails the preemption, or skips this
+// extender if it is ignorable. The map and its Victims are the call's
+// own; the pods are too, except those of a nodeCacheCapable call, which
+// are the node source's and must not be modified.
+type PreemptFunc func(ctx context.Context, pod *v1.Pod, victims map[string]*extenderv1.Victims) (map[string]*extenderv1.Victims, error)
+
 // NodeSource returns what the extender knows of a node: its Node object and
 // pods. Schedulers configured with nodeCacheCapable send node names only,
-// and the handler needs a source to answer them. For calls that carry
-// whole nodes, a source, if set, contributes the node's pods (the call's
-// Node object wins); a node it does not know then counts as empty. It must
-// be safe for concurrent use.
+// and the pods to preempt by UID, and the handler needs a source to answer
+// them. For calls that carry whole nodes, a source, if set, contributes the
+// node's pods (the call's Node object wins); a node it does not know then
+// counts as empty. It must be safe for concurrent use.
 type NodeSource func(ctx context.Context, name string) (*nodeinfo.NodeInfo, error)
 
 // Handler serves the extender verbs it was built with. Build it with
@@ -72,6 +85,7 @@ type route struct {
 	filter     FilterFunc
 	prioritize PrioritizeFunc
 	bind       BindFunc
+	preempt    PreemptFunc
 }
 
 // Option configures a Handler.
@@ -92,6 +106,11 @@ func Bind(verb string, fn BindFunc) Option {
 	return addRoute(verb, fn == nil, route{bind: fn})
 }
 
+// Preempt serves fn at "/" + verb, the extender's preemptVerb.
+func Preempt(verb string, fn PreemptFunc) Option {
+	return addRoute(verb, fn == nil, route{preempt: fn})
+}
+
 func addRoute(verb string, nilFunc bool, r route) Option {
 	return func(h *Handler) error {
 		switch {
@@ -110,7 +129,7 @@ func addRoute(verb string, nilFunc bool, r route) Option {
 }
 
 // WithNodes sets the handler's node source, needed to answer schedulers
-// that send node names (nodeCacheCapable).
+// that send node names and pod UIDs (nodeCacheCapable).
 func WithNodes(src NodeSource) Option {
 	return func(h *Handler) error {
 		if src == nil {
@@ -165,7 +184,7 @@ func New(opts ...Option) (*Handler, error) {
 		}
 	}
 	if len(h.routes) == 0 {
-		return nil, errors.New("extender server: no verb to serve; add Filter, Prioritize or Bind")
+		return nil, errors.New("extender server: no verb to serve; add Filter, Prioritize, Bind or Preempt")
 	}
 	return h, nil
 }
@@ -211,6 +230,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveFilter(ctx, w, body, rt.filter)
 	case rt.prioritize != nil:
 		h.servePrioritize(ctx, w, body, rt.prioritize)
+	case rt.preempt != nil:
+		h.servePreempt(ctx, w, body, rt.preempt)
 	default:
 		h.serveBind(ctx, w, body, rt.bind)
 	}
@@ -301,6 +322,113 @@ func (h *Handler) serveBind(ctx context.Context, w http.ResponseWriter, body io.
 		res.Error = err.Error()
 	}
 	writeJSON(w, http.StatusOK, &res)
+}
+
+func (h *Handler) servePreempt(ctx context.Context, w http.ResponseWriter, body io.Reader, fn PreemptFunc) {
+	var args extenderv1.ExtenderPreemptionArgs
+	if !decode(w, body, &args) {
+		return
+	}
+	victims, ok := h.victims(ctx, w, &args)
+	if !ok {
+		return
+	}
+	got, err := fn(ctx, args.Pod, victims)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	// The scheduler reads the answer's entries without checking for null:
+	// a node without victims is sent with an empty list, which it rejects
+	// cleanly.
+	res := extenderv1.ExtenderPreemptionResult{NodeNameToMetaVictims: make(map[string]*extenderv1.MetaVictims, len(got))}
+	for name, v := range got {
+		meta := &extenderv1.MetaVictims{Pods: []*extenderv1.MetaPod{}}
+		if v != nil {
+			meta.NumPDBViolations = v.NumPDBViolations
+			for _, p := range v.Pods {
+				if p == nil {
+					writeError(w, http.StatusInternalServerError, fmt.Sprintf("preempt function returned a nil pod for node %q", name))
+					return
+				}
+				meta.Pods = append(meta.Pods, &extenderv1.MetaPod{UID: string(p.UID)})
+			}
+		}
+		res.NodeNameToMetaVictims[name] = meta
+	}
+	writeJSON(w, http.StatusOK, &res)
+}
+
+// victims turns a preempt request into victims with whole pods, writing a
+// 400 and returning false when it cannot. A nodeCacheCapable scheduler
+// names the victims by UID; a node the source does not know, or with a
+// victim the source does not place on it, is left out: the extender
+// cannot judge it, and leaving it out of the answer rejects it.
+func (h *Handler) victims(ctx context.Context, w http.ResponseWriter, args *extenderv1.ExtenderPreemptionArgs) (map[string]*extenderv1.Victims, bool) {
+	if args.Pod == nil {
+		writeError(w, http.StatusBadRequest, "request has no Pod")
+		return nil, false
+	}
+	if args.NodeNameToVictims != nil {
+		for name, v := range args.NodeNameToVictims {
+			switch {
+			case v == nil:
+				args.NodeNameToVictims[name] = &extenderv1.Victims{}
+			case slices.Contains(v.Pods, nil):
+				writeError(w, http.StatusBadRequest, fmt.Sprintf("request has a null victim on node %q", name))
+				return nil, false
+			}
+		}
+		return args.NodeNameToVictims, true
+	}
+	if args.NodeNameToMetaVictims == nil {
+		writeError(w, http.StatusBadRequest, "request has neither NodeNameToVictims nor NodeNameToMetaVictims")
+		return nil, false
+	}
+	if h.nodes == nil {
+		writeError(w, http.StatusBadRequest, "request names pods by UID (nodeCacheCapable) but this extender has no node source: serve it WithNodes, or configure nodeCacheCapable: false")
+		return nil, false
+	}
+	victims := make(map[string]*extenderv1.Victims, len(args.NodeNameToMetaVictims))
+	for name, meta := range args.NodeNameToMetaVictims {
+		if meta != nil && slices.Contains(meta.Pods, nil) {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("request has a null victim on node %q", name))
+			return nil, false
+		}
+		ni, err := h.nodes(ctx, name)
+		if err != nil || ni == nil || ni.Node() == nil {
+			continue
+		}
+		v := &extenderv1.Victims{}
+		if meta != nil {
+			v.NumPDBViolations = meta.NumPDBViolations
+			v.Pods = podsWithUIDs(ni, meta.Pods)
+			if v.Pods == nil {
+				continue
+			}
+		}
+		victims[name] = v
+	}
+	return victims, true
+}
+
+// podsWithUIDs returns the pods of ni that metas name, in their order, or
+// nil if ni lacks one of them.
+func podsWithUIDs(ni *nodeinfo.NodeInfo, metas []*extenderv1.MetaPod) []*v1.Pod {
+	byUID := make(map[string]*v1.Pod, len(ni.Pods))
+	// The first of pods sharing a UID, as the scheduler looks them up.
+	for _, pi := range slices.Backward(ni.Pods) {
+		byUID[string(pi.Pod.UID)] = pi.Pod
+	}
+	pods := make([]*v1.Pod, len(metas))
+	for i, m := range metas {
+		p, ok := byUID[m.UID]
+		if !ok {
+			return nil
+		}
+		pods[i] = p
+	}
+	return pods
 }
 
 // nodeInfos turns a filter or prioritize request into NodeInfos, writing a
