@@ -9,12 +9,16 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/kubesched/kubesched"
@@ -37,7 +41,9 @@ type Config struct {
 // Controller is a scheduler: informers feed a kubesched cache and
 // scheduling queue, a loop pops pods, schedules them with kube-scheduler's
 // default profile on a cache snapshot, and binds them through the API.
-// The event handling follows kube-scheduler v1.36.3's.
+// When no node fits, it acts on what the PostFilter plugins decided
+// (preemption, ResourceClaims to release) as kube-scheduler does. The
+// event handling follows kube-scheduler v1.36.3's.
 type Controller struct {
 	client  kubernetes.Interface
 	name    string
@@ -46,7 +52,11 @@ type Controller struct {
 	cache   *cache.Cache
 	queue   *queue.PriorityQueue
 	fw      *framework.Framework
-	binds   sync.WaitGroup
+	// handlers are the event handlers' registrations, which report when
+	// the informers' initial lists have reached the cache and the queue.
+	handlers []toolscache.ResourceEventHandlerRegistration
+	// async tracks the bindings and preemptions in progress.
+	async sync.WaitGroup
 }
 
 // New builds a controller on client. Call Run to start it.
@@ -77,6 +87,8 @@ func New(client kubernetes.Interface, cfg Config) (*Controller, error) {
 		CSIDrivers:             storage.CSIDrivers().Lister(),
 		CSIStorageCapacities:   storage.CSIStorageCapacities().Lister(),
 		VolumeAttachments:      storage.VolumeAttachments().Lister(),
+		// DefaultPreemption prefers victims whose eviction no budget forbids.
+		PodDisruptionBudgets: factory.Policy().V1().PodDisruptionBudgets().Lister(),
 	}
 	q, err := queue.New(append([]queue.Option{queue.WithListers(listers)}, cfg.QueueOptions...)...)
 	if err != nil {
@@ -84,7 +96,9 @@ func New(client kubernetes.Interface, cfg Config) (*Controller, error) {
 	}
 	fw, err := kubesched.DefaultFramework(
 		framework.WithListers(listers),
-		// Pods that preemption nominated keep their room.
+		// Pods that preemption nominated keep their room. The queue's
+		// Nominations is a NominationUpdater: the framework records the
+		// nominations a preemption makes and clears there itself.
 		framework.WithNominator(q.Nominations()),
 	)
 	if err != nil {
@@ -98,7 +112,8 @@ func New(client kubernetes.Interface, cfg Config) (*Controller, error) {
 }
 
 // Run starts the informers, waits for them to sync, and schedules pods
-// until ctx is done; it then waits for the bindings in progress.
+// until ctx is done; it then waits for the bindings and preemptions in
+// progress.
 func (c *Controller) Run(ctx context.Context) error {
 	c.factory.Start(ctx.Done())
 	defer c.factory.Shutdown()
@@ -107,13 +122,24 @@ func (c *Controller) Run(ctx context.Context) error {
 			return fmt.Errorf("controller: informer for %v did not sync", informer)
 		}
 	}
+	// A synced informer may not have handed its initial list to the
+	// handlers yet; scheduling before they have would place pods on nodes
+	// whose pods the cache has not seen. kube-scheduler waits for its
+	// handlers too.
+	synced := make([]toolscache.InformerSynced, len(c.handlers))
+	for i, h := range c.handlers {
+		synced[i] = h.HasSynced
+	}
+	if !toolscache.WaitForCacheSync(ctx.Done(), synced...) {
+		return errors.New("controller: event handlers did not sync")
+	}
 	go c.queue.Run(ctx)
 	stop := context.AfterFunc(ctx, c.queue.Close)
 	defer stop()
 	c.log.Info("scheduling", "schedulerName", c.name)
 	for c.scheduleOne(ctx) {
 	}
-	c.binds.Wait()
+	c.async.Wait()
 	return nil
 }
 
@@ -143,7 +169,7 @@ func (c *Controller) scheduleOne(ctx context.Context) bool {
 		return true
 	}
 	c.queue.Nominations().Delete(pod)
-	c.binds.Go(func() { c.bind(ctx, pi, assumed) })
+	c.async.Go(func() { c.bind(ctx, pi, assumed) })
 	return true
 }
 
@@ -169,40 +195,139 @@ func (c *Controller) bind(ctx context.Context, pi *queue.QueuedPodInfo, assumed 
 	c.log.Info("bound", "pod", key(assumed), "node", assumed.Spec.NodeName)
 }
 
-// failed puts a pod that could not be scheduled back in the queue, with
-// the plugins that rejected it, and records why on the pod.
+// failed handles a pod that could not be scheduled as kube-scheduler's
+// handleSchedulingFailure does: it acts on what the PostFilter plugins
+// decided, puts the pod back in the queue with the plugins that rejected
+// it, and records why on the pod, with the nomination the cycle leaves:
+// a preemption's node, none after an error or when preemption gave up,
+// otherwise the one the pod had.
 func (c *Controller) failed(ctx context.Context, pi *queue.QueuedPodInfo, err error) {
+	// The queue owns pi once it is requeued; read the pod from here on.
+	pod := pi.Pod
 	reason := v1.PodReasonSchedulerError
 	pi.UnschedulablePlugins = sets.New[string]()
+	// A cycle that failed for another reason than no fit clears the
+	// nomination, as kube-scheduler does; the framework, which updates
+	// the nominator only after PostFilter, leaves that to us.
+	nominated, override := "", true
+	var victims []*v1.Pod
 	var fitErr *framework.FitError
 	if errors.As(err, &fitErr) {
 		reason = v1.PodReasonUnschedulable
 		pi.UnschedulablePlugins = fitErr.Diagnosis.UnschedulablePlugins.Clone()
+		nominated, override = nominationAfter(fitErr)
+		c.releaseClaims(ctx, fitErr)
+		victims = victimsToDelete(fitErr.Preemption)
+	} else {
+		c.queue.Nominations().Delete(pod)
 	}
-	c.log.Info("not scheduled", "pod", key(pi.Pod), "reason", reason, "err", err)
-	if err := c.queue.AddUnschedulableIfNotPresent(pi); err != nil {
-		c.log.Error("requeueing", "pod", key(pi.Pod), "err", err)
+	c.log.Info("not scheduled", "pod", key(pod), "reason", reason, "err", err)
+	if len(victims) > 0 {
+		// As with kube-scheduler's asynchronous preemption, the evictions
+		// do not hold up the loop, and the pod is not tried again until
+		// they are done: it stays in flight, so the queue remembers the
+		// deletions it sees meanwhile.
+		c.async.Go(func() {
+			if err := c.preempt(ctx, pod, fitErr.Preemption.NominationsToClear, victims); err != nil {
+				c.log.Error("preempting", "pod", key(pod), "node", fitErr.Preemption.NominatedNodeName, "err", err)
+				// kube-scheduler activates a preemptor whose evictions
+				// failed; an error's backoff is the nearest the queue has.
+				pi.UnschedulablePlugins = sets.New[string]()
+			}
+			c.requeue(pi)
+		})
+	} else {
+		c.requeue(pi)
 	}
-	c.setScheduledCondition(ctx, pi.Pod, reason, err.Error())
+	cond := v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: reason, Message: err.Error()}
+	if err := c.patchStatus(ctx, pod, func(s *v1.PodStatus) bool {
+		changed := setCondition(s, pod.Generation, cond)
+		if override && s.NominatedNodeName != nominated {
+			s.NominatedNodeName = nominated
+			changed = true
+		}
+		return changed
+	}); err != nil {
+		c.log.Error("updating the PodScheduled condition and the nomination", "pod", key(pod), "err", err)
+	}
 }
 
-// setScheduledCondition sets the pod's PodScheduled condition to False
-// with reason and message, unless it says so already.
-func (c *Controller) setScheduledCondition(ctx context.Context, pod *v1.Pod, reason, message string) {
-	for _, cond := range pod.Status.Conditions {
-		if cond.Type == v1.PodScheduled && cond.Status == v1.ConditionFalse && cond.Reason == reason && cond.Message == message {
-			return
+// requeue gives a failed pod back to the queue.
+func (c *Controller) requeue(pi *queue.QueuedPodInfo) {
+	pod := pi.Pod
+	if err := c.queue.AddUnschedulableIfNotPresent(pi); err != nil {
+		c.log.Error("requeueing", "pod", key(pod), "err", err)
+	}
+}
+
+// nominationAfter returns the status.nominatedNodeName a cycle that
+// found no fit writes, and whether it writes one: the preemption's node,
+// "" when kube-scheduler clears it, nothing otherwise.
+func nominationAfter(fe *framework.FitError) (node string, override bool) {
+	if fe.Preemption != nil {
+		return fe.Preemption.NominatedNodeName, true
+	}
+	return "", fe.ClearNomination
+}
+
+// setCondition sets cond in s as kube-scheduler's UpdatePodCondition
+// does, with observedGeneration set to the pod's generation: the
+// transition time changes only with the condition's status, and it
+// reports a change only in status, reason, message or probe time.
+func setCondition(s *v1.PodStatus, generation int64, cond v1.PodCondition) bool {
+	cond.ObservedGeneration = generation
+	cond.LastTransitionTime = metav1.Now()
+	for i := range s.Conditions {
+		old := &s.Conditions[i]
+		if old.Type != cond.Type {
+			continue
 		}
+		if old.Status == cond.Status {
+			cond.LastTransitionTime = old.LastTransitionTime
+		}
+		same := old.Status == cond.Status && old.Reason == cond.Reason && old.Message == cond.Message &&
+			old.LastProbeTime.Equal(&cond.LastProbeTime)
+		*old = cond
+		return !same
 	}
-	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []v1.PodCondition{{
-		Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: reason, Message: message, LastTransitionTime: metav1.Now(),
-	}}}})
-	if err == nil {
-		_, err = c.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	s.Conditions = append(s.Conditions, cond)
+	return true
+}
+
+// patchStatus applies update to a copy of pod's status and sends the
+// difference as a strategic merge patch to the status subresource, as
+// kube-scheduler's PatchPodStatus does, retrying transient errors. It
+// sends nothing when update reports no change.
+func (c *Controller) patchStatus(ctx context.Context, pod *v1.Pod, update func(*v1.PodStatus) bool) error {
+	status := pod.Status.DeepCopy()
+	if !update(status) {
+		return nil
 	}
+	oldData, err := json.Marshal(v1.Pod{Status: pod.Status})
 	if err != nil {
-		c.log.Error("updating the PodScheduled condition", "pod", key(pod), "err", err)
+		return err
 	}
+	newData, err := json.Marshal(v1.Pod{Status: *status})
+	if err != nil {
+		return err
+	}
+	patch, err := strategicpatch.CreateTwoWayMergePatch(oldData, newData, &v1.Pod{})
+	if err != nil {
+		return fmt.Errorf("patch for pod %s: %w", key(pod), err)
+	}
+	if string(patch) == "{}" {
+		return nil
+	}
+	return retry.OnError(retry.DefaultBackoff, retriable, func() error {
+		_, err := c.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+		return err
+	})
+}
+
+// retriable are the errors kube-scheduler retries a status patch after.
+func retriable(err error) bool {
+	return apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) ||
+		apierrors.IsConflict(err) || utilnet.IsConnectionRefused(err)
 }
 
 func key(pod *v1.Pod) string { return pod.Namespace + "/" + pod.Name }
@@ -230,9 +355,11 @@ func (c *Controller) addEventHandlers() error {
 		{c.factory.Storage().V1().VolumeAttachments().Informer(), c.moveOn(queue.VolumeAttachment)},
 	}
 	for _, h := range handlers {
-		if _, err := h.informer.AddEventHandler(h.funcs); err != nil {
+		reg, err := h.informer.AddEventHandler(h.funcs)
+		if err != nil {
 			return err
 		}
+		c.handlers = append(c.handlers, reg)
 	}
 	return nil
 }

@@ -2,7 +2,10 @@
 // watches a cluster through client-go informers, keeps kubesched's cache
 // and scheduling queue up to date, and schedules the pods whose
 // spec.schedulerName names it with kube-scheduler v1.36.3's default
-// profile, binding them through the API.
+// profile, binding them through the API. A pod that fits nowhere may
+// preempt: the controller marks and deletes the victims DefaultPreemption
+// chose and nominates the pod to their node, where a later cycle places
+// it, reading PodDisruptionBudgets as kube-scheduler does.
 //
 //	go run . -kubeconfig ~/.kube/config -scheduler-name kubesched
 //
