@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -44,7 +45,8 @@ type Preemption struct {
 	// NominationsToClear are the pods of lower priority nominated to
 	// that node (known from the framework's [Nominator]), whose
 	// status.nominatedNodeName kube-scheduler clears: the room is the
-	// preemptor's now.
+	// preemptor's now. It clears them as it starts evicting, so none
+	// when every victim is already being deleted.
 	NominationsToClear []*v1.Pod
 }
 
@@ -113,7 +115,13 @@ func (f *Framework) recordPostFilter(pod *v1.Pod, fe *FitError) {
 	up, _ := f.nominator.(NominationUpdater)
 	if p := fe.Preemption; p != nil {
 		priority := corev1helpers.PodPriority(pod)
+		// kube-scheduler clears them when it starts evicting, which it
+		// does not when every victim is already being deleted.
+		evicting := slices.ContainsFunc(p.Victims, func(v *v1.Pod) bool { return v.DeletionTimestamp == nil })
 		for _, pi := range f.nominator.NominatedPods()[p.NominatedNodeName] {
+			if !evicting {
+				break
+			}
 			if corev1helpers.PodPriority(pi.Pod) < priority {
 				p.NominationsToClear = append(p.NominationsToClear, pi.Pod)
 			}

@@ -287,6 +287,21 @@ func TestPreemptionUpdatesTheNominations(t *testing.T) {
 	}
 }
 
+func TestNominationsStayWhenEveryVictimIsAlreadyLeaving(t *testing.T) {
+	leaving := pod("leaving", "node-000", "4", 0, t0)
+	leaving.DeletionTimestamp = &metav1.Time{Time: t0}
+	noms := framework.NewNominations()
+	waiting := pod("waiting", "", "1", 10, t0)
+	noms.Add(waiting, "node-000")
+	fe := schedule(t, pod("critical", "", "2", 1000, t0), []*v1.Node{node("node-000", "4")}, []*v1.Pod{leaving}, nil, framework.WithNominator(noms))
+	if fe.Preemption == nil {
+		t.Fatalf("no preemption: %v", fe)
+	}
+	if len(fe.Preemption.NominationsToClear) != 0 || noms.NominatedNodeName(waiting) != "node-000" {
+		t.Errorf("NominationsToClear = %s, waiting nominated to %q; want the nomination kept", names(fe.Preemption.NominationsToClear), noms.NominatedNodeName(waiting))
+	}
+}
+
 func TestACancelledContextStopsPreemption(t *testing.T) {
 	nodes, pods := fullCluster(50)
 	fw, err := kubesched.DefaultFramework()
