@@ -30,12 +30,17 @@ func draPod(p *v1.Pod) {
 }
 
 // Objects returns the cluster objects workload needs besides nodes and
-// pods: none, except for DRA: a DeviceClass selecting the driver's
-// devices, one ResourceSlice of [GPUsPerNode] GPUs per node, each
-// existing pod's claim (allocated gpu-0 of its node and reserved for it;
-// a node with several existing pods gives each its own GPU), and the
-// claim generated for the pending pod called pending.
+// pods. For DRA: a DeviceClass selecting the driver's devices, one
+// ResourceSlice of [GPUsPerNode] GPUs per node, each existing pod's claim
+// (allocated gpu-0 of its node and reserved for it; a node with several
+// existing pods gives each its own GPU), and the claim generated for the
+// pending pod called pending. For Preemption: PodDisruptionBudgets over
+// the pods of apps batch-0 (no disruption allowed), batch-1 (one) and
+// batch-2 (none). None for the others.
 func Objects(nodes []*v1.Node, existing []*v1.Pod, pending, workload string) []runtime.Object {
+	if workload == Preemption {
+		return preemptionObjects()
+	}
 	if workload != DRA {
 		return nil
 	}

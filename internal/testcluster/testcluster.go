@@ -36,6 +36,13 @@ const (
 	// nodes that each publish [GPUsPerNode] GPUs in a ResourceSlice; each
 	// existing pod holds one. Its cluster objects come from [Objects].
 	DRA = "DRA"
+	// Preemption is a pod of priority [PreemptorPriority] asking for a
+	// CPU on nodes that pods of priority 0 to 10 fill
+	// ([PreemptionPods]), some of them under PodDisruptionBudgets
+	// ([Objects]): no node fits it, and DefaultPreemption nominates it to
+	// a node where evicting one to three pods makes room. It is not in
+	// [Workloads], whose pods fit.
+	Preemption = "Preemption"
 )
 
 // PinnedNode is the node the Pinned workload's pod is bound to. It is the
@@ -43,7 +50,8 @@ const (
 // size, and it carries no taint in any workload's cluster but Taints'.
 const PinnedNode = "node-00000"
 
-// Workloads lists the workloads the benchmarks run.
+// Workloads lists the workloads the benchmarks run: those whose pod fits
+// some node.
 var Workloads = []string{Basic, NodeAffinity, Taints, TopologySpreading, PodAntiAffinity, PreferredPodAffinity, Pinned, DRA}
 
 // podAffinityWorkload reports whether a workload's running pods are its own
@@ -114,7 +122,8 @@ func ExistingPods(n int, nodes []*v1.Node, workload string) []*v1.Pod {
 // [PinnedNode] by a matchFields term on metadata.name and carries the
 // tolerations the DaemonSet controller adds to its pods, as the
 // controller would create it for that node. DRA claims one GPU through a
-// template (see [Objects]).
+// template (see [Objects]). Preemption asks for 1 CPU and 2Gi at priority
+// [PreemptorPriority].
 func Pod(name, workload string) *v1.Pod {
 	p := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(name)},
@@ -177,6 +186,12 @@ func Pod(name, workload string) *v1.Pod {
 		p.Spec.Tolerations = daemonTolerations()
 	case DRA:
 		draPod(p)
+	case Preemption:
+		p.Spec.Priority = new(PreemptorPriority)
+		p.Spec.Containers[0].Resources.Requests = v1.ResourceList{
+			v1.ResourceCPU:    resource.MustParse("1"),
+			v1.ResourceMemory: resource.MustParse("2Gi"),
+		}
 	}
 	return p
 }

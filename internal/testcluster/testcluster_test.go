@@ -1,10 +1,12 @@
 package testcluster
 
 import (
+	"cmp"
 	"slices"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -82,5 +84,86 @@ func TestExistingPodsOfPinnedArePlain(t *testing.T) {
 		if p.Spec.Affinity != nil || len(p.Spec.Tolerations) != 0 || len(p.Labels) != 0 {
 			t.Errorf("existing pod %s is not a plain pod: %+v", p.Name, p.Spec)
 		}
+	}
+}
+
+func TestPreemptionPodFitsNoNodeButEvictionsMakeRoom(t *testing.T) {
+	t.Parallel()
+	nodes := Nodes(2*PreemptionCheapestEvery*PreemptionPatterns+7, Preemption)
+	pods := PreemptionPods(nodes)
+	pod := Pod("incoming", Preemption)
+	want := pod.Spec.Containers[0].Resources.Requests.Cpu().MilliValue()
+	byNode := map[string][]*v1.Pod{}
+	for _, p := range pods {
+		if *p.Spec.Priority >= *pod.Spec.Priority {
+			t.Errorf("pod %s has priority %d, not below the preemptor's", p.Name, *p.Spec.Priority)
+		}
+		byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p)
+	}
+	for i, n := range nodes {
+		onNode := byNode[n.Name]
+		capacity := n.Status.Allocatable.Cpu().MilliValue()
+		used := int64(0)
+		for _, p := range onNode {
+			used += p.Spec.Containers[0].Resources.Requests.Cpu().MilliValue()
+		}
+		if used+want <= capacity {
+			t.Errorf("node %s has %dm free, the pod fits", n.Name, capacity-used)
+		}
+		// Put the pods back most important first, as preemption does;
+		// those that leave no room for the pod are the victims. Whatever
+		// the order, one to three of them are.
+		slices.SortFunc(onNode, func(a, b *v1.Pod) int {
+			if c := cmp.Compare(*b.Spec.Priority, *a.Spec.Priority); c != 0 {
+				return c
+			}
+			return a.Status.StartTime.Compare(b.Status.StartTime.Time)
+		})
+		used, victims := 0, 0
+		for _, p := range onNode {
+			if cpu := p.Spec.Containers[0].Resources.Requests.Cpu().MilliValue(); used+cpu+want <= capacity {
+				used += cpu
+			} else {
+				victims++
+			}
+		}
+		if victims < 1 || victims > 3 {
+			t.Errorf("node %s: %d victims, want 1 to 3", n.Name, victims)
+		}
+		if cheapest := i%PreemptionCheapestEvery == 0; cheapest && (victims != 1 || *onNode[len(onNode)-1].Spec.Priority != 0) {
+			t.Errorf("node %s is one of the cheapest, but has %d victims, the last of priority %d", n.Name, victims, *onNode[len(onNode)-1].Spec.Priority)
+		}
+		if period := PreemptionCheapestEvery * PreemptionPatterns; i >= period {
+			// Sorted alike, nodes filled alike hold pods alike but for
+			// their names.
+			twin := byNode[nodes[i-period].Name]
+			if !slices.EqualFunc(onNode, twin, func(a, b *v1.Pod) bool {
+				return *a.Spec.Priority == *b.Spec.Priority && a.Status.StartTime.Equal(b.Status.StartTime) &&
+					a.Labels["app"] == b.Labels["app"] && a.Spec.Containers[0].Resources.Requests.Cpu().Equal(*b.Spec.Containers[0].Resources.Requests.Cpu())
+			}) {
+				t.Errorf("node %s is not filled as node %s", n.Name, nodes[i-period].Name)
+			}
+		}
+	}
+}
+
+func TestPreemptionBudgetsCoverSomeApps(t *testing.T) {
+	t.Parallel()
+	nodes := Nodes(PreemptionPatterns, Preemption)
+	pods := PreemptionPods(nodes)
+	covered := 0
+	for _, obj := range Objects(nodes, pods, "incoming", Preemption) {
+		pdb, ok := obj.(*policyv1.PodDisruptionBudget)
+		if !ok {
+			t.Fatalf("object %T, want only PodDisruptionBudgets", obj)
+		}
+		for _, p := range pods {
+			if p.Labels["app"] == pdb.Spec.Selector.MatchLabels["app"] {
+				covered++
+			}
+		}
+	}
+	if covered == 0 || covered == len(pods) {
+		t.Errorf("budgets cover %d of %d pods, want some", covered, len(pods))
 	}
 }

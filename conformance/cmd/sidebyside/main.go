@@ -17,6 +17,15 @@
 // default, the adaptive percentage (46% of 500 nodes, 10% of 5000, 5% of
 // 15000 and more), shown as "adaptive".
 //
+// The Preemption workload's pod fits no node, and each call is a whole
+// scheduling attempt: the cycle, then the PostFilter plugins, where
+// DefaultPreemption chooses a node and its victims. Upstream's side is
+// [conformance.UpstreamPreemption], which decides without acting, as
+// kubesched does; the percentage changes nothing here, since every node is
+// filtered when none fits. Before timing, kubesched's decision, from each
+// of its calls, must be one upstream could make
+// ([conformance.PreemptionReference]).
+//
 //	go run ./cmd/sidebyside -nodes 500,5000,15000 -duration 5s -rounds 5
 //	go run ./cmd/sidebyside -nodes 5000 -workloads Basic,Pinned -percentages 0
 //
@@ -28,6 +37,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -49,9 +59,9 @@ import (
 
 func main() {
 	nodesFlag := flag.String("nodes", "5000", "comma-separated cluster sizes, in nodes; one table each")
-	numPods := flag.Int("pods", -1, "pods already running, spread over the nodes; -1 for one per 5 nodes, as in the root module's benchmarks and scheduler_perf")
+	numPods := flag.Int("pods", -1, "pods already running, spread over the nodes; -1 for one per 5 nodes, as in the root module's benchmarks and scheduler_perf (Preemption's nodes are full whatever it says)")
 	percentagesFlag := flag.String("percentages", "100,0", "comma-separated percentageOfNodesToScore settings; 0 is kube-scheduler's adaptive default")
-	workloadsFlag := flag.String("workloads", strings.Join(testcluster.Workloads, ","), "comma-separated workloads to time")
+	workloadsFlag := flag.String("workloads", strings.Join(conformance.PerfWorkloadNames, ","), "comma-separated workloads to time")
 	duration := flag.Duration("duration", 3*time.Second, "how long to time each scheduler on each workload at each percentage")
 	rounds := flag.Int("rounds", 5, "how many alternating rounds the duration is split into")
 	flag.Parse()
@@ -65,8 +75,8 @@ func main() {
 	}
 	workloads := strings.Split(*workloadsFlag, ",")
 	for _, w := range workloads {
-		if !slices.Contains(testcluster.Workloads, w) {
-			log.Fatalf("-workloads: unknown workload %q, want some of %s", w, strings.Join(testcluster.Workloads, ","))
+		if !slices.Contains(conformance.PerfWorkloadNames, w) {
+			log.Fatalf("-workloads: unknown workload %q, want some of %s", w, strings.Join(conformance.PerfWorkloadNames, ","))
 		}
 	}
 	if *numPods < -1 || *duration <= 0 || *rounds < 1 {
@@ -109,11 +119,11 @@ func main() {
 				if err := upstream.SetCluster(w.Nodes, w.Pods); err != nil {
 					log.Fatalf("%s: %v", name, err)
 				}
-				res, err := upstream.Schedule(ctx, w.Pod)
+				theirs, want, err := upstreamSide(ctx, upstream, w)
 				if err != nil {
 					log.Fatalf("%s: upstream: %v", name, err)
 				}
-				ours, err := kubeschedSide(ctx, int32(p), w, res.FeasibleNodes, res.EvaluatedNodes)
+				ours, err := kubeschedSide(ctx, int32(p), w, want)
 				if err != nil {
 					log.Fatalf("%s: %v", name, err)
 				}
@@ -125,7 +135,7 @@ func main() {
 					fmt.Fprintln(table)
 					header = true
 				}
-				schedules := []func() error{func() error { _, err := upstream.Schedule(ctx, w.Pod); return err }}
+				schedules := []func() error{theirs}
 				for _, c := range ours {
 					schedules = append(schedules, c.schedule)
 				}
@@ -133,10 +143,9 @@ func main() {
 				if err != nil {
 					log.Fatalf("%s: %v", name, err)
 				}
-				theirs := rates[0]
-				fmt.Fprintf(table, "%s\t%d\t%s\t%d\t%.0f\t", name, numNodes, percentageName(p), res.EvaluatedNodes, theirs)
+				fmt.Fprintf(table, "%s\t%d\t%s\t%d\t%.0f\t", name, numNodes, percentageName(p), want.evaluated, rates[0])
 				for _, rate := range rates[1:] {
-					fmt.Fprintf(table, "%.0f\t%.2fx\t", rate, rate/theirs)
+					fmt.Fprintf(table, "%.0f\t%.2fx\t", rate, rate/rates[0])
 				}
 				fmt.Fprintln(table)
 				// Let the cluster go before the next one is built.
@@ -159,12 +168,54 @@ type column struct {
 	schedule func() error
 }
 
+// verdict is upstream's verdict on a workload's pod, which kubesched's
+// must agree with before either is timed.
+type verdict struct {
+	// feasible and evaluated are upstream's counts, for a pod that fits;
+	// for Preemption's, evaluated is every node.
+	feasible, evaluated int
+	// preemption, for Preemption's pod, is what kubesched's decision must
+	// agree with.
+	preemption *conformance.PreemptionReference
+}
+
+// upstreamSide returns the call that times upstream on w, which u holds,
+// and its verdict: the Preemption workload's through
+// [conformance.UpstreamPreemption], the others' through u's Schedule.
+func upstreamSide(ctx context.Context, u *conformance.Upstream, w conformance.PerfWorkload) (func() error, verdict, error) {
+	if w.Name != testcluster.Preemption {
+		res, err := u.Schedule(ctx, w.Pod)
+		if err != nil {
+			return nil, verdict{}, err
+		}
+		schedule := func() error { _, err := u.Schedule(ctx, w.Pod); return err }
+		return schedule, verdict{feasible: res.FeasibleNodes, evaluated: res.EvaluatedNodes}, nil
+	}
+	p, err := conformance.NewUpstreamPreemption(u)
+	if err != nil {
+		return nil, verdict{}, err
+	}
+	ref, err := p.Reference(ctx, w.Pod)
+	if err != nil {
+		return nil, verdict{}, err
+	}
+	schedule := func() error { _, err := p.Schedule(ctx, w.Pod); return err }
+	return schedule, verdict{evaluated: len(w.Nodes), preemption: ref}, nil
+}
+
+// preemptionChecks is how many of kubesched's decisions on Preemption's
+// pod, each from a dry run from a random offset, are checked for each way
+// of calling it.
+const preemptionChecks = 3
+
 // kubeschedSide returns kubesched's columns for w at percentage (0:
-// adaptive), after checking that kubesched finds as many feasible nodes
-// as upstream did (among as many evaluated, when it searches them all). It is the only code that calls
-// kubesched, so that a change of kubesched's API changes this function
-// alone.
-func kubeschedSide(ctx context.Context, percentage int32, w conformance.PerfWorkload, feasible, evaluated int) ([]column, error) {
+// adaptive), after checking that kubesched agrees with upstream's
+// verdict: for a pod that fits, that it finds as many feasible nodes
+// (among as many evaluated, when it searches them all); for Preemption's,
+// that it makes a decision upstream could make. It is the only code that
+// calls kubesched, so that a change of kubesched's API changes this
+// function alone.
+func kubeschedSide(ctx context.Context, percentage int32, w conformance.PerfWorkload, want verdict) ([]column, error) {
 	fw, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(percentage), framework.WithObjects(w.Objects...))
 	if err != nil {
 		return nil, fmt.Errorf("building kubesched: %w", err)
@@ -187,19 +238,43 @@ func kubeschedSide(ctx context.Context, percentage int32, w conformance.PerfWork
 		}
 	}
 	snap := c.Snapshot()
+	columns := []column{
+		{"Schedule pods/s", func() error { _, err := fw.Schedule(ctx, w.Pod, nodes); return err }},
+		{"ScheduleSnapshot pods/s", func() error { _, err := fw.ScheduleSnapshot(ctx, w.Pod, snap); return err }},
+	}
+	if want.preemption != nil {
+		for i, col := range columns {
+			for range preemptionChecks {
+				var fe *framework.FitError
+				if err := col.schedule(); !errors.As(err, &fe) {
+					return nil, fmt.Errorf("kubesched's %s: %v, want a FitError", col.name, err)
+				}
+				if err := want.preemption.Check(conformance.DecisionOf(fe)); err != nil {
+					return nil, fmt.Errorf("kubesched's %s: %w", col.name, err)
+				}
+			}
+			// A FitError is what each timed call must end with.
+			schedule := col.schedule
+			columns[i].schedule = func() error {
+				var fe *framework.FitError
+				if err := schedule(); !errors.As(err, &fe) {
+					return fmt.Errorf("%v, want a FitError", err)
+				}
+				return nil
+			}
+		}
+		return columns, nil
+	}
 	res, err := fw.Schedule(ctx, w.Pod, nodes)
 	if err != nil {
 		return nil, fmt.Errorf("kubesched: %w", err)
 	}
 	// A partial search starts where the last one stopped, which differs
 	// between the two, so only a full one must evaluate as many nodes.
-	if res.FeasibleNodes != feasible || percentage == 100 && res.EvaluatedNodes != evaluated {
-		return nil, fmt.Errorf("kubesched found %d of %d evaluated nodes feasible, upstream %d of %d", res.FeasibleNodes, res.EvaluatedNodes, feasible, evaluated)
+	if res.FeasibleNodes != want.feasible || percentage == 100 && res.EvaluatedNodes != want.evaluated {
+		return nil, fmt.Errorf("kubesched found %d of %d evaluated nodes feasible, upstream %d of %d", res.FeasibleNodes, res.EvaluatedNodes, want.feasible, want.evaluated)
 	}
-	return []column{
-		{"Schedule pods/s", func() error { _, err := fw.Schedule(ctx, w.Pod, nodes); return err }},
-		{"ScheduleSnapshot pods/s", func() error { _, err := fw.ScheduleSnapshot(ctx, w.Pod, snap); return err }},
-	}, nil
+	return columns, nil
 }
 
 // upstreamPercentage is upstream's setting for kubesched's percentage p:
