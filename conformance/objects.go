@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -15,9 +16,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
@@ -129,8 +132,6 @@ type clusterObjects struct {
 	stores map[schema.GroupVersionKind]cache.Store
 	// installed are the objects last written to the tracker.
 	installed map[objectKey]runtime.Object
-	// version is the resource version last given to a written object.
-	version int64
 	// lagging, when set, describes what else, fed by the informers, has
 	// not caught up with want yet (the oracle's DRA manager), or returns
 	// "" when nothing has.
@@ -140,8 +141,14 @@ type clusterObjects struct {
 // newClusterObjects registers an informer for each of [objectKinds], and
 // of extraKinds, with factory, so it must be called before the factory is
 // started. Upstream's plugins ask for the same informers, and the factory
-// shares them.
-func newClusterObjects(tracker clienttesting.ObjectTracker, factory informers.SharedInformerFactory, extraKinds ...schema.GroupVersionKind) (*clusterObjects, error) {
+// shares them. It makes every write to client's objects, its own and
+// upstream's plugins', give the object a new resource version (see
+// [versioningTracker]).
+func newClusterObjects(client *fake.Clientset, factory informers.SharedInformerFactory, extraKinds ...schema.GroupVersionKind) (*clusterObjects, error) {
+	tracker := &versioningTracker{ObjectTracker: client.Tracker()}
+	// Ahead of the reaction NewSimpleClientset installed, which writes
+	// to the tracker itself.
+	client.PrependReactor("*", "*", clienttesting.ObjectReaction(tracker))
 	kinds := append(slices.Clone(objectKinds), extraKinds...)
 	c := &clusterObjects{tracker: tracker, kinds: kinds, stores: map[schema.GroupVersionKind]cache.Store{}}
 	for _, gvk := range kinds {
@@ -174,14 +181,13 @@ const watchBatch = 50
 // waits until the informers list exactly objs. It does not modify objs.
 // After an error, the next call starts from what was written.
 //
-// Every write carries a new resource version, as the API server's do:
-// upstream's assume cache for ResourceClaims ignores an update whose
-// version is not a number greater than the one it holds. A ResourceClaim
-// that changed is deleted and created anew rather than updated, and
-// every deletion comes before every write: upstream's tracker of
-// allocated devices ignores an update from one allocation to another
-// (the API server never makes one), and holds the devices as a set, so a
-// claim deleted after another claim took its device would free it.
+// Every write carries a new resource version (see [versioningTracker]).
+// A ResourceClaim that changed is deleted and created anew rather than
+// updated, and every deletion comes before every write: upstream's
+// tracker of allocated devices ignores an update from one allocation to
+// another (the API server never makes one), and holds the devices as a
+// set, so a claim deleted after another claim took its device would free
+// it.
 // Objects are written in the order of objs, which is the order informers'
 // event handlers see them in (scheduler.New's extended resource cache
 // depends on it).
@@ -229,15 +235,9 @@ func (c *clusterObjects) install(ctx context.Context, objs []runtime.Object) err
 		if exists && sameObject(old, obj) {
 			continue
 		}
-		// The tracker keeps what it is given, and the informers hand it to
-		// plugins: give it a copy.
+		// installed must not change when the caller's objs do.
 		copied := obj.DeepCopyObject()
-		m, err := meta.Accessor(copied)
-		if err != nil {
-			return err
-		}
-		c.version++
-		m.SetResourceVersion(strconv.FormatInt(c.version, 10))
+		var err error
 		if exists {
 			err = c.tracker.Update(resourceOf(key.kind), copied, key.namespace)
 		} else {
@@ -345,4 +345,53 @@ func (c *clusterObjects) resync() error {
 		}
 	}
 	return nil
+}
+
+// versioningTracker gives every object written to it a new resource
+// version, a number greater than any it gave before, as the API server
+// does. The fake clientset's own tracker stores objects as they come, so
+// that a claim upstream's DynamicResources PostFilter deallocates (with an
+// UpdateStatus of the claim it read) would keep its version, and
+// upstream's assume cache for ResourceClaims, which ignores an update
+// whose version is not greater than the one it holds, would go on
+// holding the allocated claim that the informer and the tracker no longer
+// do; the next [clusterObjects.install] would then wait in vain for the
+// DRA manager to catch up with what [clusterObjects.resync] read back.
+type versioningTracker struct {
+	clienttesting.ObjectTracker
+	// mu makes versions increase in the order the writes are stored.
+	mu      sync.Mutex
+	version int64
+}
+
+func (t *versioningTracker) Create(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.CreateOptions) error {
+	return t.write(obj, func(obj runtime.Object) error { return t.ObjectTracker.Create(gvr, obj, ns, opts...) })
+}
+
+func (t *versioningTracker) Update(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.UpdateOptions) error {
+	return t.write(obj, func(obj runtime.Object) error { return t.ObjectTracker.Update(gvr, obj, ns, opts...) })
+}
+
+func (t *versioningTracker) Patch(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.PatchOptions) error {
+	return t.write(obj, func(obj runtime.Object) error { return t.ObjectTracker.Patch(gvr, obj, ns, opts...) })
+}
+
+// Apply merges the new version into the stored object with the rest of
+// applyConfiguration.
+func (t *versioningTracker) Apply(gvr schema.GroupVersionResource, applyConfiguration runtime.Object, ns string, opts ...metav1.PatchOptions) error {
+	return t.write(applyConfiguration, func(obj runtime.Object) error { return t.ObjectTracker.Apply(gvr, obj, ns, opts...) })
+}
+
+// write stores a copy of obj, with a new resource version, with store.
+func (t *versioningTracker) write(obj runtime.Object, store func(runtime.Object) error) error {
+	obj = obj.DeepCopyObject()
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.version++
+	m.SetResourceVersion(strconv.FormatInt(t.version, 10))
+	return store(obj)
 }

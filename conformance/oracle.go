@@ -180,7 +180,7 @@ func newOracle(opts oracleOptions) (*Oracle, error) {
 	client := fake.NewSimpleClientset()
 	informerFactory := informers.NewSharedInformerFactory(client, 0)
 	snapshot := &snapshotLister{}
-	objects, err := newClusterObjects(client.Tracker(), informerFactory, opts.kinds...)
+	objects, err := newClusterObjects(client, informerFactory, opts.kinds...)
 	if err != nil {
 		cancel()
 		return nil, err

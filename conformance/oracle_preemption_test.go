@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
 )
 
 // preemptionOracle is built once, by the first test that needs it, and
@@ -361,5 +363,44 @@ func TestPreemptionOracle(t *testing.T) {
 				t.Errorf("got\n%+v\nwant\n%+v", *got, tt.want)
 			}
 		})
+	}
+}
+
+// TestPreemptionOracleRunsAScenarioAfterOneThatDeallocatedAClaim runs,
+// on one oracle, a scenario in which upstream's DynamicResources
+// PostFilter deallocates ResourceClaim team-b/incoming-claim-0-4wk7s, then
+// the one TestPreemption runs after it when it failed: the DRA manager's
+// view of the claim, which the next run waits for, must follow the
+// deallocation (see [versioningTracker]).
+func TestPreemptionOracleRunsAScenarioAfterOneThatDeallocatedAClaim(t *testing.T) {
+	t.Parallel()
+	p, err := NewPreemptionOracle()
+	if err != nil {
+		t.Fatalf("building the preemption oracle: %v", err)
+	}
+	defer p.Close()
+	// As TestPreemption builds odd and even seeds.
+	deallocating := generate(9000053, true)
+	addVolumes(deallocating)
+	addDRA(deallocating)
+	addPreemption(deallocating)
+	next := generateWithPreemption(9000052)
+
+	ctx := context.Background()
+	res, err := p.RunScenario(ctx, deallocating)
+	if err != nil {
+		t.Fatalf("seed %d: %v", deallocating.Seed, err)
+	}
+	if want := "deallocation of ResourceClaim completed"; res.PostFilterPlugin != names.DynamicResources || !strings.HasPrefix(res.PostFilterMessage, want) {
+		t.Fatalf("seed %d: PostFilter's %s says %q, want DynamicResources' %q: the scenario no longer tests a deallocation", deallocating.Seed, res.PostFilterPlugin, res.PostFilterMessage, want)
+	}
+	// The next install waits for this, between its writes, whichever of
+	// them it makes first.
+	objects := p.oracle.objects
+	if err := objects.waitForInformers(ctx, objects.installed); err != nil {
+		t.Errorf("after seed %d: %v", deallocating.Seed, err)
+	}
+	if _, err := p.RunScenario(ctx, next); err != nil {
+		t.Errorf("seed %d after seed %d: %v", next.Seed, deallocating.Seed, err)
 	}
 }

@@ -91,7 +91,7 @@ func NewUpstream(percentageOfNodesToScore *int32) (*Upstream, error) {
 	// The pods' informer as kube-scheduler builds it; no pod is ever
 	// written to the fake API server.
 	informerFactory := scheduler.NewInformerFactory(client, 0)
-	objects, err := newClusterObjects(client.Tracker(), informerFactory)
+	objects, err := newClusterObjects(client, informerFactory)
 	if err != nil {
 		cancel()
 		return nil, err
