@@ -38,17 +38,14 @@ func TestPreemption(t *testing.T) {
 			seed := 9000000 + *firstSeed + uint64(i)
 			t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 				t.Parallel()
-				// Odd seeds add pod affinity and volumes to the preemption
-				// generators' scenarios. DRA objects are left out until the
-				// oracle puts back claims that upstream's PostFilter
-				// changed: the run after such a scenario can fail with
-				// "the DRA manager has old contents of ResourceClaim"
-				// (seeds 9000051 then 9000052). With them, 2000 scenarios
-				// had 0 disagreements.
+				// Odd seeds add everything else the generators make (pod
+				// affinity, volumes, DRA objects) to the preemption
+				// generators' scenarios.
 				s := generateWithPreemption(seed)
 				if seed%2 == 1 {
 					s = generate(seed, true)
 					addVolumes(s)
+					addDRA(s)
 					addPreemption(s)
 				}
 				want, err := p.RunScenario(context.Background(), s)
