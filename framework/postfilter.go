@@ -177,10 +177,15 @@ func (s *CycleState) NodeInfo(name string) (*nodeinfo.NodeInfo, bool) {
 // state and ni changed through [Framework.RunPreFilterExtensionAddPod]
 // and [Framework.RunPreFilterExtensionRemovePod].
 func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *Status {
-	filters := make([]FilterPlugin, 0, len(f.filters))
-	for i, pl := range f.filters {
-		if i >= len(state.skipFilter) || !state.skipFilter[i] {
-			filters = append(filters, pl)
+	// A dry run calls this for every victim it reprieves: only a cycle
+	// that skips some filter pays for a list of its own.
+	filters := f.filters
+	if slices.Contains(state.skipFilter, true) {
+		filters = make([]FilterPlugin, 0, len(f.filters))
+		for i, pl := range f.filters {
+			if i >= len(state.skipFilter) || !state.skipFilter[i] {
+				filters = append(filters, pl)
+			}
 		}
 	}
 	nominated, _ := nominatedPodsKey.Read(state)
