@@ -19,7 +19,9 @@ import (
 // plugin at a time; Filter and Score may read it concurrently.
 type CycleState struct {
 	allNodes []*nodeinfo.NodeInfo
-	listers  Listers
+	// listers is shared with the framework, and with clones: a pointer
+	// keeps the state small to copy.
+	listers *Listers
 	// index is the framework's index of allNodes, which knows the nodes
 	// with pods that have pod affinity terms; nil outside a framework,
 	// where affinityNodes are computed on first use.
@@ -28,8 +30,11 @@ type CycleState struct {
 	slots         []any
 	// parallelism bounds the goroutines of [CycleState.ParallelChunks].
 	parallelism int
-	// skipFilter and skipScore are indexed by plugin position.
-	skipFilter, skipScore []bool
+	// plugins are the Filter plugins and PreFilterExtensions the cycle
+	// runs; nil outside a framework.
+	plugins *cyclePlugins
+	// skipScore is indexed by plugin position.
+	skipScore []bool
 	// fw is the framework running the cycle; nil outside one.
 	fw *Framework
 }
@@ -205,7 +210,6 @@ func (s *CycleState) Clone() *CycleState {
 		}
 		c.slots[i] = v
 	}
-	c.skipFilter = append([]bool(nil), s.skipFilter...)
 	c.skipScore = append([]bool(nil), s.skipScore...)
 	return &c
 }

@@ -360,12 +360,7 @@ func (f *Framework) Filter(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.N
 	if !preRes.AllNodes() {
 		s.pos = f.narrow(idx, preRes, &d)
 	}
-	var filters []FilterPlugin
-	for i, pl := range f.filters {
-		if !state.skipFilter[i] {
-			filters = append(filters, pl)
-		}
-	}
+	filters := state.plugins.filters
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -61,6 +61,8 @@ type Framework struct {
 	listers   Listers
 	extenders []Extender
 	nominator Nominator
+	// active caches the plugins cycles run after PreFilter.
+	active cyclePluginsCache
 }
 
 // Option configures a Framework.

@@ -323,15 +323,15 @@ func (l *claimList) Get(namespace, name string) (*resourceapi.ResourceClaim, err
 // Listers returns the cluster objects of the cycle. Fields may be nil,
 // meaning none; a nil state has none.
 func (s *CycleState) Listers() Listers {
-	if s == nil {
+	if s == nil || s.listers == nil {
 		return Listers{}
 	}
-	return s.listers
+	return *s.listers
 }
 
 // SetListers sets the cluster objects plugins see through this state, for
 // calling plugins outside a framework. It returns s.
 func (s *CycleState) SetListers(l Listers) *CycleState {
-	s.listers = l
+	s.listers = &l
 	return s
 }

@@ -107,32 +107,38 @@ func (f *Framework) runFiltersWithNominatedPods(ctx context.Context, filters []F
 }
 
 // addNominatedPods returns copies of state and ni with pods added, through
-// the PreFilterExtensions of the plugins whose Filter runs for pod.
+// the PreFilterExtensions of the plugins that did not skip.
 func (f *Framework) addNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, pods []*nodeinfo.PodInfo) (*CycleState, *nodeinfo.NodeInfo, error) {
-	var extensions []PreFilterExtensions
-	for _, pl := range f.preFilters {
-		if ext, ok := pl.(PreFilterExtensions); ok && !f.filterSkipped(state, pl.Name()) {
-			extensions = append(extensions, ext)
-		}
-	}
 	node := ni.Clone()
 	withState := state.Clone()
+	extensions := f.extensions(state)
 	for _, pi := range pods {
 		node.AddPodInfo(pi)
 		for _, ext := range extensions {
 			if s := ext.AddPod(ctx, withState, pod, pi, node); !s.IsSuccess() {
-				return nil, nil, fmt.Errorf("running AddPod on PreFilter plugin %q: %w", ext.Name(), s.AsError())
+				return nil, nil, fmt.Errorf("running AddPod on PreFilter plugin %q: %w", ext.name, s.AsError())
 			}
 		}
 	}
 	return withState, node, nil
 }
 
-// filterSkipped reports whether PreFilter skipped the Filter of the plugin
-// called name for this cycle.
-func (f *Framework) filterSkipped(state *CycleState, name string) bool {
-	i := slices.IndexFunc(f.filters, func(fp FilterPlugin) bool { return fp.Name() == name })
-	return i >= 0 && i < len(state.skipFilter) && state.skipFilter[i]
+// filtersOf returns the Filter plugins state's cycle runs: all of f's for a
+// state that no cycle of f made.
+func (f *Framework) filtersOf(state *CycleState) []FilterPlugin {
+	if state.plugins == nil || state.fw != f {
+		return f.cyclePlugins(skipSet{}).filters
+	}
+	return state.plugins.filters
+}
+
+// extensions returns the PreFilterExtensions state's cycle runs: all of
+// f's for a state that no cycle of f made.
+func (f *Framework) extensions(state *CycleState) []namedExtensions {
+	if state.plugins == nil || state.fw != f {
+		return f.cyclePlugins(skipSet{}).extensions
+	}
+	return state.plugins.extensions
 }
 
 // samePod matches pods by UID, or by namespace and name when either has

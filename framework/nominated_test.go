@@ -196,11 +196,30 @@ func (*extensionSpy) RemovePod(context.Context, *framework.CycleState, *v1.Pod, 
 
 var _ framework.PreFilterExtensions = (*extensionSpy)(nil)
 
+// preFilterOnlySpy is an extensionSpy without a Filter: a PreFilter plugin
+// with extensions only.
+type preFilterOnlySpy struct{ spy *extensionSpy }
+
+func (p preFilterOnlySpy) Name() string { return p.spy.Name() }
+
+func (p preFilterOnlySpy) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	return p.spy.PreFilter(ctx, state, pod, nodes)
+}
+
+func (p preFilterOnlySpy) AddPod(ctx context.Context, state *framework.CycleState, pod *v1.Pod, podToAdd *nodeinfo.PodInfo, node *nodeinfo.NodeInfo) *framework.Status {
+	return p.spy.AddPod(ctx, state, pod, podToAdd, node)
+}
+
+func (p preFilterOnlySpy) RemovePod(ctx context.Context, state *framework.CycleState, pod *v1.Pod, podToRemove *nodeinfo.PodInfo, node *nodeinfo.NodeInfo) *framework.Status {
+	return p.spy.RemovePod(ctx, state, pod, podToRemove, node)
+}
+
 func TestTwoPassFilteringOnlyWhereNominatedPodsCount(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name        string
 		spy         *extensionSpy
+		noFilter    bool // the spy is a PreFilter plugin only
 		nominator   bool
 		nominated   []*v1.Pod // nominated to node a
 		wantFilters map[string]int
@@ -241,6 +260,21 @@ func TestTwoPassFilteringOnlyWhereNominatedPodsCount(t *testing.T) {
 			wantFilters: map[string]int{},
 		},
 		{
+			name:      "a PreFilter plugin without a Filter is told about nominated pods",
+			spy:       &extensionSpy{},
+			noFilter:  true,
+			nominator: true,
+			nominated: []*v1.Pod{prioPod("n1", 1, "100m", nil)},
+			wantAdds:  []string{"n1@a"},
+		},
+		{
+			name:      "a PreFilter plugin without a Filter that skipped is not told about nominated pods",
+			spy:       &extensionSpy{skip: true},
+			noFilter:  true,
+			nominator: true,
+			nominated: []*v1.Pod{prioPod("n1", 1, "100m", nil)},
+		},
+		{
 			name:      "an AddPod failure fails the cycle",
 			spy:       &extensionSpy{failAdd: true},
 			nominator: true,
@@ -253,6 +287,9 @@ func TestTwoPassFilteringOnlyWhereNominatedPodsCount(t *testing.T) {
 			t.Parallel()
 			tc.spy.filters = map[string]int{}
 			opts := []framework.Option{framework.WithPlugin(tc.spy, 0)}
+			if tc.noFilter {
+				opts = []framework.Option{framework.WithPlugin(preFilterOnlySpy{tc.spy}, 0)}
+			}
 			if tc.nominator {
 				noms := framework.NewNominations()
 				for _, p := range tc.nominated {
@@ -270,7 +307,7 @@ func TestTwoPassFilteringOnlyWhereNominatedPodsCount(t *testing.T) {
 			} else if err != nil {
 				t.Fatal(err)
 			}
-			if tc.wantErr == "" && !mapsEqual(tc.spy.filters, tc.wantFilters) {
+			if tc.wantErr == "" && !tc.noFilter && !mapsEqual(tc.spy.filters, tc.wantFilters) {
 				t.Errorf("Filter calls = %v, want %v", tc.spy.filters, tc.wantFilters)
 			}
 			slices.Sort(tc.spy.adds)

@@ -177,17 +177,7 @@ func (s *CycleState) NodeInfo(name string) (*nodeinfo.NodeInfo, bool) {
 // state and ni changed through [Framework.RunPreFilterExtensionAddPod]
 // and [Framework.RunPreFilterExtensionRemovePod].
 func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *Status {
-	// A dry run calls this for every victim it reprieves: only a cycle
-	// that skips some filter pays for a list of its own.
-	filters := f.filters
-	if slices.Contains(state.skipFilter, true) {
-		filters = make([]FilterPlugin, 0, len(f.filters))
-		for i, pl := range f.filters {
-			if i >= len(state.skipFilter) || !state.skipFilter[i] {
-				filters = append(filters, pl)
-			}
-		}
-	}
+	filters := f.filtersOf(state)
 	nominated, _ := nominatedPodsKey.Read(state)
 	if pods := nominated[ni.Name()]; len(pods) > 0 {
 		return f.runFiltersWithNominatedPods(ctx, filters, state, pod, ni, pods)
@@ -197,15 +187,11 @@ func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state
 
 // RunPreFilterExtensionAddPod updates state as if podToAdd had been added
 // to ni (the caller adds it to ni), through the PreFilterExtensions of
-// the plugins whose Filter runs in the cycle.
+// the PreFilter plugins that did not return Skip in the cycle.
 func (f *Framework) RunPreFilterExtensionAddPod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podToAdd *nodeinfo.PodInfo, ni *nodeinfo.NodeInfo) *Status {
-	for _, pl := range f.preFilters {
-		ext, ok := pl.(PreFilterExtensions)
-		if !ok || f.filterSkipped(state, pl.Name()) {
-			continue
-		}
+	for _, ext := range f.extensions(state) {
 		if s := ext.AddPod(ctx, state, podToSchedule, podToAdd, ni); !s.IsSuccess() {
-			return AsStatus(fmt.Errorf("running AddPod on PreFilter plugin %q: %w", pl.Name(), s.AsError()))
+			return AsStatus(fmt.Errorf("running AddPod on PreFilter plugin %q: %w", ext.name, s.AsError()))
 		}
 	}
 	return nil
@@ -213,15 +199,12 @@ func (f *Framework) RunPreFilterExtensionAddPod(ctx context.Context, state *Cycl
 
 // RunPreFilterExtensionRemovePod updates state as if podToRemove had been
 // removed from ni (the caller removes it from ni), through the
-// PreFilterExtensions of the plugins whose Filter runs in the cycle.
+// PreFilterExtensions of the PreFilter plugins that did not return Skip
+// in the cycle.
 func (f *Framework) RunPreFilterExtensionRemovePod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podToRemove *nodeinfo.PodInfo, ni *nodeinfo.NodeInfo) *Status {
-	for _, pl := range f.preFilters {
-		ext, ok := pl.(PreFilterExtensions)
-		if !ok || f.filterSkipped(state, pl.Name()) {
-			continue
-		}
+	for _, ext := range f.extensions(state) {
 		if s := ext.RemovePod(ctx, state, podToSchedule, podToRemove, ni); !s.IsSuccess() {
-			return AsStatus(fmt.Errorf("running RemovePod on PreFilter plugin %q: %w", pl.Name(), s.AsError()))
+			return AsStatus(fmt.Errorf("running RemovePod on PreFilter plugin %q: %w", ext.name, s.AsError()))
 		}
 	}
 	return nil

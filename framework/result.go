@@ -199,6 +199,13 @@ func (d *Diagnosis) SetNodeStatus(name string, s *Status) {
 	d.statuses[name] = s
 }
 
+// reserve makes room for n more verdicts.
+func (d *Diagnosis) reserve(n int) {
+	if d.statuses == nil && n > 0 {
+		d.statuses = make(map[string]*Status, n)
+	}
+}
+
 // Rejected iterates over the rejected nodes and their verdicts: in the
 // order the nodes were given when the framework made the Diagnosis, by
 // name when it was built with [Diagnosis.SetNodeStatus]. The nodes a

@@ -191,11 +191,11 @@ func (f *Framework) schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 // newCycleState returns the state of a scheduling cycle over nodes.
 func (f *Framework) newCycleState(nodes []*nodeinfo.NodeInfo, idx nodeIndex) *CycleState {
 	state := NewCycleState(nodes)
-	state.listers = f.listers
+	state.listers = &f.listers
 	state.parallelism = f.parallelism
 	state.index = idx
 	state.fw = f
-	state.skipFilter = make([]bool, len(f.filters))
+	state.plugins = f.cyclePlugins(skipSet{})
 	state.skipScore = make([]bool, len(f.scores))
 	return state
 }
@@ -209,13 +209,17 @@ func (f *Framework) runPreFilter(ctx context.Context, state *CycleState, pod *v1
 	var result *PreFilterResult
 	var rejected *Status
 	narrowedBy := sets.New[string]()
-	for _, pl := range f.preFilters {
+	var skip skipSet
+	defer func() {
+		if skip.bits != 0 || skip.rest != nil {
+			state.plugins = f.cyclePlugins(skip)
+		}
+	}()
+	for i, pl := range f.preFilters {
 		r, s := pl.PreFilter(ctx, state, pod, nodes)
 		switch {
 		case s.IsSkip():
-			if i := slices.IndexFunc(f.filters, func(fp FilterPlugin) bool { return fp.Name() == pl.Name() }); i >= 0 {
-				state.skipFilter[i] = true
-			}
+			skip.add(i)
 			continue
 		case s.Code() == UnschedulableAndUnresolvable:
 			return nil, s.WithPlugin(pl.Name()), nil
@@ -333,7 +337,7 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 	if sc.early {
 		raw = sc.earlyBuffer(n)
 	}
-	filters := sc.activeFilters(f.filters, state.skipFilter)
+	filters := state.plugins.filters
 	// Nodes with nominated pods take two passes; a cycle without any needs
 	// no per-node look-up.
 	nominated, _ := nominatedPodsKey.Read(state)
@@ -377,6 +381,13 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 			out.pos = append(out.pos, p)
 		}
 	} else {
+		rejected := 0
+		for _, st := range statuses {
+			if st != nil {
+				rejected++
+			}
+		}
+		d.reserve(rejected)
 		for i := range n {
 			p := s.position((start + i) % n)
 			switch {

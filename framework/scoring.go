@@ -81,7 +81,6 @@ type scratch struct {
 	passed   []bool
 	feasible []*nodeinfo.NodeInfo
 	pos      []int32
-	filters  []FilterPlugin
 }
 
 // grow returns (*s)[:n], reallocating if the capacity is short. The
@@ -91,19 +90,6 @@ func grow[T any](s *[]T, n int) []T {
 		*s = make([]T, n)
 	}
 	return (*s)[:n]
-}
-
-// activeFilters returns the filters PreFilter did not skip, so that the
-// per-node loop need not ask for each plugin.
-func (sc *scoring) activeFilters(filters []FilterPlugin, skip []bool) []FilterPlugin {
-	active := sc.buf.filters[:0]
-	for i, pl := range filters {
-		if !skip[i] {
-			active = append(active, pl)
-		}
-	}
-	sc.buf.filters = active
-	return active
 }
 
 // earlyBuffer prepares to score n nodes while filtering, plugin p's score of
