@@ -21,13 +21,47 @@ type PodInfo struct {
 	NonZeroCPU, NonZeroMem int64
 
 	affinity *podaffinity.Terms // parsed once, for pods with pod affinity
+
+	// facts is what a NodeInfo's bookkeeping reads of the pod, computed
+	// by NewPodInfo so that adding and removing the pod, as a dry run of
+	// preemption does for each victim, need not read it again. A PodInfo
+	// built otherwise has none (known is false), and the pod is read.
+	facts podFacts
+}
+
+// podFacts is what a NodeInfo's bookkeeping reads of a pod.
+type podFacts struct {
+	known                  bool
+	hostPorts              []v1.ContainerPort
+	claims                 bool // some volume is a PersistentVolumeClaim
+	affinity, antiAffinity bool // hasAffinity, hasRequiredAntiAffinity
+}
+
+// factsOf returns pi's facts, reading the pod when NewPodInfo did not.
+func (pi *PodInfo) factsOf() podFacts {
+	if pi.facts.known {
+		return pi.facts
+	}
+	return readFacts(pi.Pod)
+}
+
+func readFacts(pod *v1.Pod) podFacts {
+	f := podFacts{known: true, hostPorts: HostPorts(pod), affinity: hasAffinity(pod), antiAffinity: hasRequiredAntiAffinity(pod)}
+	for _, vol := range pod.Spec.Volumes {
+		if vol.PersistentVolumeClaim != nil {
+			f.claims = true
+			break
+		}
+	}
+	return f
 }
 
 // NewPodInfo computes a pod's request totals and parses its pod affinity.
 func NewPodInfo(pod *v1.Pod) *PodInfo {
 	req, cpu, mem := PodRequests(pod)
-	pi := &PodInfo{Pod: pod, Requests: req, NonZeroCPU: cpu, NonZeroMem: mem}
-	if hasAffinity(pod) {
+	facts := readFacts(pod)
+	pi := &PodInfo{Pod: pod, Requests: req, NonZeroCPU: cpu, NonZeroMem: mem, facts: facts}
+	if facts.affinity {
 		pi.affinity = parseAffinity(pod)
 	}
 	return pi
@@ -205,13 +239,14 @@ func (n *NodeInfo) AddPod(pod *v1.Pod) {
 // AddPodInfo is [NodeInfo.AddPod] for a pod whose totals are already computed.
 func (n *NodeInfo) AddPodInfo(pi *PodInfo) {
 	n.Pods = append(n.Pods, pi)
-	if hasAffinity(pi.Pod) {
+	facts := pi.factsOf()
+	if facts.affinity {
 		n.PodsWithAffinity = append(n.PodsWithAffinity, pi)
 	}
-	if hasRequiredAntiAffinity(pi.Pod) {
+	if facts.antiAffinity {
 		n.PodsWithRequiredAntiAffinity = append(n.PodsWithRequiredAntiAffinity, pi)
 	}
-	n.update(pi, 1)
+	n.update(pi, &facts, 1)
 }
 
 // RemovePod removes a pod previously added. Pods are matched by UID when
@@ -226,9 +261,14 @@ func (n *NodeInfo) RemovePod(pod *v1.Pod) error {
 	if removed == nil {
 		return fmt.Errorf("nodeinfo: pod %s/%s is not on node %q", pod.Namespace, pod.Name, n.name)
 	}
-	n.PodsWithAffinity, _ = removePod(n.PodsWithAffinity, pod)
-	n.PodsWithRequiredAntiAffinity, _ = removePod(n.PodsWithRequiredAntiAffinity, pod)
-	n.update(removed, -1)
+	facts := removed.factsOf()
+	if facts.affinity {
+		n.PodsWithAffinity, _ = removePod(n.PodsWithAffinity, pod)
+	}
+	if facts.antiAffinity {
+		n.PodsWithRequiredAntiAffinity, _ = removePod(n.PodsWithRequiredAntiAffinity, pod)
+	}
+	n.update(removed, &facts, -1)
 	return nil
 }
 
@@ -259,31 +299,33 @@ func (n *NodeInfo) Clone() *NodeInfo {
 	return &c
 }
 
-func (n *NodeInfo) update(pi *PodInfo, sign int64) {
+func (n *NodeInfo) update(pi *PodInfo, facts *podFacts, sign int64) {
 	n.Requested.addSigned(&pi.Requests, sign)
 	n.NonZeroRequested.MilliCPU += sign * pi.NonZeroCPU
 	n.NonZeroRequested.Memory += sign * pi.NonZeroMem
 	if n.UsedPorts == nil {
 		n.UsedPorts = HostPortInfo{}
 	}
-	for _, p := range HostPorts(pi.Pod) {
+	for _, p := range facts.hostPorts {
 		if sign > 0 {
 			n.UsedPorts.Add(p.HostIP, string(p.Protocol), p.HostPort)
 		} else {
 			n.UsedPorts.Remove(p.HostIP, string(p.Protocol), p.HostPort)
 		}
 	}
-	for _, vol := range pi.Pod.Spec.Volumes {
-		if vol.PersistentVolumeClaim == nil {
-			continue
-		}
-		key := pi.Pod.Namespace + "/" + vol.PersistentVolumeClaim.ClaimName
-		if n.PVCRefCounts == nil {
-			n.PVCRefCounts = map[string]int{}
-		}
-		n.PVCRefCounts[key] += int(sign)
-		if n.PVCRefCounts[key] <= 0 {
-			delete(n.PVCRefCounts, key)
+	if facts.claims {
+		for _, vol := range pi.Pod.Spec.Volumes {
+			if vol.PersistentVolumeClaim == nil {
+				continue
+			}
+			key := pi.Pod.Namespace + "/" + vol.PersistentVolumeClaim.ClaimName
+			if n.PVCRefCounts == nil {
+				n.PVCRefCounts = map[string]int{}
+			}
+			n.PVCRefCounts[key] += int(sign)
+			if n.PVCRefCounts[key] <= 0 {
+				delete(n.PVCRefCounts, key)
+			}
 		}
 	}
 	n.Generation = nextGeneration()

@@ -83,29 +83,48 @@ func TestRemovePodUndoesAddPod(t *testing.T) {
 	a.Spec.Containers[0].Ports = []v1.ContainerPort{{HostPort: 80}}
 	a.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{
 		RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{TopologyKey: "zone"}}}}
-	ni := New(node("n"), pod("b", "n", requesting("2", "")))
-	before := ni.Generation
-	ni.AddPod(a)
-	if len(ni.PodsWithAffinity) != 1 || len(ni.PodsWithRequiredAntiAffinity) != 1 {
-		t.Fatalf("affinity lists = %d/%d, want 1/1", len(ni.PodsWithAffinity), len(ni.PodsWithRequiredAntiAffinity))
-	}
-	if err := ni.RemovePod(a.DeepCopy()); err != nil {
-		t.Fatal(err)
-	}
-	if len(ni.Pods) != 1 || ni.Requested.MilliCPU != 2000 || ni.Requested.Memory != 0 || ni.UsedPorts.Len() != 0 {
-		t.Errorf("after remove: %d pods, requested %+v, ports %v", len(ni.Pods), ni.Requested, ni.UsedPorts)
-	}
-	if len(ni.PodsWithAffinity) != 0 || len(ni.PodsWithRequiredAntiAffinity) != 0 {
-		t.Error("affinity lists still hold the removed pod")
-	}
-	if ni.Generation <= before {
-		t.Error("Generation did not increase")
-	}
-	if err := ni.RemovePod(a); err == nil {
-		t.Error("removing a pod twice succeeded")
-	}
-	if err := ni.RemovePod(nil); err == nil {
-		t.Error("removing a nil pod succeeded")
+	a.Spec.Volumes = []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}
+	for _, tc := range []struct {
+		name string
+		add  func(*NodeInfo)
+	}{
+		{name: "a pod added with AddPod", add: func(ni *NodeInfo) { ni.AddPod(a) }},
+		{name: "a PodInfo made by NewPodInfo", add: func(ni *NodeInfo) { ni.AddPodInfo(NewPodInfo(a)) }},
+		{name: "a PodInfo built by hand, which the node reads the pod of", add: func(ni *NodeInfo) {
+			pi := NewPodInfo(a)
+			ni.AddPodInfo(&PodInfo{Pod: a, Requests: pi.Requests, NonZeroCPU: pi.NonZeroCPU, NonZeroMem: pi.NonZeroMem})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ni := New(node("n"), pod("b", "n", requesting("2", "")))
+			before := ni.Generation
+			tc.add(ni)
+			if len(ni.PodsWithAffinity) != 1 || len(ni.PodsWithRequiredAntiAffinity) != 1 {
+				t.Fatalf("affinity lists = %d/%d, want 1/1", len(ni.PodsWithAffinity), len(ni.PodsWithRequiredAntiAffinity))
+			}
+			if ni.UsedPorts.Len() != 1 || ni.PVCRefCounts["default/data"] != 1 {
+				t.Fatalf("after add: ports %v, claims %v, want port 80 and claim data", ni.UsedPorts, ni.PVCRefCounts)
+			}
+			if err := ni.RemovePod(a.DeepCopy()); err != nil {
+				t.Fatal(err)
+			}
+			if len(ni.Pods) != 1 || ni.Requested.MilliCPU != 2000 || ni.Requested.Memory != 0 || ni.UsedPorts.Len() != 0 || len(ni.PVCRefCounts) != 0 {
+				t.Errorf("after remove: %d pods, requested %+v, ports %v, claims %v", len(ni.Pods), ni.Requested, ni.UsedPorts, ni.PVCRefCounts)
+			}
+			if len(ni.PodsWithAffinity) != 0 || len(ni.PodsWithRequiredAntiAffinity) != 0 {
+				t.Error("affinity lists still hold the removed pod")
+			}
+			if ni.Generation <= before {
+				t.Error("Generation did not increase")
+			}
+			if err := ni.RemovePod(a); err == nil {
+				t.Error("removing a pod twice succeeded")
+			}
+			if err := ni.RemovePod(nil); err == nil {
+				t.Error("removing a nil pod succeeded")
+			}
+		})
 	}
 }
 
