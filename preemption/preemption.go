@@ -274,6 +274,9 @@ type nodeOutcome struct {
 	status           *framework.Status
 }
 
+// minWindow is the fewest nodes the dry run hands its workers at a time.
+const minWindow = 64
+
 // dryRun tries the potential nodes from offset, in parallel, and returns
 // the candidates (those without budget violations first), the verdicts
 // on the nodes where preemption does not help, and the errors met. It
@@ -281,25 +284,86 @@ type nodeOutcome struct {
 // numCandidates candidates, one without violations among them; the
 // candidates are those of that prefix, whatever order the goroutines
 // finished in.
+//
+// The nodes are tried a window at a time, a window as long as the
+// candidates still missing: where most nodes are candidates, as on a
+// full cluster, the first window is all the work, and the outcomes held
+// are as many as the nodes tried, not as the cluster's.
 func (e *evaluator) dryRun(ctx context.Context, nodes []*nodeinfo.NodeInfo, offset int, numCandidates int32) ([]*candidate, map[string]*framework.Status, []error) {
 	n := len(nodes)
+	var (
+		nonViolating, violating []*candidate
+		statuses                = map[string]*framework.Status{}
+		errs                    []error
+		// good and violated count the candidates without and with
+		// violations among the nodes tried, each up to numCandidates.
+		good, violated int32
+		outcomes       []nodeOutcome
+		done           []bool
+	)
+	enough := func() bool { return good > 0 && good+violated >= numCandidates }
+	for lo := 0; lo < n && !enough(); {
+		missing := int(numCandidates - good - violated)
+		if good == 0 {
+			missing = max(missing, 1)
+		}
+		hi := min(n, lo+max(missing, minWindow, 2*e.fw.Parallelism()))
+		size := hi - lo
+		if cap(outcomes) < size {
+			outcomes, done = make([]nodeOutcome, size), make([]bool, size)
+		}
+		outcomes, done = outcomes[:size], done[:size]
+		clear(outcomes)
+		clear(done)
+		// tried is how many of the window's nodes, in order, count.
+		tried := e.tryWindow(ctx, nodes, offset+lo, outcomes, done, &good, &violated, numCandidates)
+		for i := range tried {
+			o := &outcomes[i]
+			name := nodes[(offset+lo+i)%n].Name()
+			if !o.status.IsSuccess() {
+				if o.status.Code() == framework.Error {
+					errs = append(errs, o.status.AsError())
+				}
+				statuses[name] = o.status
+				continue
+			}
+			c := &candidate{node: name, victims: o.victims, numPDBViolations: o.numPDBViolations}
+			if c.numPDBViolations == 0 {
+				if int32(len(nonViolating)) < numCandidates {
+					nonViolating = append(nonViolating, c)
+				}
+			} else if int32(len(violating)) < numCandidates {
+				violating = append(violating, c)
+			}
+		}
+		if tried < size {
+			// Enough candidates, or the caller cancelled.
+			break
+		}
+		lo = hi
+	}
+	return append(nonViolating, violating...), statuses, errs
+}
+
+// tryWindow runs selectVictims on len(outcomes) nodes from nodes[from],
+// in parallel, counting the candidates into good and violated in node
+// order, and stops once they are enough. It returns how many nodes, from
+// the first, count: all but those after the one that made enough, and
+// those a cancelled ctx left untried.
+func (e *evaluator) tryWindow(ctx context.Context, nodes []*nodeinfo.NodeInfo, from int, outcomes []nodeOutcome, done []bool, good, violated *int32, numCandidates int32) int {
+	n, size := len(nodes), len(outcomes)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	outcomes := make([]nodeOutcome, n)
-	done := make([]bool, n)
 	var (
-		mu       sync.Mutex
-		prefix   int // outcomes[:prefix] are all done
-		stopped  atomic.Bool
-		stopAt   = n
-		good     int32 // candidates without violations in the prefix
-		violated int32
+		mu      sync.Mutex
+		prefix  int // outcomes[:prefix] are all done and counted
+		stopped atomic.Bool
 	)
-	parallel.Until(ctx, e.fw.Parallelism(), n, func(i int) {
+	parallel.Until(ctx, e.fw.Parallelism(), size, func(i int) {
 		if stopped.Load() {
 			return
 		}
-		ni := nodes[(offset+i)%n]
+		ni := nodes[(from+i)%n]
 		victims, violations, st := e.selectVictims(ctx, ni)
 		if st.IsSuccess() && len(victims) == 0 {
 			st = framework.AsStatus(fmt.Errorf("expected at least one victim pod on node %q", ni.Name()))
@@ -308,59 +372,72 @@ func (e *evaluator) dryRun(ctx context.Context, nodes []*nodeinfo.NodeInfo, offs
 		mu.Lock()
 		defer mu.Unlock()
 		done[i] = true
-		for prefix < n && done[prefix] && !stopped.Load() {
+		for prefix < size && done[prefix] && !stopped.Load() {
 			if o := &outcomes[prefix]; o.status.IsSuccess() {
 				if o.numPDBViolations == 0 {
-					good = min(good+1, numCandidates)
+					*good = min(*good+1, numCandidates)
 				} else {
-					violated = min(violated+1, numCandidates)
+					*violated = min(*violated+1, numCandidates)
 				}
 			}
 			prefix++
-			if good > 0 && good+violated >= numCandidates {
-				stopAt = prefix
+			if *good > 0 && *good+*violated >= numCandidates {
 				stopped.Store(true)
 				cancel()
 			}
 		}
 	})
-	var nonViolating, violating []*candidate
-	statuses := map[string]*framework.Status{}
-	var errs []error
-	for i := range stopAt {
-		if !done[i] {
-			// Cancelled by the caller: the prefix was not finished.
-			break
-		}
-		o := &outcomes[i]
-		name := nodes[(offset+i)%n].Name()
-		if !o.status.IsSuccess() {
-			if o.status.Code() == framework.Error {
-				errs = append(errs, o.status.AsError())
-			}
-			statuses[name] = o.status
-			continue
-		}
-		c := &candidate{node: name, victims: o.victims, numPDBViolations: o.numPDBViolations}
-		if c.numPDBViolations == 0 {
-			if int32(len(nonViolating)) < numCandidates {
-				nonViolating = append(nonViolating, c)
-			}
-		} else if int32(len(violating)) < numCandidates {
-			violating = append(violating, c)
-		}
+	return prefix
+}
+
+// victim is a pod that may be evicted, with what orders it; pi is nil
+// where only the order matters (sortByImportance).
+type victim struct {
+	pod      *v1.Pod
+	pi       *nodeinfo.PodInfo
+	priority int32
+	start    time.Time
+}
+
+// byImportance sorts victims most important first: by priority, then by
+// start time, earliest first. Through sort.Sort it is the same algorithm
+// as kube-scheduler's sort.Slice, so equally important pods end in the
+// same order as there.
+type byImportance []victim
+
+func (v byImportance) Len() int      { return len(v) }
+func (v byImportance) Swap(i, j int) { v[i], v[j] = v[j], v[i] }
+func (v byImportance) Less(i, j int) bool {
+	if v[i].priority != v[j].priority {
+		return v[i].priority > v[j].priority
 	}
-	return append(nonViolating, violating...), statuses, errs
+	return v[i].start.Before(v[j].start)
+}
+
+// sortByImportance sorts pods as byImportance does, by the same
+// algorithm.
+func (e *evaluator) sortByImportance(pods []*v1.Pod) {
+	vs := make(byImportance, len(pods))
+	for i, p := range pods {
+		vs[i] = victim{pod: p, priority: corev1helpers.PodPriority(p), start: e.startTime(p)}
+	}
+	sort.Sort(vs)
+	for i, v := range vs {
+		pods[i] = v.pod
+	}
 }
 
 // selectVictims is kube-scheduler's SelectVictimsOnNode: the fewest pods
 // of lower priority to evict from ni for the pod to fit, most important
 // first, and how many of them a budget protects.
 func (e *evaluator) selectVictims(ctx context.Context, ni *nodeinfo.NodeInfo) ([]*v1.Pod, int, *framework.Status) {
-	var potential []*nodeinfo.PodInfo
+	var potential []victim
 	for _, pi := range ni.Pods {
-		if corev1helpers.PodPriority(pi.Pod) < e.priority {
-			potential = append(potential, pi)
+		if prio := corev1helpers.PodPriority(pi.Pod); prio < e.priority {
+			if potential == nil {
+				potential = make([]victim, 0, len(ni.Pods))
+			}
+			potential = append(potential, victim{pod: pi.Pod, pi: pi, priority: prio, start: e.startTime(pi.Pod)})
 		}
 	}
 	if len(potential) == 0 {
@@ -374,37 +451,34 @@ func (e *evaluator) selectVictims(ctx context.Context, ni *nodeinfo.NodeInfo) ([
 		}
 		return e.fw.RunPreFilterExtensionRemovePod(ctx, state, e.pod, pi, node)
 	}
-	for _, pi := range potential {
-		if s := remove(pi); !s.IsSuccess() {
+	for _, v := range potential {
+		if s := remove(v.pi); !s.IsSuccess() {
 			return nil, 0, framework.AsStatus(s.AsError())
 		}
 	}
 	if s := e.fw.RunFilterPluginsWithNominatedPods(ctx, state, e.pod, node); !s.IsSuccess() {
 		return nil, 0, s
 	}
-	// kube-scheduler sorts with sort.Slice, which is not stable; the same
-	// algorithm on the same order keeps equally important pods in the
-	// same order as it does.
-	sort.Slice(potential, func(i, j int) bool { return e.moreImportant(potential[i].Pod, potential[j].Pod) })
+	sort.Sort(byImportance(potential))
 	violating, nonViolating := e.splitByBudgets(potential)
-	var victims []*v1.Pod
-	reprieve := func(pi *nodeinfo.PodInfo) (bool, *framework.Status) {
-		node.AddPodInfo(pi)
-		if s := e.fw.RunPreFilterExtensionAddPod(ctx, state, e.pod, pi, node); !s.IsSuccess() {
+	victims := make([]*v1.Pod, 0, len(potential))
+	reprieve := func(v victim) (bool, *framework.Status) {
+		node.AddPodInfo(v.pi)
+		if s := e.fw.RunPreFilterExtensionAddPod(ctx, state, e.pod, v.pi, node); !s.IsSuccess() {
 			return false, s
 		}
 		if e.fw.RunFilterPluginsWithNominatedPods(ctx, state, e.pod, node).IsSuccess() {
 			return true, nil
 		}
-		if s := remove(pi); !s.IsSuccess() {
+		if s := remove(v.pi); !s.IsSuccess() {
 			return false, s
 		}
-		victims = append(victims, pi.Pod)
+		victims = append(victims, v.pod)
 		return false, nil
 	}
 	numViolating := 0
-	for _, pi := range violating {
-		fits, s := reprieve(pi)
+	for _, v := range violating {
+		fits, s := reprieve(v)
 		if !s.IsSuccess() {
 			return nil, 0, framework.AsStatus(s.AsError())
 		}
@@ -412,13 +486,13 @@ func (e *evaluator) selectVictims(ctx context.Context, ni *nodeinfo.NodeInfo) ([
 			numViolating++
 		}
 	}
-	for _, pi := range nonViolating {
-		if _, s := reprieve(pi); !s.IsSuccess() {
+	for _, v := range nonViolating {
+		if _, s := reprieve(v); !s.IsSuccess() {
 			return nil, 0, framework.AsStatus(s.AsError())
 		}
 	}
 	if len(violating) > 0 && len(nonViolating) > 0 {
-		sort.Slice(victims, func(i, j int) bool { return e.moreImportant(victims[i], victims[j]) })
+		e.sortByImportance(victims)
 	}
 	return victims, numViolating, nil
 }
@@ -431,20 +505,33 @@ func (e *evaluator) startTime(p *v1.Pod) time.Time {
 	return e.now
 }
 
-// moreImportant orders by priority, then by start time, earliest first.
-func (e *evaluator) moreImportant(a, b *v1.Pod) bool {
-	pa, pb := corev1helpers.PodPriority(a), corev1helpers.PodPriority(b)
-	if pa != pb {
-		return pa > pb
-	}
-	return e.startTime(a).Before(e.startTime(b))
-}
-
-// budget is a PodDisruptionBudget with its selector parsed; a nil
-// selector matches nothing (an invalid or empty one).
+// budget is a PodDisruptionBudget with its selector parsed. A budget
+// with neither a selector nor labels matches nothing (a missing, invalid
+// or empty selector); one whose selector has matchLabels only is matched
+// through labels, without the selector.
 type budget struct {
 	pdb      *policyv1.PodDisruptionBudget
 	selector labels.Selector
+	labels   []label
+}
+
+// label is a label a budget's pods must have.
+type label struct{ key, value string }
+
+// matches reports whether the budget selects pod.
+func (b *budget) matches(pod *v1.Pod) bool {
+	if b.pdb.Namespace != pod.Namespace {
+		return false
+	}
+	if b.labels != nil {
+		for _, l := range b.labels {
+			if got, ok := pod.Labels[l.key]; !ok || got != l.value {
+				return false
+			}
+		}
+		return true
+	}
+	return b.selector != nil && b.selector.Matches(labels.Set(pod.Labels))
 }
 
 // listBudgets lists the PodDisruptionBudgets and parses their selectors.
@@ -463,7 +550,15 @@ func listBudgets(l framework.PodDisruptionBudgetLister) ([]budget, error) {
 		}
 		b := budget{pdb: pdb}
 		// An invalid selector matches no pod, and so does an empty one.
-		if sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector); err == nil && !sel.Empty() {
+		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+		switch {
+		case pdb.Spec.Selector == nil || err != nil || sel.Empty():
+		case len(pdb.Spec.Selector.MatchExpressions) == 0:
+			// Valid and not empty: at least one label, each well formed.
+			for k, v := range pdb.Spec.Selector.MatchLabels {
+				b.labels = append(b.labels, label{key: k, value: v})
+			}
+		default:
 			b.selector = sel
 		}
 		out = append(out, b)
@@ -475,17 +570,31 @@ func listBudgets(l framework.PodDisruptionBudgetLister) ([]budget, error) {
 // pods in order, each matching budget's allowed disruptions go down by
 // one (pods it already counts as disrupted aside), and a pod that takes
 // any budget below zero violates it. Order is kept.
-func (e *evaluator) splitByBudgets(pods []*nodeinfo.PodInfo) (violating, nonViolating []*nodeinfo.PodInfo) {
-	allowed := make([]int32, len(e.budgets))
-	for i, b := range e.budgets {
-		allowed[i] = b.pdb.Status.DisruptionsAllowed
+func (e *evaluator) splitByBudgets(pods []victim) (violating, nonViolating []victim) {
+	if len(e.budgets) == 0 {
+		return nil, pods
 	}
-	for _, pi := range pods {
-		pod := pi.Pod
-		violates := false
+	var allowedBuf [8]int32
+	allowed := allowedBuf[:0]
+	if len(e.budgets) > len(allowedBuf) {
+		allowed = make([]int32, 0, len(e.budgets))
+	}
+	for _, b := range e.budgets {
+		allowed = append(allowed, b.pdb.Status.DisruptionsAllowed)
+	}
+	var violatesBuf [32]bool
+	violates := violatesBuf[:0]
+	if len(pods) > len(violatesBuf) {
+		violates = make([]bool, 0, len(pods))
+	}
+	numViolating := 0
+	for _, v := range pods {
+		pod := v.pod
+		violated := false
 		if len(pod.Labels) > 0 {
-			for i, b := range e.budgets {
-				if b.selector == nil || b.pdb.Namespace != pod.Namespace || !b.selector.Matches(labels.Set(pod.Labels)) {
+			for i := range e.budgets {
+				b := &e.budgets[i]
+				if !b.matches(pod) {
 					continue
 				}
 				if _, disrupted := b.pdb.Status.DisruptedPods[pod.Name]; disrupted {
@@ -493,17 +602,27 @@ func (e *evaluator) splitByBudgets(pods []*nodeinfo.PodInfo) (violating, nonViol
 				}
 				allowed[i]--
 				if allowed[i] < 0 {
-					violates = true
+					violated = true
 				}
 			}
 		}
-		if violates {
-			violating = append(violating, pi)
-		} else {
-			nonViolating = append(nonViolating, pi)
+		violates = append(violates, violated)
+		if violated {
+			numViolating++
 		}
 	}
-	return violating, nonViolating
+	if numViolating == 0 {
+		return nil, pods
+	}
+	out := make([]victim, 0, len(pods))
+	for _, want := range []bool{true, false} {
+		for i, v := range pods {
+			if violates[i] == want {
+				out = append(out, v)
+			}
+		}
+	}
+	return out[:numViolating], out[numViolating:]
 }
 
 // selectCandidate is kube-scheduler's SelectCandidate with its default

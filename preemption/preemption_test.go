@@ -80,18 +80,46 @@ func TestDefaultPreemptionDecides(t *testing.T) {
 	badSelector := budget("bad", "web", 0)
 	badSelector.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus"}}}
 
-	for _, tc := range []struct {
-		name      string
-		pod       *v1.Pod
-		nodes     []*v1.Node
-		pods      []*v1.Pod
-		objs      []runtime.Object
-		wantNode  string
-		victims   string
-		violating int
-		clear     bool
-		message   string
-	}{
+	withSelector := func(sel *metav1.LabelSelector) *policyv1.PodDisruptionBudget {
+		b := budget("web", "web", 0)
+		b.Spec.Selector = sel
+		return b
+	}
+	otherNamespace := budget("web", "web", 0)
+	otherNamespace.Namespace = "elsewhere"
+	// budgeted is a case where web-1 on node a, of priority 0, is the
+	// victim unless b protects it, and db-1 on b, of priority 500, is
+	// then the victim instead.
+	budgeted := func(name string, b *policyv1.PodDisruptionBudget, protects bool) decisionCase {
+		c := decisionCase{
+			name:     name,
+			pod:      pod("critical", "", "3", 1000, t0),
+			nodes:    []*v1.Node{node("a", "4"), node("b", "4")},
+			pods:     []*v1.Pod{labelled(pod("web-1", "a", "4", 0, t0), "web"), labelled(pod("db-1", "b", "4", 500, t0), "db")},
+			objs:     []runtime.Object{b},
+			wantNode: "a", victims: "web-1",
+			message: "0/2 nodes are available: 2 Insufficient cpu.",
+		}
+		if protects {
+			c.wantNode, c.victims = "b", "db-1"
+		}
+		return c
+	}
+
+	for _, tc := range []decisionCase{
+		budgeted("a budget selecting by matchLabels protects its pods", budget("web", "web", 0), true),
+		budgeted("a budget selecting by matchExpressions protects its pods", withSelector(&metav1.LabelSelector{
+			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"web", "api"}}},
+		}), true),
+		budgeted("a budget whose matchLabels the pod has only some of protects nothing", withSelector(&metav1.LabelSelector{
+			MatchLabels: map[string]string{"app": "web", "tier": "front"},
+		}), false),
+		budgeted("a budget whose matchLabels want an empty value protects nothing when the label is missing", withSelector(&metav1.LabelSelector{
+			MatchLabels: map[string]string{"tier": ""},
+		}), false),
+		budgeted("a budget without a selector protects nothing", withSelector(nil), false),
+		budgeted("a budget with an empty selector protects nothing", withSelector(&metav1.LabelSelector{}), false),
+		budgeted("a budget in another namespace protects nothing", otherNamespace, false),
 		{
 			name:  "a pod with preemptionPolicy Never does not preempt",
 			pod:   func() *v1.Pod { p := pod("critical", "", "3", 1000, t0); p.Spec.PreemptionPolicy = &never; return p }(),
@@ -204,6 +232,20 @@ func TestDefaultPreemptionDecides(t *testing.T) {
 	}
 }
 
+// decisionCase is a preemption scenario and the decision expected.
+type decisionCase struct {
+	name      string
+	pod       *v1.Pod
+	nodes     []*v1.Node
+	pods      []*v1.Pod
+	objs      []runtime.Object
+	wantNode  string
+	victims   string
+	violating int
+	clear     bool
+	message   string
+}
+
 // fullCluster is n alike nodes, each full of priority-0 pods.
 func fullCluster(n int) ([]*v1.Node, []*v1.Pod) {
 	var nodes []*v1.Node
@@ -248,6 +290,72 @@ func TestASeededRandomSourceMakesTheChoiceReproducible(t *testing.T) {
 	}
 	if len(chosen) < 2 {
 		t.Errorf("six seeds all chose %v: the tie between alike nodes is not random", chosen)
+	}
+}
+
+func TestTheDryRunFindsCandidatesScatteredOverALargeCluster(t *testing.T) {
+	// 1000 nodes full of pods as important as the preemptor, and six
+	// with a victim each, far apart: the dry run goes through many
+	// windows of nodes and must carry what it found from one to the next.
+	var nodes []*v1.Node
+	var pods []*v1.Pod
+	candidates := map[string]bool{}
+	for i := range 1000 {
+		name := fmt.Sprintf("node-%04d", i)
+		nodes = append(nodes, node(name, "4"))
+		if i%170 == 7 {
+			candidates[name] = true
+			// node-0517's victim started last: it is the best choice.
+			started := t0.Add(time.Duration(i%3) * time.Minute)
+			if i == 517 {
+				started = t0.Add(time.Hour)
+			}
+			pods = append(pods, pod(name+"-low", name, "4", 0, started))
+			continue
+		}
+		pods = append(pods, pod(name+"-peer", name, "4", 1000, t0))
+	}
+	for _, tc := range []struct {
+		name      string
+		absolute  int32
+		wantFound int // candidates the dry run stops at
+	}{
+		{name: "looking for more candidates than there are, it tries every node and finds all six", absolute: 100, wantFound: 6},
+		{name: "looking for two, it stops after the second", absolute: 2, wantFound: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for seed := range uint64(4) {
+				var first string
+				for _, parallelism := range []int{1, 2, 16} {
+					pl, err := preemption.NewDefaultPreemption(preemption.DefaultPreemptionArgs{MinCandidateNodesAbsolute: tc.absolute})
+					if err != nil {
+						t.Fatal(err)
+					}
+					fw, err := framework.New(framework.WithPlugin(&filter.NodeResourcesFit{}, 0), framework.WithPlugin(pl, 0),
+						framework.WithRandSource(rand.NewPCG(seed, 0)), framework.WithParallelism(parallelism))
+					if err != nil {
+						t.Fatal(err)
+					}
+					_, err = fw.Schedule(context.Background(), pod("critical", "", "3", 1000, t0), nodeinfo.Build(nodes, pods))
+					var fe *framework.FitError
+					if !errors.As(err, &fe) || fe.Preemption == nil {
+						t.Fatalf("seed %d, parallelism %d: %v, want a preemption", seed, parallelism, err)
+					}
+					got := fe.Preemption.NominatedNodeName
+					if !candidates[got] {
+						t.Fatalf("seed %d, parallelism %d: chose %s, which has no victim", seed, parallelism, got)
+					}
+					if tc.wantFound == len(candidates) && got != "node-0517" {
+						t.Errorf("seed %d, parallelism %d: chose %s, want node-0517, whose victim started last", seed, parallelism, got)
+					}
+					if first == "" {
+						first = got
+					} else if got != first {
+						t.Errorf("seed %d, parallelism %d: chose %s, with parallelism 1 %s", seed, parallelism, got, first)
+					}
+				}
+			}
+		})
 	}
 }
 
