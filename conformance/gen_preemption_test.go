@@ -2,11 +2,16 @@ package conformance
 
 import (
 	"context"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
+	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 )
 
@@ -17,6 +22,70 @@ import (
 func generateWithPreemption(seed uint64) *Scenario {
 	s := generate(seed, false)
 	addPreemption(s)
+	return s
+}
+
+// generateLargeWithPreemption is generateWithPreemption with 151 to 300
+// nodes, crowded so that preemption can help on most of them: more
+// potential nodes than the 100 candidates DefaultPreemption's dry run
+// looks for, so that it stops early. Nine nodes in ten lose their taints
+// and unschedulable mark, the pod its node affinity and selector; it gets
+// priority 1000 and asks for 500m to 3 CPU and nothing else; filler pods
+// take every node's
+// cpu; and every running pod has a start time.
+func generateLargeWithPreemption(seed uint64) *Scenario {
+	s := generateSized(seed, false, 151+int(seed%150))
+	r := rand.New(rand.NewPCG(seed, 0x1a29e))
+	for _, n := range s.Nodes {
+		if r.IntN(10) > 0 {
+			n.Spec.Taints, n.Spec.Unschedulable = nil, false
+		}
+	}
+	s.Pod.Spec.NodeSelector = nil
+	if a := s.Pod.Spec.Affinity; a != nil {
+		a.NodeAffinity = nil
+	}
+	addPreemption(s)
+	p := s.Pod
+	p.Spec.Priority, p.Spec.PreemptionPolicy = ptrTo(int32(1000)), nil
+	// Only cpu: a node with less of another resource than the pod asks
+	// for rejects it as unresolvable.
+	for _, cs := range [][]v1.Container{p.Spec.InitContainers, p.Spec.Containers} {
+		for i := range cs {
+			for _, list := range []v1.ResourceList{cs[i].Resources.Requests, cs[i].Resources.Limits} {
+				for name := range list {
+					if name != v1.ResourceCPU {
+						delete(list, name)
+					}
+				}
+			}
+		}
+	}
+	p.Spec.Overhead = nil
+	c := &p.Spec.Containers[0]
+	if c.Resources.Requests == nil {
+		c.Resources.Requests = v1.ResourceList{}
+	}
+	c.Resources.Requests[v1.ResourceCPU] = *resource.NewMilliQuantity(int64(500*(1+r.IntN(6))), resource.DecimalSI)
+	if c.Resources.Limits != nil {
+		c.Resources.Limits[v1.ResourceCPU] = c.Resources.Requests[v1.ResourceCPU]
+	}
+	filled := map[string]bool{}
+	for _, pod := range s.Pods {
+		if strings.HasPrefix(pod.Name, "filler-") {
+			filled[pod.Spec.NodeName] = true
+		}
+		// Victims' order must not depend on the clock, or any candidate
+		// would do (ClockDependent).
+		if pod.Status.StartTime == nil {
+			pod.Status.StartTime = &metav1.Time{Time: podsStarted.Add(time.Duration(r.IntN(3)) * time.Hour)}
+		}
+	}
+	for _, n := range s.Nodes {
+		if !filled[n.Name] {
+			s.Pods = append(s.Pods, fillers(n, 1+r.IntN(3), pick(&generator{r: r}, priorities[:6]), pick(&generator{r: r}, apps))...)
+		}
+	}
 	return s
 }
 
@@ -94,6 +163,9 @@ func preemptionOutcomes(s *Scenario, res *PreemptionResult) []string {
 	}
 	if res.ClockDependent {
 		kinds = append(kinds, "clock dependent")
+	}
+	if res.Partial && len(res.Candidates) >= res.CandidatesWanted {
+		kinds = append(kinds, "dry run stops early")
 	}
 	violating, several := false, false
 	for _, c := range res.Candidates {

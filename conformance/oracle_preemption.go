@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sync/atomic"
@@ -126,6 +127,57 @@ type PreemptionResult struct {
 	// when it compares, so the order of victims, and which of them are
 	// reprieved, can differ from one run to the next.
 	ClockDependent bool
+
+	// dryRun holds the full dry run's candidates by node, for
+	// [PreemptionResult.PartialChoices].
+	dryRun map[string]preemption.Candidate
+}
+
+// PartialChoices returns the sorted names of the nodes upstream's
+// DefaultPreemption could nominate when its dry run stops early
+// (Partial), were it to examine the potential nodes one at a time in
+// order, from any offset: it takes the candidates it meets until it has
+// CandidatesWanted, one without PDB violations among them (keeping at
+// most CandidatesWanted of each kind), and nominates one of the best of
+// those. order is the nodes in the order the dry run walks them; names
+// that are not potential nodes are skipped. A scheduler whose dry run
+// stops early must nominate one of these, whatever its offset.
+func (r *PreemptionResult) PartialChoices(order []string) []string {
+	potential := map[string]bool{}
+	for _, name := range r.PotentialNodes {
+		potential[name] = true
+	}
+	var walk []string
+	for _, name := range order {
+		if potential[name] {
+			walk = append(walk, name)
+		}
+	}
+	wanted := r.CandidatesWanted
+	choices := map[string]bool{}
+	for offset := range walk {
+		var nonViolating, violating []preemption.Candidate
+		for i := range walk {
+			c, ok := r.dryRun[walk[(offset+i)%len(walk)]]
+			if !ok {
+				continue
+			}
+			if c.Victims().NumPDBViolations == 0 {
+				if len(nonViolating) < wanted {
+					nonViolating = append(nonViolating, c)
+				}
+			} else if len(violating) < wanted {
+				violating = append(violating, c)
+			}
+			if len(nonViolating) > 0 && len(nonViolating)+len(violating) >= wanted {
+				break
+			}
+		}
+		for _, name := range bestCandidates(append(nonViolating, violating...)) {
+			choices[name] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(choices))
 }
 
 // PreemptionCandidate is a node where preemption would make room.
@@ -267,6 +319,7 @@ func (p *PreemptionOracle) RunScenario(ctx context.Context, s *Scenario) (*Preem
 		// DefaultPreemption runs.
 		res.PotentialNodes, res.CandidatesWanted, res.Partial = nil, 0, false
 		res.Candidates, res.NotCandidates, res.BestCandidates, res.ClockDependent = nil, nil, nil, false
+		res.dryRun = nil
 	}
 	if res.NominatedNodeName != "" && !res.Partial && !res.ClockDependent && !slices.Contains(res.BestCandidates, res.NominatedNodeName) {
 		return nil, fmt.Errorf("upstream nominated %s, which is not among the best candidates %v of its full dry run", res.NominatedNodeName, res.BestCandidates)
@@ -362,6 +415,7 @@ func (p *PreemptionOracle) dryRun(ctx context.Context, c *cycleResult, pod *v1.P
 	for _, cand := range candidates {
 		byNode[cand.Name()] = cand
 	}
+	res.dryRun = byNode
 	// The snapshot's order is its own; upstream's only matters for where
 	// its random offset starts.
 	slices.SortFunc(potential, func(a, b fwk.NodeInfo) int { return cmp.Compare(a.Node().Name, b.Node().Name) })

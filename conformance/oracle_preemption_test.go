@@ -14,8 +14,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
+	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
 )
 
 // preemptionOracle is built once, by the first test that needs it, and
@@ -359,6 +361,7 @@ func TestPreemptionOracle(t *testing.T) {
 					slices.Sort(got.Candidates[i].Victims)
 				}
 			}
+			got.dryRun = nil
 			if !reflect.DeepEqual(*got, tt.want) {
 				t.Errorf("got\n%+v\nwant\n%+v", *got, tt.want)
 			}
@@ -402,5 +405,69 @@ func TestPreemptionOracleRunsAScenarioAfterOneThatDeallocatedAClaim(t *testing.T
 	}
 	if _, err := p.RunScenario(ctx, next); err != nil {
 		t.Errorf("seed %d after seed %d: %v", next.Seed, deallocating.Seed, err)
+	}
+}
+
+// fakeCandidate is a node where evicting one pod of priority makes room.
+type fakeCandidate struct {
+	name       string
+	priority   int32
+	violations int64
+}
+
+func (c fakeCandidate) Name() string { return c.name }
+
+func (c fakeCandidate) Victims() *extenderv1.Victims {
+	victim := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: c.name + "-victim"}, Spec: v1.PodSpec{Priority: &c.priority}}
+	victim.Status.StartTime = &metav1.Time{Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	return &extenderv1.Victims{Pods: []*v1.Pod{victim}, NumPDBViolations: c.violations}
+}
+
+func TestPartialChoicesAreTheBestOfEveryStretchADryRunStoppingEarlyTakes(t *testing.T) {
+	t.Parallel()
+	// a, c and d are candidates; d evicts the least important pod, c
+	// violates a budget; b and e are potential nodes without victims, x
+	// is no potential node.
+	res := &PreemptionResult{
+		PotentialNodes:   []string{"a", "b", "c", "d", "e"},
+		CandidatesWanted: 2,
+		Partial:          true,
+		dryRun: map[string]preemption.Candidate{
+			"a": fakeCandidate{name: "a", priority: 5},
+			"c": fakeCandidate{name: "c", priority: 1, violations: 1},
+			"d": fakeCandidate{name: "d", priority: 1},
+		},
+	}
+	for _, tc := range []struct {
+		name  string
+		order []string
+		want  []string
+	}{
+		{
+			// From a: a and c, a wins (no violation). From b or c: c and
+			// d, d wins. From d: d and a, d wins. From e: a and c.
+			name:  "in the order a to e, c is never best and a and d are",
+			order: []string{"a", "b", "x", "c", "d", "e"},
+			want:  []string{"a", "d"},
+		},
+		{
+			// From a: a and d, d wins. From d: d and c, d wins. From c:
+			// c and a, where the run stops, before d: a wins.
+			name:  "in the order a, d, c, the stretch from c stops before d",
+			order: []string{"a", "d", "c"},
+			want:  []string{"a", "d"},
+		},
+		{
+			name:  "with only violating candidates met first, the run goes on to one without",
+			order: []string{"c", "e", "d"},
+			want:  []string{"d"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := res.PartialChoices(tc.order); !slices.Equal(got, tc.want) {
+				t.Errorf("PartialChoices(%v) = %v, want %v", tc.order, got, tc.want)
+			}
+		})
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"sync"
 
@@ -208,24 +207,11 @@ func (p *UpstreamPreemption) attempt(ctx context.Context, pod *v1.Pod) (*preempt
 	p.victims = nil
 	p.mu.Unlock()
 
-	// As Upstream.Schedule: the queue's PodInfo and signature, the
-	// cycle's state, the snapshot refresh.
-	podInfo, _ := schedframework.NewPodInfo(pod)
-	queued := &schedframework.QueuedPodInfo{PodInfo: podInfo}
-	if u.signPods {
-		queued.PodSignature = u.fw.SignPod(ctx, pod)
-	}
-	logger := klog.LoggerWithValues(u.logger, "pod", klog.KObj(pod))
-	ctx = klog.NewContext(ctx, logger)
-	state := schedframework.NewCycleState()
-	state.SetRecordPluginMetrics(rand.IntN(100) < pluginMetricsSamplePercent)
-	state.Write(schedframework.PodsToActivateKey, schedframework.NewPodsToActivate())
+	// As Upstream.Schedule.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if err := u.sched.Cache.UpdateSnapshot(logger, u.snapshot); err != nil {
-		return nil, err
-	}
-	res, err := u.sched.SchedulePod(ctx, u.fw, state, queued)
+	state, res, err := u.cycle(ctx, pod)
+	ctx = klog.NewContext(ctx, klog.LoggerWithValues(u.logger, "pod", klog.KObj(pod)))
 	if err == nil {
 		return nil, fmt.Errorf("pod %s fits node %s: there is nothing to preempt", pod.Name, res.SuggestedHost)
 	}

@@ -40,9 +40,14 @@ func TestPreemption(t *testing.T) {
 				t.Parallel()
 				// Odd seeds add everything else the generators make (pod
 				// affinity, volumes, DRA objects) to the preemption
-				// generators' scenarios.
+				// generators' scenarios; one seed in twenty has 101 to
+				// 250 nodes instead of 1 to 30.
 				s := generateWithPreemption(seed)
-				if seed%2 == 1 {
+				switch {
+				case seed%20 == 10:
+					// Large enough for the dry run to stop early.
+					s = generateLargeWithPreemption(seed)
+				case seed%2 == 1:
 					s = generate(seed, true)
 					addVolumes(s)
 					addDRA(s)
@@ -69,6 +74,9 @@ func TestPreemption(t *testing.T) {
 		}
 	})
 	t.Logf("%d of %d scenarios disagree; outcomes: %v", failing, *numPreemption, counts)
+	if *numPreemption >= 100 && counts["dry run stops early"] == 0 {
+		t.Errorf("in no scenario did upstream's dry run stop early: the large scenarios no longer test it")
+	}
 }
 
 // comparePreemption schedules s.Pod with kubesched as upstream did in
@@ -122,7 +130,11 @@ func comparePreemption(ctx context.Context, s *Scenario, want *PreemptionResult)
 			add("preemption-node", "upstream nominates %s, kubesched does not preempt", want.NominatedNodeName)
 			break
 		}
-		comparePreemptionDecision(want, pre, add)
+		order := make([]string, len(s.Nodes))
+		for i, n := range s.Nodes {
+			order[i] = n.Name
+		}
+		comparePreemptionDecision(want, pre, order, add)
 	case want.NominatingMode == fwk.ModeOverride:
 		if pre != nil || !fitErr.ClearNomination {
 			add("preemption-node", "upstream clears the nomination, kubesched: preemption %v, clear %v", describePreemption(pre), fitErr.ClearNomination)
@@ -136,16 +148,21 @@ func comparePreemption(ctx context.Context, s *Scenario, want *PreemptionResult)
 }
 
 // comparePreemptionDecision checks kubesched's chosen node and victims
-// against upstream's full dry run.
-func comparePreemptionDecision(want *PreemptionResult, pre *framework.Preemption, add func(kind, format string, args ...any)) {
+// against upstream's full dry run. order is the nodes in kubesched's
+// order, which its dry run walks from a random offset.
+func comparePreemptionDecision(want *PreemptionResult, pre *framework.Preemption, order []string, add func(kind, format string, args ...any)) {
 	best := want.BestCandidates
-	if want.Partial || want.ClockDependent {
-		// Upstream's own choice need not be among the best of a full dry
-		// run; kubesched's must at least be a candidate.
+	switch {
+	case want.ClockDependent:
+		// Which victims are reprieved depends on the clock: kubesched's
+		// node must at least be a candidate.
 		best = nil
 		for _, c := range want.Candidates {
 			best = append(best, c.Node)
 		}
+	case want.Partial:
+		// The dry run stops early, from an offset it drew.
+		best = want.PartialChoices(order)
 	}
 	if !slices.Contains(best, pre.NominatedNodeName) {
 		add("preemption-node", "kubesched nominates %s, upstream's best candidates are %v", pre.NominatedNodeName, best)

@@ -220,7 +220,15 @@ func (u *Upstream) Schedule(ctx context.Context, pod *v1.Pod) (scheduler.Schedul
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	_, res, err := u.cycle(ctx, pod)
+	return res, err
+}
 
+// cycle is [Upstream.Schedule]'s work, returning the cycle's state too,
+// for PostFilter to go on with. The caller holds u.mu.
+func (u *Upstream) cycle(ctx context.Context, pod *v1.Pod) (*schedframework.CycleState, scheduler.ScheduleResult, error) {
 	// What the scheduling queue builds when the pod arrives. NewPodInfo's
 	// error is ignored upstream too: the pod is queued with the terms
 	// that did parse.
@@ -230,19 +238,18 @@ func (u *Upstream) Schedule(ctx context.Context, pod *v1.Pod) (scheduler.Schedul
 		queued.PodSignature = u.fw.SignPod(ctx, pod)
 	}
 
-	// What scheduleOnePod sets up for the cycle.
+	// What scheduleOnePod sets up for the cycle (the caller cancels ctx).
 	logger := klog.LoggerWithValues(u.logger, "pod", klog.KObj(pod))
 	ctx = klog.NewContext(ctx, logger)
 	state := schedframework.NewCycleState()
 	state.SetRecordPluginMetrics(rand.IntN(100) < pluginMetricsSamplePercent)
 	state.Write(schedframework.PodsToActivateKey, schedframework.NewPodsToActivate())
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 
 	// schedulingCycle refreshes the snapshot before every pod; with the
 	// cache unchanged since SetCluster it finds no node to copy.
 	if err := u.sched.Cache.UpdateSnapshot(logger, u.snapshot); err != nil {
-		return scheduler.ScheduleResult{}, err
+		return nil, scheduler.ScheduleResult{}, err
 	}
-	return u.sched.SchedulePod(ctx, u.fw, state, queued)
+	res, err := u.sched.SchedulePod(ctx, u.fw, state, queued)
+	return state, res, err
 }
