@@ -107,7 +107,7 @@ func TestDefaultPreemptionDecides(t *testing.T) {
 	}
 
 	for _, tc := range []decisionCase{
-		budgeted("a budget selecting by matchLabels protects its pods", budget("web", "web", 0), true),
+		budgeted("a node without budget violations wins over one with (a budget selecting by matchLabels)", budget("web", "web", 0), true),
 		budgeted("a budget selecting by matchExpressions protects its pods", withSelector(&metav1.LabelSelector{
 			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"web", "api"}}},
 		}), true),
@@ -162,15 +162,6 @@ func TestDefaultPreemptionDecides(t *testing.T) {
 			message: "0/1 nodes are available: 1 Insufficient cpu.",
 		},
 		{
-			name:     "a node without budget violations wins over one with",
-			pod:      pod("critical", "", "3", 1000, t0),
-			nodes:    []*v1.Node{node("a", "4"), node("b", "4")},
-			pods:     []*v1.Pod{labelled(pod("web-1", "a", "4", 0, t0), "web"), labelled(pod("db-1", "b", "4", 500, t0), "db")},
-			objs:     []runtime.Object{budget("web", "web", 0)},
-			wantNode: "b", victims: "db-1",
-			message: "0/2 nodes are available: 2 Insufficient cpu.",
-		},
-		{
 			name:     "a pod the budget already counts as disrupted is no violation",
 			pod:      pod("critical", "", "3", 1000, t0),
 			nodes:    []*v1.Node{node("a", "4"), node("b", "4")},
@@ -191,15 +182,7 @@ func TestDefaultPreemptionDecides(t *testing.T) {
 			wantNode: "b", victims: "web-3", violating: 1,
 			message: "0/2 nodes are available: 2 Insufficient cpu.",
 		},
-		{
-			name:     "a budget with an invalid selector protects nothing",
-			pod:      pod("critical", "", "3", 1000, t0),
-			nodes:    []*v1.Node{node("a", "4"), node("b", "4")},
-			pods:     []*v1.Pod{labelled(pod("web-1", "a", "4", 0, t0), "web"), labelled(pod("db-1", "b", "4", 500, t0), "db")},
-			objs:     []runtime.Object{badSelector},
-			wantNode: "a", victims: "web-1",
-			message: "0/2 nodes are available: 2 Insufficient cpu.",
-		},
+		budgeted("a budget with an invalid selector protects nothing", badSelector, false),
 		{
 			name:     "among equal victims the node whose victims started last wins",
 			pod:      pod("critical", "", "3", 1000, t0),
@@ -258,32 +241,41 @@ func fullCluster(n int) ([]*v1.Node, []*v1.Pod) {
 	return nodes, pods
 }
 
+// preemptWith schedules a 3-CPU pod of priority 1000 with NodeResourcesFit
+// and a DefaultPreemption of args, a framework seeded with seed and of
+// that parallelism, and returns the preemption decided.
+func preemptWith(t *testing.T, args preemption.DefaultPreemptionArgs, seed uint64, parallelism int, nodes []*v1.Node, pods []*v1.Pod) *framework.Preemption {
+	t.Helper()
+	pl, err := preemption.NewDefaultPreemption(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw, err := framework.New(framework.WithPlugin(&filter.NodeResourcesFit{}, 0), framework.WithPlugin(pl, 0),
+		framework.WithRandSource(rand.NewPCG(seed, 0)), framework.WithParallelism(parallelism))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = fw.Schedule(context.Background(), pod("critical", "", "3", 1000, t0), nodeinfo.Build(nodes, pods))
+	var fe *framework.FitError
+	if !errors.As(err, &fe) || fe.Preemption == nil {
+		t.Fatalf("seed %d, parallelism %d: %v, want a preemption", seed, parallelism, err)
+	}
+	return fe.Preemption
+}
+
 func TestASeededRandomSourceMakesTheChoiceReproducible(t *testing.T) {
 	nodes, pods := fullCluster(300)
 	chosen := map[string]bool{}
 	for seed := range uint64(6) {
 		var first string
 		for _, parallelism := range []int{1, 2, 16} {
-			pl, err := preemption.NewDefaultPreemption(preemption.DefaultPreemptionArgs{MinCandidateNodesPercentage: 0, MinCandidateNodesAbsolute: 5})
-			if err != nil {
-				t.Fatal(err)
-			}
 			// A dry run stopping after 5 of 300 candidates still chooses
 			// the same node, however the goroutines share the work.
-			fw, err := framework.New(framework.WithPlugin(&filter.NodeResourcesFit{}, 0), framework.WithPlugin(pl, 0),
-				framework.WithRandSource(rand.NewPCG(seed, 0)), framework.WithParallelism(parallelism))
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = fw.Schedule(context.Background(), pod("critical", "", "3", 1000, t0), nodeinfo.Build(nodes, pods))
-			var fe *framework.FitError
-			if !errors.As(err, &fe) || fe.Preemption == nil {
-				t.Fatalf("seed %d: %v, want a preemption", seed, err)
-			}
+			got := preemptWith(t, preemption.DefaultPreemptionArgs{MinCandidateNodesAbsolute: 5}, seed, parallelism, nodes, pods)
 			if first == "" {
-				first = fe.Preemption.NominatedNodeName
-			} else if fe.Preemption.NominatedNodeName != first {
-				t.Errorf("seed %d, parallelism %d: chose %s, with parallelism 1 %s", seed, parallelism, fe.Preemption.NominatedNodeName, first)
+				first = got.NominatedNodeName
+			} else if got.NominatedNodeName != first {
+				t.Errorf("seed %d, parallelism %d: chose %s, with parallelism 1 %s", seed, parallelism, got.NominatedNodeName, first)
 			}
 		}
 		chosen[first] = true
@@ -327,21 +319,7 @@ func TestTheDryRunFindsCandidatesScatteredOverALargeCluster(t *testing.T) {
 			for seed := range uint64(4) {
 				var first string
 				for _, parallelism := range []int{1, 2, 16} {
-					pl, err := preemption.NewDefaultPreemption(preemption.DefaultPreemptionArgs{MinCandidateNodesAbsolute: tc.absolute})
-					if err != nil {
-						t.Fatal(err)
-					}
-					fw, err := framework.New(framework.WithPlugin(&filter.NodeResourcesFit{}, 0), framework.WithPlugin(pl, 0),
-						framework.WithRandSource(rand.NewPCG(seed, 0)), framework.WithParallelism(parallelism))
-					if err != nil {
-						t.Fatal(err)
-					}
-					_, err = fw.Schedule(context.Background(), pod("critical", "", "3", 1000, t0), nodeinfo.Build(nodes, pods))
-					var fe *framework.FitError
-					if !errors.As(err, &fe) || fe.Preemption == nil {
-						t.Fatalf("seed %d, parallelism %d: %v, want a preemption", seed, parallelism, err)
-					}
-					got := fe.Preemption.NominatedNodeName
+					got := preemptWith(t, preemption.DefaultPreemptionArgs{MinCandidateNodesAbsolute: tc.absolute}, seed, parallelism, nodes, pods).NominatedNodeName
 					if !candidates[got] {
 						t.Fatalf("seed %d, parallelism %d: chose %s, which has no victim", seed, parallelism, got)
 					}
