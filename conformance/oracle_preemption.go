@@ -129,7 +129,9 @@ type PreemptionResult struct {
 	ClockDependent bool
 
 	// dryRun holds the full dry run's candidates by node, for
-	// [PreemptionResult.PartialChoices].
+	// [PreemptionResult.PartialChoices]. Upstream's candidates have
+	// unexported fields, which equality.Semantic.DeepEqual refuses:
+	// clear it to compare results.
 	dryRun map[string]preemption.Candidate
 }
 
