@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/go-logr/logr"
+	"k8s.io/klog/v2"
 )
 
 // testOracle is shared by every test: building upstream's framework and
@@ -13,6 +16,9 @@ var testOracle *Oracle
 
 // TestMain builds testOracle once for every test and closes it afterwards.
 func TestMain(m *testing.M) {
+	// Upstream's configuration defaulting logs through klog's global
+	// logger ("Default plugin is explicitly re-configured").
+	klog.SetLogger(logr.Discard())
 	o, err := NewOracle()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "building the oracle:", err)

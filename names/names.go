@@ -22,4 +22,10 @@ const (
 	NodeDeclaredFeatures            = "NodeDeclaredFeatures"
 	DynamicResources                = "DynamicResources"
 	DefaultPreemption               = "DefaultPreemption"
+	// PrioritySort (QueueSort) and DefaultBinder (Bind) are in the
+	// default profile but decide no placement: kubesched has neither as a
+	// plugin (package queue orders pods; binding is the caller's), and a
+	// configuration may name them.
+	PrioritySort  = "PrioritySort"
+	DefaultBinder = "DefaultBinder"
 )

@@ -1,0 +1,275 @@
+package conformance
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/diff"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubesched/kubesched/internal/schedconfig"
+)
+
+// upstreamDecode reads a configuration as kube-scheduler v1.36.3 does
+// (its scheme's strict decoder, with defaulting), returned in v1.
+func upstreamDecode(data []byte) (*configv1.KubeSchedulerConfiguration, error) {
+	obj, gvk, err := scheme.Codecs.UniversalDecoder(configv1.SchemeGroupVersion).Decode(data, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	cfg, ok := obj.(*configv1.KubeSchedulerConfiguration)
+	if !ok {
+		return nil, fmt.Errorf("couldn't decode as KubeSchedulerConfiguration, got %s: ", gvk)
+	}
+	return cfg, nil
+}
+
+// TestConfigDecodingAndDefaultingMatchUpstream decodes and defaults
+// generated configurations (profiles, plugins enabled and disabled at
+// every extension point, weights, every default plugin's args, some with
+// unknown fields, and some broken documents) with kubesched's
+// internal/schedconfig and with upstream's scheme: the same configuration,
+// or the same error text.
+func TestConfigDecodingAndDefaultingMatchUpstream(t *testing.T) {
+	t.Parallel()
+	const seeds = 2000
+	decoded, failed := 0, 0
+	for seed := range uint64(seeds) {
+		data := generateConfig(rand.New(rand.NewPCG(seed, 0xc0f)))
+		want, wantErr := upstreamDecode(data)
+		got, gotErr := schedconfig.Decode(data)
+		if gotErr == nil {
+			schedconfig.SetDefaults(got)
+		}
+		switch {
+		case wantErr != nil || gotErr != nil:
+			failed++
+			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+				t.Errorf("seed %d: error\n got  %v\n want %v\nconfig:\n%s", seed, gotErr, wantErr, data)
+			}
+		case !equality.Semantic.DeepEqual(got, want):
+			t.Errorf("seed %d: configurations differ (-upstream +kubesched):\n%s\nconfig:\n%s", seed, diff.Diff(want, got), data)
+		default:
+			decoded++
+		}
+		if t.Failed() {
+			return
+		}
+	}
+	t.Logf("%d configurations decoded alike, %d refused alike", decoded, failed)
+	if decoded < seeds/2 || failed < seeds/20 {
+		t.Errorf("the generator drifted: %d decoded, %d refused of %d", decoded, failed, seeds)
+	}
+}
+
+// extensionPointKeys are the plugins field's keys.
+var extensionPointKeys = []string{"multiPoint", "preEnqueue", "queueSort", "preFilter", "filter", "postFilter",
+	"preScore", "score", "reserve", "permit", "preBind", "bind", "postBind"}
+
+// configPluginNames are plugin names a generated configuration uses:
+// default ones, and one out of tree.
+var configPluginNames = []string{"NodeResourcesFit", "PodTopologySpread", "InterPodAffinity", "ImageLocality",
+	"NodeAffinity", "TaintToleration", "DefaultPreemption", "VolumeBinding", "DynamicResources",
+	"NodeResourcesBalancedAllocation", "PrioritySort", "DefaultBinder", "MyPlugin", "*"}
+
+// generateConfig returns a KubeSchedulerConfiguration document, mostly
+// valid to decode.
+func generateConfig(r *rand.Rand) []byte {
+	chance := func(p float64) bool { return r.Float64() < p }
+	pick := func(xs []string) string { return xs[r.IntN(len(xs))] }
+	doc := map[string]any{
+		"apiVersion": "kubescheduler.config.k8s.io/v1",
+		"kind":       "KubeSchedulerConfiguration",
+	}
+	if chance(0.3) {
+		doc["parallelism"] = r.IntN(32)
+	}
+	if chance(0.3) {
+		doc["percentageOfNodesToScore"] = r.IntN(101)
+	}
+	if chance(0.1) {
+		doc["podInitialBackoffSeconds"] = r.IntN(5)
+	}
+	if chance(0.1) {
+		doc["enableProfiling"] = chance(0.5)
+	}
+	if chance(0.1) {
+		doc["leaderElection"] = map[string]any{"leaderElect": chance(0.5), "resourceLock": pick([]string{"leases", "endpointsleases"})}
+	}
+	if chance(0.1) {
+		doc["clientConnection"] = map[string]any{"qps": r.IntN(100), "burst": r.IntN(200)}
+	}
+	var profiles []any
+	for i := range r.IntN(4) {
+		prof := map[string]any{}
+		if chance(0.8) {
+			prof["schedulerName"] = fmt.Sprintf("scheduler-%d", i)
+		}
+		if chance(0.2) {
+			prof["percentageOfNodesToScore"] = r.IntN(101)
+		}
+		if chance(0.7) {
+			plugins := map[string]any{}
+			for range r.IntN(4) {
+				set := map[string]any{}
+				if chance(0.7) {
+					var enabled []any
+					for range 1 + r.IntN(3) {
+						pl := map[string]any{"name": pick(configPluginNames)}
+						if chance(0.4) {
+							pl["weight"] = r.IntN(10)
+						}
+						enabled = append(enabled, pl)
+					}
+					set["enabled"] = enabled
+				}
+				if chance(0.5) {
+					set["disabled"] = []any{map[string]any{"name": pick(configPluginNames)}}
+				}
+				plugins[pick(extensionPointKeys)] = set
+			}
+			prof["plugins"] = plugins
+		}
+		if chance(0.6) {
+			var configs []any
+			for range 1 + r.IntN(3) {
+				configs = append(configs, generatePluginConfig(r))
+			}
+			prof["pluginConfig"] = configs
+		}
+		profiles = append(profiles, prof)
+	}
+	if profiles != nil {
+		doc["profiles"] = profiles
+	}
+	switch {
+	case chance(0.03):
+		doc["unknownField"] = 1
+	case chance(0.02):
+		doc["apiVersion"] = "kubescheduler.config.k8s.io/v1beta3"
+	case chance(0.02):
+		doc["kind"] = "Pod"
+	}
+	data, err := yaml.Marshal(doc)
+	if err != nil {
+		panic(err)
+	}
+	if chance(0.02) {
+		// Truncated.
+		data = data[:r.IntN(len(data))]
+	}
+	if chance(0.5) {
+		// JSON.
+		if j, err := yaml.YAMLToJSON(data); err == nil {
+			data = j
+		}
+	}
+	return data
+}
+
+// generatePluginConfig returns a pluginConfig entry: args for a default
+// plugin, drawn from its fields, sometimes with an unknown field, or
+// args for a plugin out of tree.
+func generatePluginConfig(r *rand.Rand) map[string]any {
+	chance := func(p float64) bool { return r.Float64() < p }
+	resources := func() []any {
+		var out []any
+		for _, name := range []string{"cpu", "memory", "example.com/gpu"}[:r.IntN(4)] {
+			res := map[string]any{"name": name}
+			if chance(0.6) {
+				res["weight"] = r.IntN(5)
+			}
+			out = append(out, res)
+		}
+		return out
+	}
+	var name string
+	args := map[string]any{}
+	switch r.IntN(9) {
+	case 0:
+		name = "NodeResourcesFit"
+		if chance(0.5) {
+			args["ignoredResources"] = []any{"example.com/foo"}
+		}
+		if chance(0.3) {
+			args["ignoredResourceGroups"] = []any{"example.com"}
+		}
+		if chance(0.7) {
+			strategy := map[string]any{"type": []string{"LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"}[r.IntN(3)]}
+			if chance(0.6) {
+				strategy["resources"] = resources()
+			}
+			if chance(0.3) {
+				strategy["requestedToCapacityRatio"] = map[string]any{"shape": []any{
+					map[string]any{"utilization": 0, "score": r.IntN(11)}, map[string]any{"utilization": 100, "score": r.IntN(11)}}}
+			}
+			args["scoringStrategy"] = strategy
+		}
+	case 1:
+		name = "NodeResourcesBalancedAllocation"
+		if chance(0.7) {
+			args["resources"] = resources()
+		}
+	case 2:
+		name = "PodTopologySpread"
+		if chance(0.5) {
+			args["defaultingType"] = []string{"List", "System"}[r.IntN(2)]
+		}
+		if chance(0.5) {
+			args["defaultConstraints"] = []any{map[string]any{"maxSkew": 1 + r.IntN(3), "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway"}}
+		}
+	case 3:
+		name = "InterPodAffinity"
+		if chance(0.6) {
+			args["hardPodAffinityWeight"] = r.IntN(101)
+		}
+		if chance(0.3) {
+			args["ignorePreferredTermsOfExistingPods"] = chance(0.5)
+		}
+	case 4:
+		name = "NodeAffinity"
+		if chance(0.6) {
+			args["addedAffinity"] = map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": map[string]any{
+				"nodeSelectorTerms": []any{map[string]any{"matchExpressions": []any{map[string]any{"key": "zone", "operator": "In", "values": []any{"a"}}}}}}}
+		}
+	case 5:
+		name = "VolumeBinding"
+		if chance(0.5) {
+			args["bindTimeoutSeconds"] = r.IntN(1000)
+		}
+		if chance(0.3) {
+			args["shape"] = []any{map[string]any{"utilization": 0, "score": 0}, map[string]any{"utilization": 100, "score": 10}}
+		}
+	case 6:
+		name = "DefaultPreemption"
+		if chance(0.6) {
+			args["minCandidateNodesPercentage"] = r.IntN(101)
+		}
+		if chance(0.6) {
+			args["minCandidateNodesAbsolute"] = r.IntN(200)
+		}
+	case 7:
+		name = "DynamicResources"
+		if chance(0.5) {
+			args["filterTimeout"] = fmt.Sprintf("%ds", r.IntN(20))
+		}
+	case 8:
+		name = "MyPlugin"
+		args["anything"] = map[string]any{"goes": true}
+	}
+	if chance(0.05) {
+		args["notAField"] = "x"
+	}
+	if chance(0.3) {
+		args["apiVersion"] = "kubescheduler.config.k8s.io/v1"
+		args["kind"] = name + "Args"
+		if chance(0.05) {
+			args["kind"] = "NodeAffinityArgs"
+		}
+	}
+	return map[string]any{"name": name, "args": args}
+}
