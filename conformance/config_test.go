@@ -1,14 +1,20 @@
 package conformance
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/diff"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	configv1 "k8s.io/kube-scheduler/config/v1"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubesched/kubesched/internal/schedconfig"
@@ -28,16 +34,36 @@ func upstreamDecode(data []byte) (*configv1.KubeSchedulerConfiguration, error) {
 	return cfg, nil
 }
 
-// TestConfigDecodingAndDefaultingMatchUpstream decodes and defaults
+// upstreamValidate loads a configuration as kube-scheduler's loadConfig
+// does (decoding to the internal version, the API version set from the
+// document) and returns what ValidateKubeSchedulerConfiguration says.
+func upstreamValidate(data []byte) (error, error) {
+	obj, gvk, err := scheme.Codecs.UniversalDecoder().Decode(data, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	cfg, ok := obj.(*config.KubeSchedulerConfiguration)
+	if !ok {
+		return nil, fmt.Errorf("decoded a %T", obj)
+	}
+	cfg.TypeMeta.APIVersion = gvk.GroupVersion().String()
+	if errs := validation.ValidateKubeSchedulerConfiguration(cfg); errs != nil {
+		return errs, nil
+	}
+	return nil, nil
+}
+
+// TestConfigLoadingMatchesUpstream decodes, defaults and validates
 // generated configurations (profiles, plugins enabled and disabled at
-// every extension point, weights, every default plugin's args, some with
-// unknown fields, and some broken documents) with kubesched's
-// internal/schedconfig and with upstream's scheme: the same configuration,
-// or the same error text.
-func TestConfigDecodingAndDefaultingMatchUpstream(t *testing.T) {
+// every extension point, weights, every default plugin's args, values out
+// of range, unknown fields, and some broken documents) with kubesched's
+// internal/schedconfig and with upstream's scheme and validation: the
+// same configuration, or the same error text, and the same validation
+// errors.
+func TestConfigLoadingMatchesUpstream(t *testing.T) {
 	t.Parallel()
 	const seeds = 2000
-	decoded, failed := 0, 0
+	decoded, failed, invalid := 0, 0, 0
 	for seed := range uint64(seeds) {
 		data := generateConfig(rand.New(rand.NewPCG(seed, 0xc0f)))
 		want, wantErr := upstreamDecode(data)
@@ -55,15 +81,54 @@ func TestConfigDecodingAndDefaultingMatchUpstream(t *testing.T) {
 			t.Errorf("seed %d: configurations differ (-upstream +kubesched):\n%s\nconfig:\n%s", seed, diff.Diff(want, got), data)
 		default:
 			decoded++
+			wantErr, err := upstreamValidate(data)
+			if err != nil {
+				t.Fatalf("seed %d: %v", seed, err)
+			}
+			gotErr := schedconfig.Validate(got)
+			if gotErr != nil {
+				invalid++
+			}
+			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) && !sameUpToStageOrder(gotErr, wantErr) {
+				t.Errorf("seed %d: validation\n got  %v\n want %v\nconfig:\n%s", seed, gotErr, wantErr, data)
+			}
 		}
 		if t.Failed() {
 			return
 		}
 	}
-	t.Logf("%d configurations decoded alike, %d refused alike", decoded, failed)
-	if decoded < seeds/2 || failed < seeds/20 {
-		t.Errorf("the generator drifted: %d decoded, %d refused of %d", decoded, failed, seeds)
+	t.Logf("%d configurations decoded alike (%d of them invalid alike), %d refused alike", decoded, invalid, failed)
+	if decoded < seeds/2 || failed < seeds/20 || invalid < decoded/4 || invalid > decoded*3/4 {
+		t.Errorf("the generator drifted: %d decoded, %d of them invalid, %d refused of %d", decoded, invalid, failed, seeds)
 	}
+}
+
+// sameUpToStageOrder reports whether two validation errors hold the same
+// messages, in an order that differs only where upstream's is random:
+// it checks the extension points for removed plugins by ranging over a
+// map.
+func sameUpToStageOrder(got, want error) bool {
+	messages := func(err error) []string {
+		var agg utilerrors.Aggregate
+		if !errors.As(err, &agg) {
+			return nil
+		}
+		var out []string
+		for _, e := range agg.Errors() {
+			out = append(out, e.Error())
+		}
+		return out
+	}
+	g, w := messages(got), messages(want)
+	stages := 0
+	for _, m := range w {
+		if strings.Contains(m, ".plugins.") && strings.Contains(m, "was invalid in version") {
+			stages++
+		}
+	}
+	slices.Sort(g)
+	slices.Sort(w)
+	return stages > 1 && slices.Equal(g, w)
 }
 
 // extensionPointKeys are the plugins field's keys.
@@ -74,7 +139,7 @@ var extensionPointKeys = []string{"multiPoint", "preEnqueue", "queueSort", "preF
 // default ones, and one out of tree.
 var configPluginNames = []string{"NodeResourcesFit", "PodTopologySpread", "InterPodAffinity", "ImageLocality",
 	"NodeAffinity", "TaintToleration", "DefaultPreemption", "VolumeBinding", "DynamicResources",
-	"NodeResourcesBalancedAllocation", "PrioritySort", "DefaultBinder", "MyPlugin", "*"}
+	"NodeResourcesBalancedAllocation", "PrioritySort", "DefaultBinder", "MyPlugin", "*", "EBSLimits"}
 
 // generateConfig returns a KubeSchedulerConfiguration document, mostly
 // valid to decode.
@@ -86,31 +151,60 @@ func generateConfig(r *rand.Rand) []byte {
 		"kind":       "KubeSchedulerConfiguration",
 	}
 	if chance(0.3) {
-		doc["parallelism"] = r.IntN(32)
+		doc["parallelism"] = r.IntN(32) - 2
 	}
 	if chance(0.3) {
-		doc["percentageOfNodesToScore"] = r.IntN(101)
+		doc["percentageOfNodesToScore"] = r.IntN(130) - 10
 	}
 	if chance(0.1) {
-		doc["podInitialBackoffSeconds"] = r.IntN(5)
+		doc["podInitialBackoffSeconds"] = r.IntN(5) - 1
+	}
+	if chance(0.1) {
+		doc["podMaxBackoffSeconds"] = r.IntN(12)
 	}
 	if chance(0.1) {
 		doc["enableProfiling"] = chance(0.5)
 	}
 	if chance(0.1) {
-		doc["leaderElection"] = map[string]any{"leaderElect": chance(0.5), "resourceLock": pick([]string{"leases", "endpointsleases"})}
+		le := map[string]any{"leaderElect": chance(0.5), "resourceLock": pick([]string{"leases", "endpointsleases"})}
+		if chance(0.5) {
+			le["leaseDuration"] = pick([]string{"5s", "0s", "20s"})
+			le["renewDeadline"] = pick([]string{"10s", "-1s"})
+		}
+		doc["leaderElection"] = le
 	}
 	if chance(0.1) {
-		doc["clientConnection"] = map[string]any{"qps": r.IntN(100), "burst": r.IntN(200)}
+		doc["clientConnection"] = map[string]any{"qps": r.IntN(100), "burst": r.IntN(200) - 20}
+	}
+	if chance(0.1) {
+		var extenders []any
+		for range 1 + r.IntN(2) {
+			ext := map[string]any{"urlPrefix": "http://127.0.0.1:8888", "filterVerb": "filter"}
+			if chance(0.5) {
+				ext["prioritizeVerb"] = "prioritize"
+				ext["weight"] = r.IntN(3)
+			}
+			if chance(0.4) {
+				ext["bindVerb"] = "bind"
+			}
+			if chance(0.4) {
+				ext["managedResources"] = []any{map[string]any{"name": pick([]string{"example.com/foo", "cpu", "bad name", "kubernetes.io/x"})}}
+			}
+			extenders = append(extenders, ext)
+		}
+		doc["extenders"] = extenders
 	}
 	var profiles []any
 	for i := range r.IntN(4) {
 		prof := map[string]any{}
 		if chance(0.8) {
 			prof["schedulerName"] = fmt.Sprintf("scheduler-%d", i)
+			if chance(0.1) {
+				prof["schedulerName"] = "scheduler-0"
+			}
 		}
 		if chance(0.2) {
-			prof["percentageOfNodesToScore"] = r.IntN(101)
+			prof["percentageOfNodesToScore"] = r.IntN(110)
 		}
 		if chance(0.7) {
 			plugins := map[string]any{}
@@ -176,6 +270,7 @@ func generateConfig(r *rand.Rand) []byte {
 // args for a plugin out of tree.
 func generatePluginConfig(r *rand.Rand) map[string]any {
 	chance := func(p float64) bool { return r.Float64() < p }
+	pick := func(xs []string) string { return xs[r.IntN(len(xs))] }
 	resources := func() []any {
 		var out []any
 		for _, name := range []string{"cpu", "memory", "example.com/gpu"}[:r.IntN(4)] {
@@ -220,12 +315,21 @@ func generatePluginConfig(r *rand.Rand) map[string]any {
 			args["defaultingType"] = []string{"List", "System"}[r.IntN(2)]
 		}
 		if chance(0.5) {
-			args["defaultConstraints"] = []any{map[string]any{"maxSkew": 1 + r.IntN(3), "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway"}}
+			var constraints []any
+			for range 1 + r.IntN(2) {
+				c := map[string]any{"maxSkew": r.IntN(3), "topologyKey": pick([]string{"topology.kubernetes.io/zone", "", "bad key!"}),
+					"whenUnsatisfiable": pick([]string{"ScheduleAnyway", "DoNotSchedule", "", "Never"})}
+				if chance(0.1) {
+					c["labelSelector"] = map[string]any{"matchLabels": map[string]any{"a": "b"}}
+				}
+				constraints = append(constraints, c)
+			}
+			args["defaultConstraints"] = constraints
 		}
 	case 3:
 		name = "InterPodAffinity"
 		if chance(0.6) {
-			args["hardPodAffinityWeight"] = r.IntN(101)
+			args["hardPodAffinityWeight"] = r.IntN(110) - 5
 		}
 		if chance(0.3) {
 			args["ignorePreferredTermsOfExistingPods"] = chance(0.5)
@@ -234,12 +338,12 @@ func generatePluginConfig(r *rand.Rand) map[string]any {
 		name = "NodeAffinity"
 		if chance(0.6) {
 			args["addedAffinity"] = map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": map[string]any{
-				"nodeSelectorTerms": []any{map[string]any{"matchExpressions": []any{map[string]any{"key": "zone", "operator": "In", "values": []any{"a"}}}}}}}
+				"nodeSelectorTerms": []any{map[string]any{"matchExpressions": []any{map[string]any{"key": "zone", "operator": pick([]string{"In", "In", "Bogus"}), "values": []any{"a"}}}}}}}
 		}
 	case 5:
 		name = "VolumeBinding"
 		if chance(0.5) {
-			args["bindTimeoutSeconds"] = r.IntN(1000)
+			args["bindTimeoutSeconds"] = r.IntN(1000) - 10
 		}
 		if chance(0.3) {
 			args["shape"] = []any{map[string]any{"utilization": 0, "score": 0}, map[string]any{"utilization": 100, "score": 10}}
@@ -247,15 +351,18 @@ func generatePluginConfig(r *rand.Rand) map[string]any {
 	case 6:
 		name = "DefaultPreemption"
 		if chance(0.6) {
-			args["minCandidateNodesPercentage"] = r.IntN(101)
+			args["minCandidateNodesPercentage"] = r.IntN(110) - 5
 		}
 		if chance(0.6) {
-			args["minCandidateNodesAbsolute"] = r.IntN(200)
+			args["minCandidateNodesAbsolute"] = r.IntN(200) - 5
 		}
 	case 7:
 		name = "DynamicResources"
 		if chance(0.5) {
-			args["filterTimeout"] = fmt.Sprintf("%ds", r.IntN(20))
+			args["filterTimeout"] = fmt.Sprintf("%ds", r.IntN(20)-2)
+		}
+		if chance(0.3) {
+			args["bindingTimeout"] = pick([]string{"500ms", "10m", "1s"})
 		}
 	case 8:
 		name = "MyPlugin"

@@ -162,6 +162,8 @@ func TestDecodeRefuses(t *testing.T) {
 	}
 }
 
+// FuzzDecode decodes, defaults and validates arbitrary documents: an
+// error or a configuration, never a panic.
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte(header))
 	f.Add([]byte(header + "profiles:\n- schedulerName: a\n  plugins: {multiPoint: {disabled: [{name: '*'}]}}\n  pluginConfig:\n  - name: NodeResourcesFit\n    args: {scoringStrategy: {type: MostAllocated}}\n"))
@@ -178,5 +180,71 @@ func FuzzDecode(f *testing.F) {
 		if len(cfg.Profiles) == 0 || cfg.Parallelism == nil {
 			t.Fatalf("defaulting left %+v", cfg)
 		}
+		if err := Validate(cfg); err != nil && err.Error() == "" {
+			t.Fatal("an invalid configuration without a message")
+		}
 	})
+}
+
+func TestValidateAcceptsTheDefaults(t *testing.T) {
+	if err := Validate(load(t, "")); err != nil {
+		t.Errorf("the default configuration: %v", err)
+	}
+}
+
+func TestValidateRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc, want string
+	}{
+		{name: "parallelism 0", doc: "parallelism: 0\n", want: "parallelism: Invalid value: 0: should be an integer value greater than zero"},
+		{name: "a percentage above 100", doc: "percentageOfNodesToScore: 101\n", want: "percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]"},
+		{name: "a profile's percentage below 0", doc: "profiles:\n- schedulerName: a\n  percentageOfNodesToScore: -1\n",
+			want: "profiles[0].percentageOfNodesToScore: Invalid value: -1: not in valid range [0-100]"},
+		{name: "a maximum backoff below the initial one", doc: "podInitialBackoffSeconds: 5\npodMaxBackoffSeconds: 2\n",
+			want: "podMaxBackoffSeconds: Invalid value: 2: must be greater than or equal to PodInitialBackoffSeconds"},
+		{name: "two profiles of one name", doc: "profiles:\n- schedulerName: a\n- schedulerName: a\n",
+			want: "profiles[1].schedulerName: Duplicate value"},
+		{name: "one of two profiles without a name", doc: "profiles:\n- schedulerName: a\n- {}\n",
+			want: "profiles[1].schedulerName: Required value"},
+		{name: "profiles sorting the queue differently", doc: "profiles:\n- schedulerName: a\n- schedulerName: b\n  plugins: {queueSort: {enabled: [{name: Mine}], disabled: [{name: '*'}]}}\n",
+			want: "profiles[1].plugins.queueSort: Invalid value"},
+		{name: "a removed plugin", doc: "profiles:\n- plugins: {filter: {enabled: [{name: EBSLimits}]}}\n",
+			want: `profiles[0].plugins.filter.enabled[0]: Invalid value: "EBSLimits": was invalid in version "v1"`},
+		{name: "two pluginConfigs for one plugin", doc: "profiles:\n- pluginConfig: [{name: InterPodAffinity, args: {}}, {name: InterPodAffinity, args: {}}]\n",
+			want: `profiles[0].pluginConfig[1]: Duplicate value: "InterPodAffinity"`},
+		{name: "a hard pod affinity weight above 100", doc: "profiles:\n- pluginConfig: [{name: InterPodAffinity, args: {hardPodAffinityWeight: 101}}]\n",
+			want: "profiles[0].pluginConfig[0].args.hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]"},
+		{name: "both preemption minimums 0", doc: "profiles:\n- pluginConfig: [{name: DefaultPreemption, args: {minCandidateNodesPercentage: 0, minCandidateNodesAbsolute: 0}}]\n",
+			want: "cannot be zero at the same time as minCandidateNodesAbsolute"},
+		{name: "a balanced allocation weight other than 1", doc: "profiles:\n- pluginConfig: [{name: NodeResourcesBalancedAllocation, args: {resources: [{name: cpu, weight: 2}]}}]\n",
+			want: "profiles[0].pluginConfig[0].args.resources[0].weight: Invalid value: 2: must be 1"},
+		{name: "default constraints with System defaulting", doc: "profiles:\n- pluginConfig: [{name: PodTopologySpread, args: {defaultingType: System, defaultConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]}}]\n",
+			want: `profiles[0].pluginConfig[0].args.defaultingType: Invalid value: "System": when .defaultConstraints are not empty`},
+		{name: "a default constraint with a selector", doc: "profiles:\n- pluginConfig: [{name: PodTopologySpread, args: {defaultingType: List, defaultConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {}}]}}]\n",
+			want: "args.defaultConstraints[0].labelSelector: Forbidden: constraint must not define a selector"},
+		{name: "a volume binding shape with StorageCapacityScoring off", doc: "profiles:\n- pluginConfig: [{name: VolumeBinding, args: {shape: [{utilization: 0, score: 0}]}}]\n",
+			want: `args.shape: Invalid value: [{"Utilization":0,"Score":0}]: unexpected field`},
+		{name: "a negative DRA filter timeout", doc: "profiles:\n- pluginConfig: [{name: DynamicResources, args: {filterTimeout: -1s}}]\n",
+			want: `args.filterTimeout: Invalid value: "-1s": must be zero or positive`},
+		{name: "an added node affinity with a bad operator", doc: "profiles:\n- pluginConfig: [{name: NodeAffinity, args: {addedAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: a, operator: Bogus}]}]}}}}]\n",
+			want: "args.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator"},
+		{name: "two binding extenders", doc: "extenders: [{urlPrefix: a, bindVerb: b}, {urlPrefix: c, bindVerb: d}]\n",
+			want: `extenders: Invalid value: "found 2 extenders implementing bind": only one extender can implement bind`},
+		{name: "a prioritizing extender without weight", doc: "extenders: [{urlPrefix: a, prioritizeVerb: p}]\n",
+			want: "extenders[0].weight: Invalid value: 0: must have a positive weight applied to it"},
+		{name: "an extender managing a native resource", doc: "extenders: [{urlPrefix: a, managedResources: [{name: cpu}]}]\n",
+			want: `extenders[0].managedResources[0].name: Invalid value: "cpu": is an invalid extended resource name`},
+		{name: "a lease shorter than its renew deadline", doc: "leaderElection: {leaderElect: true, leaseDuration: 5s, renewDeadline: 10s}\n",
+			want: "leaderElection.leaseDuration: Invalid value: \"10s\": must be greater than `RenewDeadline`"},
+		{name: "leader election without leases", doc: "leaderElection: {leaderElect: true, resourceLock: endpoints}\n",
+			want: `leaderElection.resourceLock: Invalid value: "endpoints": resourceLock value must be "leases"`},
+		{name: "a negative burst", doc: "clientConnection: {burst: -1}\n", want: "clientConnection.burst: Invalid value: -1: must be non-negative"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Validate(load(t, tc.doc))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
 }
