@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 )
 
@@ -160,30 +159,6 @@ func TestDecodeRefuses(t *testing.T) {
 			}
 		})
 	}
-}
-
-// FuzzDecode decodes, defaults and validates arbitrary documents: an
-// error or a configuration, never a panic.
-func FuzzDecode(f *testing.F) {
-	f.Add([]byte(header))
-	f.Add([]byte(header + "profiles:\n- schedulerName: a\n  plugins: {multiPoint: {disabled: [{name: '*'}]}}\n  pluginConfig:\n  - name: NodeResourcesFit\n    args: {scoringStrategy: {type: MostAllocated}}\n"))
-	f.Add([]byte(`{"apiVersion":"kubescheduler.config.k8s.io/v1","kind":"KubeSchedulerConfiguration","profiles":[{"pluginConfig":[{"name":"PodTopologySpread","args":{"defaultConstraints":[]}}]}]}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := Decode(data)
-		if err != nil {
-			if _, ok := runtime.AsStrictDecodingError(err); !ok && cfg != nil {
-				t.Fatalf("a configuration with error %v", err)
-			}
-			return
-		}
-		SetDefaults(cfg)
-		if len(cfg.Profiles) == 0 || cfg.Parallelism == nil {
-			t.Fatalf("defaulting left %+v", cfg)
-		}
-		if err := Validate(cfg); err != nil && err.Error() == "" {
-			t.Fatal("an invalid configuration without a message")
-		}
-	})
 }
 
 func TestValidateAcceptsTheDefaults(t *testing.T) {
