@@ -83,6 +83,47 @@ type config struct {
 type pluginWeight struct {
 	plugin Plugin
 	weight int32
+	// at is the one extension point the plugin was added at, or "" for
+	// every one it implements.
+	at ExtensionPoint
+}
+
+// ExtensionPoint is a phase of the scheduling cycle that plugins take part
+// in, named as in kube-scheduler's configuration (without the Plugin
+// suffix of its interfaces).
+type ExtensionPoint string
+
+// The extension points a kubesched framework runs.
+const (
+	PreEnqueue ExtensionPoint = "PreEnqueue"
+	PreFilter  ExtensionPoint = "PreFilter"
+	Filter     ExtensionPoint = "Filter"
+	PostFilter ExtensionPoint = "PostFilter"
+	PreScore   ExtensionPoint = "PreScore"
+	Score      ExtensionPoint = "Score"
+	Reserve    ExtensionPoint = "Reserve"
+)
+
+// WithPluginAt adds a plugin at one extension point only, after the
+// plugins already there, for profiles whose points list their plugins in
+// different orders, as a KubeSchedulerConfiguration's may. weight is as
+// for [WithPlugin], and used only at [Score]. The plugin must implement
+// the point's interface. A plugin added with [WithPlugin] as well takes
+// part in both ways, which at one point is an error (two plugins of one
+// name).
+func WithPluginAt(point ExtensionPoint, p Plugin, weight int32) Option {
+	return func(c *config) error {
+		if p == nil {
+			return fmt.Errorf("WithPluginAt %s: nil plugin", point)
+		}
+		switch point {
+		case PreEnqueue, PreFilter, Filter, PostFilter, PreScore, Score, Reserve:
+		default:
+			return fmt.Errorf("WithPluginAt: unknown extension point %q", point)
+		}
+		c.plugins = append(c.plugins, pluginWeight{plugin: p, weight: weight, at: point})
+		return nil
+	}
 }
 
 // WithPlugin adds a plugin to the profile, after those already added. It
@@ -96,7 +137,7 @@ func WithPlugin(p Plugin, weight int32) Option {
 		if p == nil {
 			return errors.New("WithPlugin: nil plugin")
 		}
-		c.plugins = append(c.plugins, pluginWeight{p, weight})
+		c.plugins = append(c.plugins, pluginWeight{plugin: p, weight: weight})
 		return nil
 	}
 }
@@ -174,55 +215,95 @@ func New(opts ...Option) (*Framework, error) {
 		if name == "" {
 			return nil, fmt.Errorf("plugin %T has an empty name", p)
 		}
-		if pl, ok := p.(PreEnqueuePlugin); ok {
-			if err := claim("PreEnqueue", name); err != nil {
-				return nil, err
+		if pw.at != "" && !implements(p, pw.at) {
+			return nil, fmt.Errorf("plugin %q does not extend %s plugin", name, pw.at)
+		}
+		// joins reports whether p takes part at point: at every point it
+		// implements, or only at the one it was added at.
+		joins := func(point ExtensionPoint) (bool, error) {
+			if pw.at != "" && pw.at != point {
+				return false, nil
 			}
-			f.preEnqueues = append(f.preEnqueues, pl)
+			return true, claim(string(point), name)
+		}
+		if pl, ok := p.(PreEnqueuePlugin); ok {
+			if in, err := joins(PreEnqueue); err != nil {
+				return nil, err
+			} else if in {
+				f.preEnqueues = append(f.preEnqueues, pl)
+			}
 		}
 		if pl, ok := p.(PreFilterPlugin); ok {
-			if err := claim("PreFilter", name); err != nil {
+			if in, err := joins(PreFilter); err != nil {
 				return nil, err
+			} else if in {
+				f.preFilters = append(f.preFilters, pl)
 			}
-			f.preFilters = append(f.preFilters, pl)
 		}
 		if pl, ok := p.(FilterPlugin); ok {
-			if err := claim("Filter", name); err != nil {
+			if in, err := joins(Filter); err != nil {
 				return nil, err
+			} else if in {
+				f.filters = append(f.filters, pl)
 			}
-			f.filters = append(f.filters, pl)
 		}
 		if pl, ok := p.(PreScorePlugin); ok {
-			if err := claim("PreScore", name); err != nil {
+			if in, err := joins(PreScore); err != nil {
 				return nil, err
+			} else if in {
+				f.preScores = append(f.preScores, pl)
 			}
-			f.preScores = append(f.preScores, pl)
 		}
 		if pl, ok := p.(ScorePlugin); ok {
-			if err := claim("Score", name); err != nil {
+			if in, err := joins(Score); err != nil {
 				return nil, err
+			} else if in {
+				if pw.weight < 1 {
+					return nil, fmt.Errorf("score plugin %q has weight %d; need at least 1", name, pw.weight)
+				}
+				sp := scorePlugin{ScorePlugin: pl, name: name, weight: int64(pw.weight)}
+				sp.normalize, _ = p.(NormalizeScorePlugin)
+				f.scores = append(f.scores, sp)
 			}
-			if pw.weight < 1 {
-				return nil, fmt.Errorf("score plugin %q has weight %d; need at least 1", name, pw.weight)
-			}
-			sp := scorePlugin{ScorePlugin: pl, name: name, weight: int64(pw.weight)}
-			sp.normalize, _ = p.(NormalizeScorePlugin)
-			f.scores = append(f.scores, sp)
 		}
 		if pl, ok := p.(ReservePlugin); ok {
-			if err := claim("Reserve", name); err != nil {
+			if in, err := joins(Reserve); err != nil {
 				return nil, err
+			} else if in {
+				f.reserves = append(f.reserves, pl)
 			}
-			f.reserves = append(f.reserves, pl)
 		}
 		if pl, ok := p.(PostFilterPlugin); ok && !(c.noPreemption && name == defaultPreemption) {
-			if err := claim("PostFilter", name); err != nil {
+			if in, err := joins(PostFilter); err != nil {
 				return nil, err
+			} else if in {
+				f.postFilters = append(f.postFilters, pl)
 			}
-			f.postFilters = append(f.postFilters, pl)
 		}
 	}
 	return f, nil
+}
+
+// implements reports whether p implements point's interface.
+func implements(p Plugin, point ExtensionPoint) bool {
+	var ok bool
+	switch point {
+	case PreEnqueue:
+		_, ok = p.(PreEnqueuePlugin)
+	case PreFilter:
+		_, ok = p.(PreFilterPlugin)
+	case Filter:
+		_, ok = p.(FilterPlugin)
+	case PostFilter:
+		_, ok = p.(PostFilterPlugin)
+	case PreScore:
+		_, ok = p.(PreScorePlugin)
+	case Score:
+		_, ok = p.(ScorePlugin)
+	case Reserve:
+		_, ok = p.(ReservePlugin)
+	}
+	return ok
 }
 
 // numFeasibleNodesToFind returns how many feasible nodes end the search.
