@@ -1,9 +1,18 @@
 package kubesched
 
 import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/runtime"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	"github.com/kubesched/kubesched/extender"
+	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/schedconfig"
+	"github.com/kubesched/kubesched/names"
 )
 
 // LoadConfig reads a KubeSchedulerConfiguration
@@ -39,4 +48,264 @@ func LoadConfig(data []byte) (*configv1.KubeSchedulerConfiguration, error) {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// PluginFactory builds a plugin of the user's that a configuration names,
+// from its pluginConfig args: nil when the profile gives none, else a
+// *runtime.Unknown holding their JSON in Raw.
+type PluginFactory func(args runtime.Object) (framework.Plugin, error)
+
+// Registry names the user's own plugins, so that a configuration can
+// enable them beside kube-scheduler's, which kubesched builds in. A
+// plugin takes part at the extension points whose interfaces it
+// implements, where the configuration enables it.
+type Registry map[string]PluginFactory
+
+// FrameworksFromConfig builds one framework per profile of cfg, keyed by
+// schedulerName, as kube-scheduler v1.36.3 builds its profiles, from
+// kube-scheduler's plugins only; see [Registry.FrameworksFromConfig].
+func FrameworksFromConfig(cfg *configv1.KubeSchedulerConfiguration, opts ...framework.Option) (map[string]*framework.Framework, error) {
+	return Registry(nil).FrameworksFromConfig(cfg, opts...)
+}
+
+// FrameworksFromConfig builds one framework per profile of cfg (as
+// [LoadConfig] returns it: defaulted and valid), keyed by schedulerName,
+// as kube-scheduler v1.36.3 builds its profiles:
+//
+//   - Each plugin a profile enables is built once, with its pluginConfig
+//     args: kube-scheduler's from their v1 types, the user's by r.
+//   - Each extension point gets its plugins in kube-scheduler's order:
+//     those it enables itself and multiPoint's, expanded as
+//     kube-scheduler expands them, with the score weights.
+//   - The profile's percentageOfNodesToScore, else the configuration's,
+//     and its parallelism apply.
+//   - The configuration's extenders are shared by every profile; the
+//     resources they manage with ignoredByScheduler replace
+//     NodeResourcesFit's ignoredResources, as in kube-scheduler.
+//
+// opts come after, in every framework. kube-scheduler's queue sort and
+// bind plugins are accepted and checked (one queue sort, at least one
+// binder), though kubesched runs neither: queue order is package queue's,
+// binding is the caller's. Errors read as kube-scheduler's, for example
+// `initializing profiles: creating profile for scheduler name a:
+// FilterPlugin "Mine" does not exist`.
+func (r Registry) FrameworksFromConfig(cfg *configv1.KubeSchedulerConfiguration, opts ...framework.Option) (map[string]*framework.Framework, error) {
+	if cfg == nil {
+		return nil, errors.New("FrameworksFromConfig: nil configuration")
+	}
+	for name := range r {
+		if _, ok := inTree[name]; ok {
+			return nil, fmt.Errorf("a plugin named %v already exists", name)
+		}
+	}
+	profiles := make([]configv1.KubeSchedulerProfile, len(cfg.Profiles))
+	for i := range cfg.Profiles {
+		profiles[i] = *cfg.Profiles[i].DeepCopy()
+	}
+	extenders, err := buildExtenders(cfg.Extenders, profiles)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't build extenders: %w", err)
+	}
+	var common []framework.Option
+	if p := deref(cfg.Parallelism); p > 0 {
+		common = append(common, framework.WithParallelism(int(p)))
+	}
+	for _, e := range extenders {
+		common = append(common, framework.WithExtender(e))
+	}
+	out := map[string]*framework.Framework{}
+	for i := range profiles {
+		prof := &profiles[i]
+		name := deref(prof.SchedulerName)
+		percentage := cfg.PercentageOfNodesToScore
+		if prof.PercentageOfNodesToScore != nil {
+			percentage = prof.PercentageOfNodesToScore
+		}
+		plugins, err := r.profilePlugins(prof)
+		if err != nil {
+			return nil, fmt.Errorf("initializing profiles: creating profile for scheduler name %s: %w", name, err)
+		}
+		all := append(append(plugins, common...), framework.WithPercentageOfNodesToScore(deref(percentage)))
+		f, err := framework.New(append(all, opts...)...)
+		if err != nil {
+			return nil, fmt.Errorf("initializing profiles: creating profile for scheduler name %s: %w", name, err)
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("duplicate profile with scheduler name %q", name)
+		}
+		out[name] = f
+	}
+	return out, nil
+}
+
+// frameworkPoints are the extension points kubesched runs, with their
+// names in kube-scheduler's configuration.
+var frameworkPoints = []struct {
+	point framework.ExtensionPoint
+	at    schedconfig.Point
+}{
+	{framework.PreEnqueue, schedconfig.PreEnqueue}, {framework.PreFilter, schedconfig.PreFilter},
+	{framework.Filter, schedconfig.Filter}, {framework.PostFilter, schedconfig.PostFilter},
+	{framework.PreScore, schedconfig.PreScore}, {framework.Score, schedconfig.Score},
+	{framework.Reserve, schedconfig.Reserve},
+}
+
+// profilePlugins builds the plugins prof enables and returns the options
+// that place them at their extension points.
+func (r Registry) profilePlugins(prof *configv1.KubeSchedulerProfile) ([]framework.Option, error) {
+	args := map[string]runtime.Object{}
+	for _, pc := range prof.PluginConfig {
+		if _, dup := args[pc.Name]; dup {
+			return nil, fmt.Errorf("repeated config for plugin %s", pc.Name)
+		}
+		args[pc.Name] = schedconfig.ArgsObject(pc.Args)
+	}
+	// Every plugin enabled anywhere, built once, in name order.
+	needed := map[string]bool{}
+	if p := prof.Plugins; p != nil {
+		for _, set := range []configv1.PluginSet{p.MultiPoint, p.PreEnqueue, p.QueueSort, p.PreFilter, p.Filter, p.PostFilter,
+			p.PreScore, p.Score, p.Reserve, p.Permit, p.PreBind, p.Bind, p.PostBind, p.PlacementGenerate, p.PlacementScore} {
+			for _, pl := range set.Enabled {
+				needed[pl.Name] = true
+			}
+		}
+	}
+	built := map[string][]framework.Plugin{}
+	elsewhere := map[string][]schedconfig.Point{}
+	for _, name := range slices.Sorted(maps.Keys(needed)) {
+		var ps []framework.Plugin
+		var err error
+		if it, ok := inTree[name]; ok {
+			ps, err = it.build(args[name])
+			elsewhere[name] = it.elsewhere
+		} else if factory, ok := r[name]; ok {
+			var p framework.Plugin
+			if p, err = factory(args[name]); err == nil {
+				if p == nil {
+					err = errors.New("the factory returned no plugin")
+				}
+				ps = []framework.Plugin{p}
+			}
+		} else {
+			continue // Expand says it does not exist.
+		}
+		if err != nil {
+			return nil, fmt.Errorf("initializing plugin %q: %w", name, err)
+		}
+		built[name] = ps
+	}
+	implements := func(name string) (map[schedconfig.Point]bool, bool) {
+		ps, ok := built[name]
+		if !ok {
+			return nil, false
+		}
+		points := map[schedconfig.Point]bool{}
+		for _, at := range elsewhere[name] {
+			points[at] = true
+		}
+		for _, fp := range frameworkPoints {
+			if partAt(ps, fp.point) != nil {
+				points[fp.at] = true
+			}
+		}
+		return points, true
+	}
+	exp, err := schedconfig.Expand(deref(prof.SchedulerName), prof.Plugins, implements)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPhasesPaired(exp, built); err != nil {
+		return nil, err
+	}
+	var opts []framework.Option
+	for _, fp := range frameworkPoints {
+		for _, name := range exp.At[fp.at] {
+			// nil where kube-scheduler's plugin does what kubesched
+			// leaves to the caller (DefaultPreemption's PreEnqueue).
+			if part := partAt(built[name], fp.point); part != nil {
+				opts = append(opts, framework.WithPluginAt(fp.point, part, int32(exp.ScoreWeights[name])))
+			}
+		}
+	}
+	return opts, nil
+}
+
+// ErrUnpairedPhase is returned, wrapped, for a profile that runs a
+// plugin's Filter without its PreFilter, or its Score without its
+// PreScore. kube-scheduler's plugins then fail or fall back, each in its
+// own way, which kubesched does not follow: it refuses such a profile
+// rather than guess.
+var ErrUnpairedPhase = errors.New("kubesched cannot judge this exactly: kube-scheduler's plugins fail or fall back each in its own way")
+
+// checkPhasesPaired refuses a layout that runs a kubesched plugin's Filter
+// or Score without the PreFilter or PreScore that prepares it.
+func checkPhasesPaired(exp *schedconfig.Expanded, built map[string][]framework.Plugin) error {
+	for _, pair := range []struct{ pre, main schedconfig.Point }{
+		{schedconfig.PreFilter, schedconfig.Filter}, {schedconfig.PreScore, schedconfig.Score},
+	} {
+		for _, name := range exp.At[pair.main] {
+			if slices.Contains(exp.At[pair.pre], name) {
+				continue
+			}
+			point := map[schedconfig.Point]framework.ExtensionPoint{schedconfig.PreFilter: framework.PreFilter, schedconfig.PreScore: framework.PreScore}[pair.pre]
+			if partAt(built[name], point) != nil {
+				return fmt.Errorf("plugin %q runs at %s without its %s: %w", name, pair.main, pair.pre, ErrUnpairedPhase)
+			}
+		}
+	}
+	return nil
+}
+
+// partAt returns the part of a plugin that takes part at point, or nil.
+func partAt(ps []framework.Plugin, point framework.ExtensionPoint) framework.Plugin {
+	for _, p := range ps {
+		if framework.Implements(p, point) {
+			return p
+		}
+	}
+	return nil
+}
+
+// buildExtenders builds the configuration's extenders, and makes the
+// resources they manage with ignoredByScheduler NodeResourcesFit's
+// ignoredResources in every profile, as kube-scheduler does.
+func buildExtenders(cfgs []configv1.Extender, profiles []configv1.KubeSchedulerProfile) ([]framework.Extender, error) {
+	if len(cfgs) == 0 {
+		return nil, nil
+	}
+	if err := extender.Validate(cfgs...); err != nil {
+		return nil, err
+	}
+	var out []framework.Extender
+	for _, c := range cfgs {
+		e, err := extender.New(c)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	ignored := extender.IgnoredResources(cfgs...)
+	if len(ignored) == 0 {
+		return out, nil
+	}
+	for i := range profiles {
+		found := false
+		for k := range profiles[i].PluginConfig {
+			pc := &profiles[i].PluginConfig[k]
+			if pc.Name != names.NodeResourcesFit {
+				continue
+			}
+			args, ok := pc.Args.Object.(*configv1.NodeResourcesFitArgs)
+			if !ok {
+				return nil, fmt.Errorf("want args to be of type NodeResourcesFitArgs, got %T", pc.Args.Object)
+			}
+			args.IgnoredResources = ignored
+			found = true
+			break
+		}
+		if !found {
+			return nil, errors.New("can't find NodeResourcesFitArgs in plugin config")
+		}
+	}
+	return out, nil
 }

@@ -156,6 +156,9 @@ type oracleOptions struct {
 	kinds []schema.GroupVersionKind
 	// framework are more options for the framework.
 	framework []frameworkruntime.Option
+	// profile, when set, replaces the default profile (which filters and
+	// scores every node).
+	profile *config.KubeSchedulerProfile
 }
 
 // newOracle is [NewOracle] with opts.
@@ -163,10 +166,13 @@ func newOracle(opts oracleOptions) (*Oracle, error) {
 	// Plugins and the framework record into registered metric vectors.
 	metrics.Register()
 
-	every := int32(100)
-	profile, err := defaultProfile(&every)
-	if err != nil {
-		return nil, err
+	profile := opts.profile
+	if profile == nil {
+		every := int32(100)
+		var err error
+		if profile, err = defaultProfile(&every); err != nil {
+			return nil, err
+		}
 	}
 	registry := opts.registry
 	if registry == nil {

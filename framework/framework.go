@@ -215,7 +215,7 @@ func New(opts ...Option) (*Framework, error) {
 		if name == "" {
 			return nil, fmt.Errorf("plugin %T has an empty name", p)
 		}
-		if pw.at != "" && !implements(p, pw.at) {
+		if pw.at != "" && !Implements(p, pw.at) {
 			return nil, fmt.Errorf("plugin %q does not extend %s plugin", name, pw.at)
 		}
 		// joins reports whether p takes part at point: at every point it
@@ -284,8 +284,8 @@ func New(opts ...Option) (*Framework, error) {
 	return f, nil
 }
 
-// implements reports whether p implements point's interface.
-func implements(p Plugin, point ExtensionPoint) bool {
+// Implements reports whether p implements point's interface.
+func Implements(p Plugin, point ExtensionPoint) bool {
 	var ok bool
 	switch point {
 	case PreEnqueue:

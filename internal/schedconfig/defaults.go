@@ -235,6 +235,10 @@ func newArgs(plugin string) runtime.Object {
 	return nil
 }
 
+// SetArgsDefaults defaults args of a kind kube-scheduler defaults, as its
+// configuration's defaulting does; others are left as they are.
+func SetArgsDefaults(args runtime.Object) { defaultArgs(args) }
+
 // defaultArgs defaults args of a kind kube-scheduler defaults; others are
 // left as they are.
 func defaultArgs(args runtime.Object) {

@@ -376,7 +376,7 @@ func validateCommonQueueSort(path *field.Path, profiles []configv1.KubeScheduler
 	}
 	for _, pc := range profiles[0].PluginConfig {
 		if queueSort != "" && pc.Name == queueSort {
-			queueSortArgs = internalArgs(pc.Args)
+			queueSortArgs = ArgsObject(pc.Args)
 		}
 	}
 	for i := 1; i < len(profiles); i++ {
@@ -390,7 +390,7 @@ func validateCommonQueueSort(path *field.Path, profiles []configv1.KubeScheduler
 		for _, pc := range profiles[i].PluginConfig {
 			// Without a queue sort plugin in the first profile, its
 			// name is "", which an unnamed pluginConfig has too.
-			if args := internalArgs(pc.Args); pc.Name == queueSort && !argsEqual(queueSortArgs, args) {
+			if args := ArgsObject(pc.Args); pc.Name == queueSort && !argsEqual(queueSortArgs, args) {
 				errs = append(errs, field.Invalid(path.Index(i).Child("pluginConfig", "args"), internalJSON(args), "queueSort must be the same for all profiles"))
 			}
 		}
@@ -449,10 +449,10 @@ func deref[T any](p *T) T {
 	return *p
 }
 
-// internalArgs is what conversion to kube-scheduler's internal version
-// makes of args: the decoded object, raw args as a runtime.Unknown, or
-// nil.
-func internalArgs(args runtime.RawExtension) any {
+// ArgsObject is what conversion to kube-scheduler's internal version
+// makes of args, and what its plugin factories get: the decoded object,
+// raw args as a runtime.Unknown, or nil.
+func ArgsObject(args runtime.RawExtension) runtime.Object {
 	switch {
 	case args.Object != nil:
 		return args.Object
