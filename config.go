@@ -172,12 +172,13 @@ func (r Registry) profilePlugins(prof *configv1.KubeSchedulerProfile) ([]framewo
 	}
 	built := map[string][]framework.Plugin{}
 	elsewhere := map[string][]schedconfig.Point{}
+	companions := map[string]map[framework.ExtensionPoint]framework.ExtensionPoint{}
 	for _, name := range slices.Sorted(maps.Keys(needed)) {
 		var ps []framework.Plugin
 		var err error
 		if it, ok := inTree[name]; ok {
 			ps, err = it.build(args[name])
-			elsewhere[name] = it.elsewhere
+			elsewhere[name], companions[name] = it.elsewhere, it.companions
 		} else if factory, ok := r[name]; ok {
 			var p framework.Plugin
 			if p, err = factory(args[name]); err == nil {
@@ -199,22 +200,13 @@ func (r Registry) profilePlugins(prof *configv1.KubeSchedulerProfile) ([]framewo
 		if !ok {
 			return nil, false
 		}
-		points := map[schedconfig.Point]bool{}
-		for _, at := range elsewhere[name] {
-			points[at] = true
-		}
-		for _, fp := range frameworkPoints {
-			if partAt(ps, fp.point) != nil {
-				points[fp.at] = true
-			}
-		}
-		return points, true
+		return pointsOf(ps, elsewhere[name], companions[name]), true
 	}
 	exp, err := schedconfig.Expand(deref(prof.SchedulerName), prof.Plugins, implements)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkPhasesPaired(exp, built); err != nil {
+	if err := checkPhasesPaired(exp, implements); err != nil {
 		return nil, err
 	}
 	var opts []framework.Option
@@ -224,6 +216,15 @@ func (r Registry) profilePlugins(prof *configv1.KubeSchedulerProfile) ([]framewo
 			// leaves to the caller (DefaultPreemption's PreEnqueue).
 			if part := partAt(built[name], fp.point); part != nil {
 				opts = append(opts, framework.WithPluginAt(fp.point, part, int32(exp.ScoreWeights[name])))
+			}
+		}
+		// Companions run where their plugin runs at their point's
+		// partner, after the plugins laid out there.
+		for _, other := range frameworkPoints {
+			for _, name := range exp.At[other.at] {
+				if companions[name][fp.point] == other.point {
+					opts = append(opts, framework.WithPluginAt(fp.point, partAt(built[name], fp.point), 0))
+				}
 			}
 		}
 	}
@@ -237,23 +238,35 @@ func (r Registry) profilePlugins(prof *configv1.KubeSchedulerProfile) ([]framewo
 // rather than guess.
 var ErrUnpairedPhase = errors.New("kubesched cannot judge this exactly: kube-scheduler's plugins fail or fall back each in its own way")
 
-// checkPhasesPaired refuses a layout that runs a kubesched plugin's Filter
-// or Score without the PreFilter or PreScore that prepares it.
-func checkPhasesPaired(exp *schedconfig.Expanded, built map[string][]framework.Plugin) error {
+// checkPhasesPaired refuses a layout that runs a plugin's Filter or Score
+// without the PreFilter or PreScore that prepares it.
+func checkPhasesPaired(exp *schedconfig.Expanded, implements schedconfig.Implements) error {
 	for _, pair := range []struct{ pre, main schedconfig.Point }{
 		{schedconfig.PreFilter, schedconfig.Filter}, {schedconfig.PreScore, schedconfig.Score},
 	} {
 		for _, name := range exp.At[pair.main] {
-			if slices.Contains(exp.At[pair.pre], name) {
-				continue
-			}
-			point := map[schedconfig.Point]framework.ExtensionPoint{schedconfig.PreFilter: framework.PreFilter, schedconfig.PreScore: framework.PreScore}[pair.pre]
-			if partAt(built[name], point) != nil {
+			if points, _ := implements(name); points[pair.pre] && !slices.Contains(exp.At[pair.pre], name) {
 				return fmt.Errorf("plugin %q runs at %s without its %s: %w", name, pair.main, pair.pre, ErrUnpairedPhase)
 			}
 		}
 	}
 	return nil
+}
+
+// pointsOf returns the extension points a plugin of parts ps implements
+// in a configuration: its parts' but for companions, and the points
+// elsewhere that kubesched does not run.
+func pointsOf(ps []framework.Plugin, elsewhere []schedconfig.Point, companions map[framework.ExtensionPoint]framework.ExtensionPoint) map[schedconfig.Point]bool {
+	points := map[schedconfig.Point]bool{}
+	for _, at := range elsewhere {
+		points[at] = true
+	}
+	for _, fp := range frameworkPoints {
+		if _, companion := companions[fp.point]; !companion && partAt(ps, fp.point) != nil {
+			points[fp.at] = true
+		}
+	}
+	return points
 }
 
 // partAt returns the part of a plugin that takes part at point, or nil.

@@ -97,6 +97,12 @@ func TestFrameworksFromConfig(t *testing.T) {
 			hasNot:   []string{"ImageLocality"},
 		},
 		{
+			name:     "ImageLocality, which has no PreScore in kube-scheduler, scores whatever preScore disables",
+			doc:      "profiles:\n- plugins:\n    preScore:\n      disabled: [{name: ImageLocality}]\n",
+			profile:  "default-scheduler",
+			wantHost: wantHost, wantScores: wantScores,
+		},
+		{
 			name:     "a plugin disabled at multiPoint is gone from every point",
 			doc:      "profiles:\n- plugins:\n    multiPoint:\n      disabled: [{name: TaintToleration}]\n",
 			profile:  "default-scheduler",
@@ -190,6 +196,8 @@ func TestFrameworksFromConfigRefuses(t *testing.T) {
 			want: `initializing plugin "NodeResourcesFit"`},
 		{name: "a user's plugin of a built-in name", registry: kubesched.Registry{"ImageLocality": mine["Mine"]}, doc: "",
 			want: "a plugin named ImageLocality already exists"},
+		{name: "ImageLocality at preScore, which it does not implement in kube-scheduler", doc: "profiles:\n- plugins: {preScore: {enabled: [{name: ImageLocality}]}}\n",
+			want: `plugin "ImageLocality" does not extend PreScorePlugin plugin`},
 		{name: "no binder", doc: "profiles:\n- plugins: {bind: {disabled: [{name: '*'}]}}\n",
 			want: `at least one bind plugin is needed for profile with scheduler name "default-scheduler"`},
 	} {

@@ -24,8 +24,15 @@ type inTreePlugin struct {
 	build func(args runtime.Object) ([]framework.Plugin, error)
 	// elsewhere are the extension points kube-scheduler's plugin also
 	// implements that kubesched does not run (binding, queue order,
-	// workload placement, preemption's PreEnqueue).
+	// workload placement, preemption's PreEnqueue, VolumeBinding's
+	// Reserve).
 	elsewhere []schedconfig.Point
+	// companions are points where kubesched's parts do, for their own
+	// ends, what kube-scheduler's plugin does at another point: the part
+	// runs at the key wherever the plugin runs at the value, and the key
+	// is not one of the plugin's points in a configuration
+	// (ImageLocality's PreScore computes once what its Score uses).
+	companions map[framework.ExtensionPoint]framework.ExtensionPoint
 }
 
 // parts returns fixed parts.
@@ -103,7 +110,7 @@ var inTree = map[string]inTreePlugin{
 			return nil, err
 		}
 		return []framework.Plugin{filter.VolumeBinding{}, s}, nil
-	}, elsewhere: []schedconfig.Point{schedconfig.PreBind}},
+	}, elsewhere: []schedconfig.Point{schedconfig.Reserve, schedconfig.PreBind}},
 	names.VolumeZone: {build: parts(filter.VolumeZone{})},
 	names.PodTopologySpread: {build: func(args runtime.Object) ([]framework.Plugin, error) {
 		a, err := argsAs[configv1.PodTopologySpreadArgs](names.PodTopologySpread, args)
@@ -183,7 +190,7 @@ var inTree = map[string]inTreePlugin{
 		}
 		return []framework.Plugin{s}, nil
 	}},
-	names.ImageLocality:        {build: parts(&score.ImageLocality{})},
+	names.ImageLocality:        {build: parts(&score.ImageLocality{}), companions: map[framework.ExtensionPoint]framework.ExtensionPoint{framework.PreScore: framework.Score}},
 	names.NodeDeclaredFeatures: {build: parts(filter.NodeDeclaredFeatures{})},
 }
 

@@ -82,6 +82,20 @@ func TestProfileExpansionMatchesUpstream(t *testing.T) {
 			implemented[pl.Name][point] = true
 		}
 	}
+	// kubesched's plugins are checked against DefaultPluginPoints (root
+	// tests); it must be upstream's.
+	for name, points := range schedconfig.DefaultPluginPoints {
+		want := map[schedconfig.Point]bool{}
+		for _, p := range points {
+			want[p] = true
+		}
+		if !maps.Equal(implemented[name], want) {
+			t.Errorf("DefaultPluginPoints[%s] = %v, upstream's plugin implements %v", name, points, implemented[name])
+		}
+	}
+	if len(implemented) != len(schedconfig.DefaultPluginPoints) {
+		t.Errorf("upstream's default profile has %d plugins, DefaultPluginPoints %d", len(implemented), len(schedconfig.DefaultPluginPoints))
+	}
 	implements := func(name string) (map[schedconfig.Point]bool, bool) {
 		points, ok := implemented[name]
 		return points, ok

@@ -1,0 +1,29 @@
+package kubesched
+
+import (
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/kubesched/kubesched/internal/schedconfig"
+)
+
+func TestInTreePluginsImplementWhatKubeSchedulersDo(t *testing.T) {
+	if got, want := slices.Sorted(maps.Keys(inTree)), slices.Sorted(maps.Keys(schedconfig.DefaultPluginPoints)); !slices.Equal(got, want) {
+		t.Fatalf("in-tree plugins %v\nkube-scheduler's default ones %v", got, want)
+	}
+	for name, it := range inTree {
+		ps, err := it.build(nil)
+		if err != nil {
+			t.Fatalf("%s with default args: %v", name, err)
+		}
+		got := pointsOf(ps, it.elsewhere, it.companions)
+		want := map[schedconfig.Point]bool{}
+		for _, p := range schedconfig.DefaultPluginPoints[name] {
+			want[p] = true
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("%s implements %v, kube-scheduler's %v", name, slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
+		}
+	}
+}
