@@ -218,67 +218,56 @@ func New(opts ...Option) (*Framework, error) {
 		if pw.at != "" && !Implements(p, pw.at) {
 			return nil, fmt.Errorf("plugin %q does not extend %s plugin", name, pw.at)
 		}
-		// joins reports whether p takes part at point: at every point it
-		// implements, or only at the one it was added at.
-		joins := func(point ExtensionPoint) (bool, error) {
-			if pw.at != "" && pw.at != point {
-				return false, nil
-			}
-			return true, claim(string(point), name)
-		}
-		if pl, ok := p.(PreEnqueuePlugin); ok {
-			if in, err := joins(PreEnqueue); err != nil {
+		// joins reports whether p takes part at point, which it
+		// implements: at every such point, or only at the one it was
+		// added at.
+		joins := func(point ExtensionPoint) bool { return pw.at == "" || pw.at == point }
+		if pl, ok := p.(PreEnqueuePlugin); ok && joins(PreEnqueue) {
+			if err := claim("PreEnqueue", name); err != nil {
 				return nil, err
-			} else if in {
-				f.preEnqueues = append(f.preEnqueues, pl)
 			}
+			f.preEnqueues = append(f.preEnqueues, pl)
 		}
-		if pl, ok := p.(PreFilterPlugin); ok {
-			if in, err := joins(PreFilter); err != nil {
+		if pl, ok := p.(PreFilterPlugin); ok && joins(PreFilter) {
+			if err := claim("PreFilter", name); err != nil {
 				return nil, err
-			} else if in {
-				f.preFilters = append(f.preFilters, pl)
 			}
+			f.preFilters = append(f.preFilters, pl)
 		}
-		if pl, ok := p.(FilterPlugin); ok {
-			if in, err := joins(Filter); err != nil {
+		if pl, ok := p.(FilterPlugin); ok && joins(Filter) {
+			if err := claim("Filter", name); err != nil {
 				return nil, err
-			} else if in {
-				f.filters = append(f.filters, pl)
 			}
+			f.filters = append(f.filters, pl)
 		}
-		if pl, ok := p.(PreScorePlugin); ok {
-			if in, err := joins(PreScore); err != nil {
+		if pl, ok := p.(PreScorePlugin); ok && joins(PreScore) {
+			if err := claim("PreScore", name); err != nil {
 				return nil, err
-			} else if in {
-				f.preScores = append(f.preScores, pl)
 			}
+			f.preScores = append(f.preScores, pl)
 		}
-		if pl, ok := p.(ScorePlugin); ok {
-			if in, err := joins(Score); err != nil {
+		if pl, ok := p.(ScorePlugin); ok && joins(Score) {
+			if err := claim("Score", name); err != nil {
 				return nil, err
-			} else if in {
-				if pw.weight < 1 {
-					return nil, fmt.Errorf("score plugin %q has weight %d; need at least 1", name, pw.weight)
-				}
-				sp := scorePlugin{ScorePlugin: pl, name: name, weight: int64(pw.weight)}
-				sp.normalize, _ = p.(NormalizeScorePlugin)
-				f.scores = append(f.scores, sp)
 			}
+			if pw.weight < 1 {
+				return nil, fmt.Errorf("score plugin %q has weight %d; need at least 1", name, pw.weight)
+			}
+			sp := scorePlugin{ScorePlugin: pl, name: name, weight: int64(pw.weight)}
+			sp.normalize, _ = p.(NormalizeScorePlugin)
+			f.scores = append(f.scores, sp)
 		}
-		if pl, ok := p.(ReservePlugin); ok {
-			if in, err := joins(Reserve); err != nil {
+		if pl, ok := p.(ReservePlugin); ok && joins(Reserve) {
+			if err := claim("Reserve", name); err != nil {
 				return nil, err
-			} else if in {
-				f.reserves = append(f.reserves, pl)
 			}
+			f.reserves = append(f.reserves, pl)
 		}
-		if pl, ok := p.(PostFilterPlugin); ok && !(c.noPreemption && name == defaultPreemption) {
-			if in, err := joins(PostFilter); err != nil {
+		if pl, ok := p.(PostFilterPlugin); ok && joins(PostFilter) && !(c.noPreemption && name == defaultPreemption) {
+			if err := claim("PostFilter", name); err != nil {
 				return nil, err
-			} else if in {
-				f.postFilters = append(f.postFilters, pl)
 			}
+			f.postFilters = append(f.postFilters, pl)
 		}
 	}
 	return f, nil
