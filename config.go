@@ -68,9 +68,13 @@ func FrameworksFromConfig(cfg *configv1.KubeSchedulerConfiguration, opts ...fram
 	return Registry(nil).FrameworksFromConfig(cfg, opts...)
 }
 
-// FrameworksFromConfig builds one framework per profile of cfg (as
-// [LoadConfig] returns it: defaulted and valid), keyed by schedulerName,
-// as kube-scheduler v1.36.3 builds its profiles:
+// FrameworksFromConfig builds one framework per profile of cfg, keyed by
+// schedulerName, as kube-scheduler v1.36.3 builds its profiles. cfg is
+// not modified: a copy gets kube-scheduler's defaulting and validation,
+// so a configuration from [LoadConfig] and one written in code, with
+// plugin args of their k8s.io/kube-scheduler/config/v1 types, are alike
+// (an empty one is the default profile; one with only Extenders is the
+// default profile with those extenders). Then:
 //
 //   - Each plugin a profile enables is built once, with its pluginConfig
 //     args: kube-scheduler's from their v1 types, the user's by r.
@@ -98,10 +102,15 @@ func (r Registry) FrameworksFromConfig(cfg *configv1.KubeSchedulerConfiguration,
 			return nil, fmt.Errorf("a plugin named %v already exists", name)
 		}
 	}
-	profiles := make([]configv1.KubeSchedulerProfile, len(cfg.Profiles))
-	for i := range cfg.Profiles {
-		profiles[i] = *cfg.Profiles[i].DeepCopy()
+	cfg = cfg.DeepCopy()
+	if cfg.APIVersion == "" {
+		cfg.APIVersion = configv1.SchemeGroupVersion.String()
 	}
+	schedconfig.SetDefaults(cfg)
+	if err := schedconfig.Validate(cfg); err != nil {
+		return nil, err
+	}
+	profiles := cfg.Profiles
 	extenders, err := buildExtenders(cfg.Extenders, profiles)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't build extenders: %w", err)

@@ -26,6 +26,16 @@ import (
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
+// withExtenders is the default profile with the extenders cfgs, built as
+// kube-scheduler builds a configuration that lists them.
+func withExtenders(cfgs []configv1.Extender) (*framework.Framework, error) {
+	fws, err := kubesched.FrameworksFromConfig(&configv1.KubeSchedulerConfiguration{Extenders: cfgs})
+	if err != nil {
+		return nil, err
+	}
+	return fws["default-scheduler"], nil
+}
+
 func TestExtendersIgnoredBySchedulerAreNotCheckedByNodeResourcesFit(t *testing.T) {
 	t.Parallel()
 	const gpu = "example.com/gpu"
@@ -37,7 +47,7 @@ func TestExtendersIgnoredBySchedulerAreNotCheckedByNodeResourcesFit(t *testing.T
 	}}}}
 	for _, ignored := range []bool{true, false} {
 		// A binder only: scheduling makes no call to it.
-		f, err := kubesched.DefaultFrameworkWithExtenders([]configv1.Extender{{
+		f, err := withExtenders([]configv1.Extender{{
 			URLPrefix: "http://127.0.0.1:1", BindVerb: "bind",
 			ManagedResources: []configv1.ExtenderManagedResource{{Name: gpu, IgnoredByScheduler: ignored}},
 		}})
@@ -54,7 +64,7 @@ func TestExtendersIgnoredBySchedulerAreNotCheckedByNodeResourcesFit(t *testing.T
 	}
 }
 
-func TestDefaultFrameworkWithExtendersSaysWhichExtenderIsWrong(t *testing.T) {
+func TestAConfigurationsExtendersAreCheckedAsKubeSchedulerChecksThem(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
@@ -68,7 +78,7 @@ func TestDefaultFrameworkWithExtendersSaysWhichExtenderIsWrong(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if _, err := kubesched.DefaultFrameworkWithExtenders(tc.cfgs); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if _, err := withExtenders(tc.cfgs); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want %q", err, tc.want)
 			}
 		})
@@ -106,8 +116,16 @@ func TestAKubeSchedulerConfigurationsExtendersBuildAFramework(t *testing.T) {
 	if len(cfg.Extenders) != 1 || cfg.Extenders[0].HTTPTimeout.Duration != 30*time.Second || !cfg.Extenders[0].ManagedResources[0].IgnoredByScheduler {
 		t.Fatalf("decoded %+v", cfg.Extenders)
 	}
-	if _, err := kubesched.DefaultFrameworkWithExtenders(cfg.Extenders); err != nil {
+	if _, err := withExtenders(cfg.Extenders); err != nil {
 		t.Fatal(err)
+	}
+	loaded, err := kubesched.LoadConfig([]byte(seedConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fws, err := kubesched.FrameworksFromConfig(loaded)
+	if err != nil || fws["i-scheduler-extender"] == nil || len(fws) != 1 {
+		t.Fatalf("FrameworksFromConfig = %v, %v; want the profile i-scheduler-extender", fws, err)
 	}
 }
 
@@ -140,7 +158,7 @@ func TestAPreemptingExtenderChoosesAmongDefaultPreemptionsCandidates(t *testing.
 	// preemption returns the nomination and the victims, as names.
 	preemption := func(t *testing.T, cfgs []configv1.Extender) (string, []string) {
 		t.Helper()
-		f, err := kubesched.DefaultFrameworkWithExtenders(cfgs)
+		f, err := withExtenders(cfgs)
 		if err != nil {
 			t.Fatal(err)
 		}

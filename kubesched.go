@@ -2,6 +2,7 @@ package kubesched
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -14,67 +15,135 @@ import (
 	"github.com/kubesched/kubesched/score"
 )
 
-// Default score weights of kube-scheduler v1.36.3's default profile.
-const (
-	TaintTolerationWeight                 = 3
-	NodeAffinityWeight                    = 2
-	NodeResourcesFitWeight                = 1
-	NodeResourcesBalancedAllocationWeight = 1
-	ImageLocalityWeight                   = 1
-	PodTopologySpreadWeight               = 2
-	InterPodAffinityWeight                = 2
-	VolumeBindingWeight                   = 1
-	DynamicResourcesWeight                = 2
-)
-
-// DefaultPlugins returns the plugins of kube-scheduler v1.36.3's default
-// profile that kubesched implements, in upstream's order, as options for
-// [framework.New]. Filters run cheapest-and-most-decisive first, exactly as
-// upstream orders them, so the plugin reported for a rejected node is the
-// one kube-scheduler reports.
-func DefaultPlugins() []framework.Option {
-	return defaultPlugins(&filter.NodeResourcesFit{})
+// WeightedPlugin is one plugin of a profile and its score weight, which
+// only a score plugin uses.
+type WeightedPlugin struct {
+	Plugin framework.Plugin
+	Weight int32
 }
 
-// defaultPlugins is DefaultPlugins with fit as NodeResourcesFit's filter.
-func defaultPlugins(fit *filter.NodeResourcesFit) []framework.Option {
-	return []framework.Option{
-		framework.WithPlugin(preenqueue.SchedulingGates{}, 0),
-		framework.WithPlugin(filter.NodeUnschedulable{}, 0),
-		framework.WithPlugin(filter.NodeName{}, 0),
-		framework.WithPlugin(filter.TaintToleration{}, 0),
-		framework.WithPlugin(score.TaintToleration{}, TaintTolerationWeight),
-		framework.WithPlugin(&filter.NodeAffinity{}, 0),
-		framework.WithPlugin(&score.NodeAffinity{}, NodeAffinityWeight),
-		framework.WithPlugin(&filter.NodePorts{}, 0),
-		framework.WithPlugin(fit, 0),
-		framework.WithPlugin(&score.NodeResourcesFit{}, NodeResourcesFitWeight),
-		framework.WithPlugin(filter.VolumeRestrictions{}, 0),
-		framework.WithPlugin(filter.NodeVolumeLimits{}, 0),
-		framework.WithPlugin(filter.VolumeBinding{}, 0),
-		framework.WithPlugin(&score.VolumeBinding{}, VolumeBindingWeight),
-		framework.WithPlugin(filter.VolumeZone{}, 0),
-		framework.WithPlugin(&filter.PodTopologySpread{}, 0),
-		framework.WithPlugin(&score.PodTopologySpread{}, PodTopologySpreadWeight),
-		framework.WithPlugin(&filter.InterPodAffinity{}, 0),
-		framework.WithPlugin(&score.InterPodAffinity{}, InterPodAffinityWeight),
+// Plugins are a profile's plugins, in the order they run at every
+// extension point. kube-scheduler's plugins that both filter and score
+// are two entries of one name here: a part from package filter and a
+// part from package score.
+//
+// It is an ordinary slice: range over it to see a profile, and use its
+// methods, or slice operations, to change one.
+type Plugins []WeightedPlugin
+
+// DefaultPlugins returns the plugins of kube-scheduler v1.36.3's default
+// profile, in its order and with its weights, built afresh for each
+// call. Filters run in upstream's order, so the plugin reported for a
+// rejected node is the one kube-scheduler reports. Edit the list to get a
+// variant:
+//
+//	mostAllocated, err := score.NewNodeResourcesFit(&configv1.NodeResourcesFitArgs{
+//		ScoringStrategy: &configv1.ScoringStrategy{Type: configv1.MostAllocated}})
+//	...
+//	f, err := kubesched.DefaultPlugins().Without(names.ImageLocality).Replace(mostAllocated, 1).Framework()
+//
+// A KubeSchedulerConfiguration, through [LoadConfig] and
+// [FrameworksFromConfig], gets the same result the way kube-scheduler
+// does.
+func DefaultPlugins() Plugins {
+	return Plugins{
+		{preenqueue.SchedulingGates{}, 0},
+		{filter.NodeUnschedulable{}, 0},
+		{filter.NodeName{}, 0},
+		{filter.TaintToleration{}, 0},
+		{score.TaintToleration{}, 3},
+		{&filter.NodeAffinity{}, 0},
+		{&score.NodeAffinity{}, 2},
+		{&filter.NodePorts{}, 0},
+		{&filter.NodeResourcesFit{}, 0},
+		{&score.NodeResourcesFit{}, 1},
+		{filter.VolumeRestrictions{}, 0},
+		{filter.NodeVolumeLimits{}, 0},
+		{filter.VolumeBinding{}, 0},
+		{&score.VolumeBinding{}, 1},
+		{filter.VolumeZone{}, 0},
+		{&filter.PodTopologySpread{}, 0},
+		{&score.PodTopologySpread{}, 2},
+		{&filter.InterPodAffinity{}, 0},
+		{&score.InterPodAffinity{}, 2},
 		// Inserted before DefaultPreemption, as upstream inserts it.
-		framework.WithPlugin(&filter.DynamicResources{}, 0),
-		framework.WithPlugin(score.DynamicResources{}, DynamicResourcesWeight),
-		framework.WithPlugin(&preemption.DefaultPreemption{}, 0),
-		framework.WithPlugin(&score.NodeResourcesBalancedAllocation{}, NodeResourcesBalancedAllocationWeight),
-		framework.WithPlugin(&score.ImageLocality{}, ImageLocalityWeight),
+		{&filter.DynamicResources{}, 0},
+		{score.DynamicResources{}, 2},
+		{&preemption.DefaultPreemption{}, 0},
+		{&score.NodeResourcesBalancedAllocation{}, 1},
+		{&score.ImageLocality{}, 1},
 		// Appended last, as upstream appends it: it filters after every
 		// other plugin, so a node it rejects was fine for all of them.
-		framework.WithPlugin(filter.NodeDeclaredFeatures{}, 0),
+		{filter.NodeDeclaredFeatures{}, 0},
 	}
 }
 
-// DefaultFramework builds kube-scheduler v1.36.3's default profile. opts
-// come after the defaults, so they can add plugins (run after the default
-// ones) and change settings such as the percentage of nodes to score.
+// Without returns ps without every plugin named one of names (both parts
+// of a plugin that filters and scores). ps is not modified.
+func (ps Plugins) Without(names ...string) Plugins {
+	out := make(Plugins, 0, len(ps))
+	for _, p := range ps {
+		if p.Plugin == nil || !slices.Contains(names, p.Plugin.Name()) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Replace returns ps with plugin, of weight weight, in place of the
+// entries of its name that take part in any extension point it
+// implements: in the first one's place, the others dropped. Replacing
+// NodeResourcesFit's score part so leaves its filter part alone. A plugin
+// that replaces nothing is appended. ps is not modified.
+func (ps Plugins) Replace(plugin framework.Plugin, weight int32) Plugins {
+	out := make(Plugins, 0, len(ps)+1)
+	replaced := false
+	for _, p := range ps {
+		if !sharesAPoint(p.Plugin, plugin) {
+			out = append(out, p)
+			continue
+		}
+		if !replaced {
+			out = append(out, WeightedPlugin{plugin, weight})
+			replaced = true
+		}
+	}
+	if !replaced {
+		out = append(out, WeightedPlugin{plugin, weight})
+	}
+	return out
+}
+
+// sharesAPoint reports whether a and b have one name and take part in one
+// extension point.
+func sharesAPoint(a, b framework.Plugin) bool {
+	if a == nil || b == nil || a.Name() != b.Name() {
+		return false
+	}
+	for _, fp := range frameworkPoints {
+		if framework.Implements(a, fp.point) && framework.Implements(b, fp.point) {
+			return true
+		}
+	}
+	return false
+}
+
+// Framework builds a framework of ps, with opts after them, as
+// [framework.New] with [framework.WithPlugin] for each plugin in order.
+func (ps Plugins) Framework(opts ...framework.Option) (*framework.Framework, error) {
+	all := make([]framework.Option, 0, len(ps)+len(opts))
+	for _, p := range ps {
+		all = append(all, framework.WithPlugin(p.Plugin, p.Weight))
+	}
+	return framework.New(append(all, opts...)...)
+}
+
+// DefaultFramework builds kube-scheduler v1.36.3's default profile:
+// DefaultPlugins().Framework(opts...). opts come after the defaults, so
+// they can add plugins (run after the default ones) and change settings
+// such as the percentage of nodes to score.
 func DefaultFramework(opts ...framework.Option) (*framework.Framework, error) {
-	return framework.New(append(DefaultPlugins(), opts...)...)
+	return DefaultPlugins().Framework(opts...)
 }
 
 var defaultFramework = sync.OnceValues(func() (*framework.Framework, error) { return DefaultFramework() })

@@ -3,9 +3,7 @@ package kubesched
 import (
 	"fmt"
 
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
@@ -40,22 +38,53 @@ func parts(ps ...framework.Plugin) func(runtime.Object) ([]framework.Plugin, err
 	return func(runtime.Object) ([]framework.Plugin, error) { return ps, nil }
 }
 
-// argsAs returns args as a T, or T's defaults for nil args.
-func argsAs[T any, P interface {
-	*T
-	runtime.Object
-}](plugin string, args runtime.Object) (P, error) {
+// argsAs returns args as a P: nil stays nil (the constructors' defaults),
+// another type is kube-scheduler's error.
+func argsAs[P runtime.Object](plugin string, args runtime.Object) (P, error) {
+	var zero P
 	if args == nil {
-		var zero T
-		p := P(&zero)
-		schedconfig.SetArgsDefaults(p)
-		return p, nil
+		return zero, nil
 	}
 	a, ok := args.(P)
 	if !ok {
-		return nil, fmt.Errorf("want args to be of type %sArgs, got %T", plugin, args)
+		return zero, fmt.Errorf("want args to be of type %sArgs, got %T", plugin, args)
 	}
 	return a, nil
+}
+
+// both builds a plugin kubesched splits into a filter and a score part,
+// each from the same args.
+func both[P runtime.Object, F, S framework.Plugin](plugin string, newFilter func(P) (F, error), newScore func(P) (S, error)) func(runtime.Object) ([]framework.Plugin, error) {
+	return func(args runtime.Object) ([]framework.Plugin, error) {
+		a, err := argsAs[P](plugin, args)
+		if err != nil {
+			return nil, err
+		}
+		f, err := newFilter(a)
+		if err != nil {
+			return nil, err
+		}
+		s, err := newScore(a)
+		if err != nil {
+			return nil, err
+		}
+		return []framework.Plugin{f, s}, nil
+	}
+}
+
+// one builds a plugin of one part from its args.
+func one[P runtime.Object, T framework.Plugin](plugin string, build func(P) (T, error), more ...framework.Plugin) func(runtime.Object) ([]framework.Plugin, error) {
+	return func(args runtime.Object) ([]framework.Plugin, error) {
+		a, err := argsAs[P](plugin, args)
+		if err != nil {
+			return nil, err
+		}
+		p, err := build(a)
+		if err != nil {
+			return nil, err
+		}
+		return append([]framework.Plugin{p}, more...), nil
+	}
 }
 
 // inTree are kube-scheduler v1.36.3's plugins, as kubesched runs them.
@@ -66,132 +95,24 @@ var inTree = map[string]inTreePlugin{
 	names.NodeUnschedulable: {build: parts(filter.NodeUnschedulable{})},
 	names.NodeName:          {build: parts(filter.NodeName{})},
 	names.TaintToleration:   {build: parts(filter.TaintToleration{}, score.TaintToleration{})},
-	names.NodeAffinity: {build: func(args runtime.Object) ([]framework.Plugin, error) {
-		a, err := argsAs[configv1.NodeAffinityArgs](names.NodeAffinity, args)
-		if err != nil {
-			return nil, err
-		}
-		f, err := filter.NewNodeAffinity(a.AddedAffinity)
-		if err != nil {
-			return nil, err
-		}
-		s, err := score.NewNodeAffinity(a.AddedAffinity)
-		if err != nil {
-			return nil, err
-		}
-		return []framework.Plugin{f, s}, nil
-	}},
-	names.NodePorts: {build: parts(&filter.NodePorts{})},
-	names.NodeResourcesFit: {build: func(args runtime.Object) ([]framework.Plugin, error) {
-		a, err := argsAs[configv1.NodeResourcesFitArgs](names.NodeResourcesFit, args)
-		if err != nil {
-			return nil, err
-		}
-		fa := fitArgs(a)
-		f, err := filter.NewNodeResourcesFit(fa)
-		if err != nil {
-			return nil, err
-		}
-		s, err := score.NewNodeResourcesFit(fa)
-		if err != nil {
-			return nil, err
-		}
-		return []framework.Plugin{f, s}, nil
-	}, elsewhere: []schedconfig.Point{schedconfig.PlacementScore}},
+	names.NodeAffinity:      {build: both(names.NodeAffinity, filter.NewNodeAffinity, score.NewNodeAffinity)},
+	names.NodePorts:         {build: parts(&filter.NodePorts{})},
+	names.NodeResourcesFit: {build: both(names.NodeResourcesFit, filter.NewNodeResourcesFit, score.NewNodeResourcesFit),
+		elsewhere: []schedconfig.Point{schedconfig.PlacementScore}},
 	names.VolumeRestrictions: {build: parts(filter.VolumeRestrictions{})},
 	names.NodeVolumeLimits:   {build: parts(filter.NodeVolumeLimits{})},
-	names.VolumeBinding: {build: func(args runtime.Object) ([]framework.Plugin, error) {
-		a, err := argsAs[configv1.VolumeBindingArgs](names.VolumeBinding, args)
-		if err != nil {
-			return nil, err
-		}
-		s, err := score.NewVolumeBinding(score.VolumeBindingArgs{Shape: shape(a.Shape)})
-		if err != nil {
-			return nil, err
-		}
-		return []framework.Plugin{filter.VolumeBinding{}, s}, nil
-	}, elsewhere: []schedconfig.Point{schedconfig.Reserve, schedconfig.PreBind}},
-	names.VolumeZone: {build: parts(filter.VolumeZone{})},
-	names.PodTopologySpread: {build: func(args runtime.Object) ([]framework.Plugin, error) {
-		a, err := argsAs[configv1.PodTopologySpreadArgs](names.PodTopologySpread, args)
-		if err != nil {
-			return nil, err
-		}
-		pa := filter.PodTopologySpreadArgs{DefaultConstraints: a.DefaultConstraints, DefaultingType: filterDefaulting(a.DefaultingType)}
-		f, err := filter.NewPodTopologySpread(pa)
-		if err != nil {
-			return nil, err
-		}
-		s, err := score.NewPodTopologySpread(pa)
-		if err != nil {
-			return nil, err
-		}
-		return []framework.Plugin{f, s}, nil
-	}},
-	names.InterPodAffinity: {build: func(args runtime.Object) ([]framework.Plugin, error) {
-		a, err := argsAs[configv1.InterPodAffinityArgs](names.InterPodAffinity, args)
-		if err != nil {
-			return nil, err
-		}
-		ia := filter.InterPodAffinityArgs{HardPodAffinityWeight: a.HardPodAffinityWeight}
-		if a.IgnorePreferredTermsOfExistingPods {
-			ia.IgnorePreferredTermsOfExistingPods = true
-		}
-		f, err := filter.NewInterPodAffinity(ia)
-		if err != nil {
-			return nil, err
-		}
-		s, err := score.NewInterPodAffinity(ia)
-		if err != nil {
-			return nil, err
-		}
-		return []framework.Plugin{f, s}, nil
-	}},
-	names.DynamicResources: {build: func(args runtime.Object) ([]framework.Plugin, error) {
-		a, err := argsAs[configv1.DynamicResourcesArgs](names.DynamicResources, args)
-		if err != nil {
-			return nil, err
-		}
-		var da filter.DynamicResourcesArgs
-		if a.FilterTimeout != nil {
-			da.FilterTimeout = a.FilterTimeout.Duration
-			if da.FilterTimeout == 0 {
-				// 0 turns the timeout off, as upstream's 0 does.
-				da.FilterTimeout = -1
-			}
-		}
-		if a.BindingTimeout != nil {
-			da.BindingTimeout = a.BindingTimeout.Duration
-		}
-		return []framework.Plugin{filter.NewDynamicResources(da), score.DynamicResources{}}, nil
-	}, elsewhere: []schedconfig.Point{schedconfig.PreBind}},
-	names.DefaultPreemption: {build: func(args runtime.Object) ([]framework.Plugin, error) {
-		a, err := argsAs[configv1.DefaultPreemptionArgs](names.DefaultPreemption, args)
-		if err != nil {
-			return nil, err
-		}
-		p, err := preemption.NewDefaultPreemption(preemption.DefaultPreemptionArgs{
-			MinCandidateNodesPercentage: deref(a.MinCandidateNodesPercentage),
-			MinCandidateNodesAbsolute:   deref(a.MinCandidateNodesAbsolute),
-		})
-		if err != nil {
-			return nil, err
-		}
-		return []framework.Plugin{p}, nil
-	}, elsewhere: []schedconfig.Point{schedconfig.PreEnqueue}},
-	names.NodeResourcesBalancedAllocation: {build: func(args runtime.Object) ([]framework.Plugin, error) {
-		a, err := argsAs[configv1.NodeResourcesBalancedAllocationArgs](names.NodeResourcesBalancedAllocation, args)
-		if err != nil {
-			return nil, err
-		}
-		s, err := score.NewNodeResourcesBalancedAllocation(score.NodeResourcesBalancedAllocationArgs{Resources: resources(a.Resources)})
-		if err != nil {
-			return nil, err
-		}
-		return []framework.Plugin{s}, nil
-	}},
-	names.ImageLocality:        {build: parts(&score.ImageLocality{}), companions: map[framework.ExtensionPoint]framework.ExtensionPoint{framework.PreScore: framework.Score}},
-	names.NodeDeclaredFeatures: {build: parts(filter.NodeDeclaredFeatures{})},
+	names.VolumeBinding: {build: one(names.VolumeBinding, score.NewVolumeBinding, filter.VolumeBinding{}),
+		elsewhere: []schedconfig.Point{schedconfig.Reserve, schedconfig.PreBind}},
+	names.VolumeZone:        {build: parts(filter.VolumeZone{})},
+	names.PodTopologySpread: {build: both(names.PodTopologySpread, filter.NewPodTopologySpread, score.NewPodTopologySpread)},
+	names.InterPodAffinity:  {build: both(names.InterPodAffinity, filter.NewInterPodAffinity, score.NewInterPodAffinity)},
+	names.DynamicResources: {build: one(names.DynamicResources, filter.NewDynamicResources, score.DynamicResources{}),
+		elsewhere: []schedconfig.Point{schedconfig.PreBind}},
+	names.DefaultPreemption: {build: one(names.DefaultPreemption, preemption.NewDefaultPreemption),
+		elsewhere: []schedconfig.Point{schedconfig.PreEnqueue}},
+	names.NodeResourcesBalancedAllocation: {build: one(names.NodeResourcesBalancedAllocation, score.NewNodeResourcesBalancedAllocation)},
+	names.ImageLocality:                   {build: parts(&score.ImageLocality{}), companions: map[framework.ExtensionPoint]framework.ExtensionPoint{framework.PreScore: framework.Score}},
+	names.NodeDeclaredFeatures:            {build: parts(filter.NodeDeclaredFeatures{})},
 }
 
 func deref[T any](p *T) T {
@@ -200,37 +121,4 @@ func deref[T any](p *T) T {
 		return zero
 	}
 	return *p
-}
-
-// fitArgs converts NodeResourcesFit's v1 args.
-func fitArgs(a *configv1.NodeResourcesFitArgs) filter.NodeResourcesFitArgs {
-	out := filter.NodeResourcesFitArgs{IgnoredResources: a.IgnoredResources, IgnoredResourceGroups: a.IgnoredResourceGroups}
-	if s := a.ScoringStrategy; s != nil {
-		out.ScoringStrategy.Type = score.ScoringStrategyType(s.Type)
-		out.ScoringStrategy.Resources = resources(s.Resources)
-		if r := s.RequestedToCapacityRatio; r != nil {
-			out.ScoringStrategy.Shape = shape(r.Shape)
-		}
-	}
-	return out
-}
-
-func resources(rs []configv1.ResourceSpec) []score.ResourceSpec {
-	var out []score.ResourceSpec
-	for _, r := range rs {
-		out = append(out, score.ResourceSpec{Name: v1.ResourceName(r.Name), Weight: r.Weight})
-	}
-	return out
-}
-
-func shape(points []configv1.UtilizationShapePoint) []score.UtilizationShapePoint {
-	var out []score.UtilizationShapePoint
-	for _, p := range points {
-		out = append(out, score.UtilizationShapePoint{Utilization: p.Utilization, Score: p.Score})
-	}
-	return out
-}
-
-func filterDefaulting(t configv1.PodTopologySpreadConstraintsDefaulting) filter.PodTopologySpreadDefaultingType {
-	return filter.PodTopologySpreadDefaultingType(t)
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
+	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/internal/schedconfig"
 )
 
@@ -102,7 +103,7 @@ func TestProfileExpansionMatchesUpstream(t *testing.T) {
 	}
 
 	const seeds = 3000
-	compared, refused := 0, 0
+	compared, refused, initRefused := 0, 0, 0
 	for seed := range uint64(seeds) {
 		data := generateConfig(rand.New(rand.NewPCG(seed, 0xe4a)))
 		obj, _, err := scheme.Codecs.UniversalDecoder().Decode(data, nil, nil)
@@ -118,10 +119,17 @@ func TestProfileExpansionMatchesUpstream(t *testing.T) {
 			t.Fatalf("seed %d: upstream decodes, kubesched: %v", seed, err)
 		}
 		schedconfig.SetDefaults(ours)
+		// The first profile upstream refuses, and why: kube-scheduler
+		// stops there.
+		var firstErr error
 		for i := range internal.Profiles {
 			want, wantErr := upstreamFramework(ctx, &internal.Profiles[i])
+			if wantErr != nil && firstErr == nil {
+				firstErr = fmt.Errorf("initializing profiles: creating profile for scheduler name %s: %v", internal.Profiles[i].SchedulerName, wantErr)
+			}
 			if wantErr != nil && strings.Contains(wantErr.Error(), "initializing plugin") {
-				// A plugin refused its args: not the layout's business.
+				// A plugin refused its args: not the layout's business,
+				// but FrameworksFromConfig's, below.
 				continue
 			}
 			got, gotErr := schedconfig.Expand(internal.Profiles[i].SchedulerName, ours.Profiles[i].Plugins, implements)
@@ -162,9 +170,18 @@ func TestProfileExpansionMatchesUpstream(t *testing.T) {
 				return
 			}
 		}
+		if firstErr != nil && strings.Contains(firstErr.Error(), "initializing plugin") {
+			// A plugin's constructor refused its args (NodeResourcesFit's,
+			// which configuration validation does not check): kubesched's
+			// constructors check them as upstream's do, with its words.
+			initRefused++
+			if _, err := kubesched.FrameworksFromConfig(ours); fmt.Sprint(err) != firstErr.Error() {
+				t.Errorf("seed %d: FrameworksFromConfig\n got  %v\n want %v\nconfig:\n%s", seed, err, firstErr, data)
+			}
+		}
 	}
-	t.Logf("%d profiles laid out alike, %d refused alike", compared, refused)
-	if compared < 50 || refused < 20 {
-		t.Errorf("the generator drifted: %d laid out, %d refused", compared, refused)
+	t.Logf("%d profiles laid out alike, %d refused alike; %d configurations refused alike by a plugin's constructor", compared, refused, initRefused)
+	if compared < 50 || refused < 20 || initRefused < 20 {
+		t.Errorf("the generator drifted: %d laid out, %d refused, %d refused by a constructor", compared, refused, initRefused)
 	}
 }

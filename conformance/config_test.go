@@ -81,6 +81,15 @@ func TestConfigLoadingMatchesUpstream(t *testing.T) {
 			t.Errorf("seed %d: configurations differ (-upstream +kubesched):\n%s\nconfig:\n%s", seed, diff.Diff(want, got), data)
 		default:
 			decoded++
+			// FrameworksFromConfig defaults what LoadConfig defaulted
+			// already: that must change nothing, but for the order of a
+			// plugin enabled twice at one point, which upstream's
+			// NewFramework refuses in any order.
+			again := got.DeepCopy()
+			schedconfig.SetDefaults(again)
+			if !enablesTwice(got) && !equality.Semantic.DeepEqual(again, got) {
+				t.Errorf("seed %d: defaulting twice changes the configuration:\n%s\nconfig:\n%s", seed, diff.Diff(got, again), data)
+			}
 			wantErr, err := upstreamValidate(data)
 			if err != nil {
 				t.Fatalf("seed %d: %v", seed, err)
@@ -101,6 +110,28 @@ func TestConfigLoadingMatchesUpstream(t *testing.T) {
 	if decoded < seeds/2 || failed < seeds/20 || invalid < decoded/4 || invalid > decoded*3/4 {
 		t.Errorf("the generator drifted: %d decoded, %d of them invalid, %d refused of %d", decoded, invalid, failed, seeds)
 	}
+}
+
+// enablesTwice reports whether a profile of cfg enables one plugin twice
+// at one extension point.
+func enablesTwice(cfg *configv1.KubeSchedulerConfiguration) bool {
+	for _, prof := range cfg.Profiles {
+		p := prof.Plugins
+		if p == nil {
+			continue
+		}
+		for _, set := range []configv1.PluginSet{p.MultiPoint, p.PreEnqueue, p.QueueSort, p.PreFilter, p.Filter, p.PostFilter,
+			p.PreScore, p.Score, p.Reserve, p.Permit, p.PreBind, p.Bind, p.PostBind, p.PlacementGenerate, p.PlacementScore} {
+			seen := map[string]bool{}
+			for _, pl := range set.Enabled {
+				if seen[pl.Name] {
+					return true
+				}
+				seen[pl.Name] = true
+			}
+		}
+	}
+	return false
 }
 
 // sameUpToStageOrder reports whether two validation errors hold the same

@@ -13,9 +13,9 @@
 //	...
 //	f, err := kubesched.DefaultFramework(framework.WithExtender(c))
 //
-// kubesched.DefaultFrameworkWithExtenders does this for a whole list, and
-// also makes NodeResourcesFit ignore the managed resources marked
-// ignoredByScheduler, as kube-scheduler does.
+// kubesched.FrameworksFromConfig does this for a configuration's whole
+// list, and also makes NodeResourcesFit ignore the managed resources
+// marked ignoredByScheduler, as kube-scheduler does.
 //
 // With a preemptVerb, a Client is also a [framework.PreemptionExtender]:
 // DefaultPreemption sends it its candidate nodes and victims, and keeps

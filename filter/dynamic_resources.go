@@ -6,9 +6,11 @@ import (
 	"math/rand/v2"
 
 	v1 "k8s.io/api/core/v1"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/dra"
+	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -26,11 +28,6 @@ const (
 	// than claims.
 	ErrReasonCannotAllocate = dra.ReasonCannotAllocate
 )
-
-// DynamicResourcesArgs configures [DynamicResources]. The zero value is
-// kube-scheduler v1.36.3's default configuration and feature gates:
-// FilterTimeout 10s, BindingTimeout 600s, DRAListTypeAttributes off.
-type DynamicResourcesArgs = dra.Args
 
 // DynamicResources rejects nodes where the pod's ResourceClaims cannot be
 // had, as kube-scheduler's DynamicResources plugin decides it with its
@@ -80,9 +77,21 @@ var (
 	_ framework.ReservePlugin    = (*DynamicResources)(nil)
 )
 
-// NewDynamicResources returns the plugin configured by args.
-func NewDynamicResources(args DynamicResourcesArgs) *DynamicResources {
-	return &DynamicResources{p: dra.New(args)}
+// NewDynamicResources returns the plugin configured by args,
+// kube-scheduler's own type: unset fields (and nil args) take
+// kube-scheduler's defaults, filterTimeout 10s (0 turns it off) and
+// bindingTimeout 600s. args are checked as kube-scheduler checks them, and
+// an error lists every problem in its words.
+func NewDynamicResources(args *configv1.DynamicResourcesArgs) (*DynamicResources, error) {
+	a, err := schedconfig.PluginArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	filterTimeout := a.FilterTimeout.Duration
+	if filterTimeout == 0 {
+		filterTimeout = -1 // no limit, as kube-scheduler's 0
+	}
+	return &DynamicResources{p: dra.New(dra.Args{FilterTimeout: filterTimeout, BindingTimeout: a.BindingTimeout.Duration})}, nil
 }
 
 func (pl *DynamicResources) plugin() *dra.Plugin {

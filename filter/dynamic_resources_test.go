@@ -14,8 +14,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/dra"
 	"github.com/kubesched/kubesched/nodeinfo"
 	"github.com/kubesched/kubesched/score"
 )
@@ -349,7 +351,7 @@ func TestDynamicResourcesFilter(t *testing.T) {
 			t.Parallel()
 			nodes := []*nodeinfo.NodeInfo{draNode("n1"), draNode("n2")}
 			state := draState(t, nodes, tc.objs...)
-			pl := NewDynamicResources(DynamicResourcesArgs{Now: func() time.Time { return now }})
+			pl := withDRA(dra.Args{Now: func() time.Time { return now }})
 			if _, s := pl.PreFilter(context.Background(), state, tc.pod, nodes); !s.IsSuccess() && !s.IsSkip() {
 				t.Fatalf("PreFilter: %v", s)
 			}
@@ -405,23 +407,23 @@ func TestDynamicResourcesFilterStopsWhenAsked(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		args    DynamicResourcesArgs
+		args    dra.Args
 		ctx     func() context.Context
 		code    framework.Code
 		message string
 	}{
-		{"a cancelled context rejects the node with the cause", DynamicResourcesArgs{}, cancelled, framework.UnschedulableAndUnresolvable, "asked by caller to stop allocating devices: test canceling Filter"},
-		{"a context cancelled without a cause says so", DynamicResourcesArgs{}, plainCancelled, framework.UnschedulableAndUnresolvable, "asked by caller to stop allocating devices: context canceled"},
-		{"a cancelled context wins over a filter timeout", DynamicResourcesArgs{FilterTimeout: time.Nanosecond}, cancelled, framework.UnschedulableAndUnresolvable, "asked by caller to stop allocating devices: test canceling Filter"},
-		{"a filter timeout is an error naming the node", DynamicResourcesArgs{FilterTimeout: time.Nanosecond}, context.Background, framework.Error, "node n1: timed out trying to allocate devices"},
-		{"a negative filter timeout means no limit", DynamicResourcesArgs{FilterTimeout: -1}, context.Background, framework.Success, ""},
+		{"a cancelled context rejects the node with the cause", dra.Args{}, cancelled, framework.UnschedulableAndUnresolvable, "asked by caller to stop allocating devices: test canceling Filter"},
+		{"a context cancelled without a cause says so", dra.Args{}, plainCancelled, framework.UnschedulableAndUnresolvable, "asked by caller to stop allocating devices: context canceled"},
+		{"a cancelled context wins over a filter timeout", dra.Args{FilterTimeout: time.Nanosecond}, cancelled, framework.UnschedulableAndUnresolvable, "asked by caller to stop allocating devices: test canceling Filter"},
+		{"a filter timeout is an error naming the node", dra.Args{FilterTimeout: time.Nanosecond}, context.Background, framework.Error, "node n1: timed out trying to allocate devices"},
+		{"a negative filter timeout means no limit", dra.Args{FilterTimeout: -1}, context.Background, framework.Success, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			nodes := []*nodeinfo.NodeInfo{draNode("n1")}
 			state := draState(t, nodes, objs...)
-			pl := NewDynamicResources(tc.args)
+			pl := withDRA(tc.args)
 			if _, s := pl.PreFilter(context.Background(), state, draPod("p", "gpu"), nodes); s != nil {
 				t.Fatalf("PreFilter: %v", s)
 			}
@@ -651,7 +653,7 @@ func TestDynamicResourcesResultClaims(t *testing.T) {
 			for i, o := range tc.objs {
 				before[i] = o.DeepCopyObject()
 			}
-			res := draSchedule(t, DynamicResourcesArgs{Now: func() time.Time { return now }}, tc.pod, tc.objs)
+			res := draSchedule(t, dra.Args{Now: func() time.Time { return now }}, tc.pod, tc.objs)
 			if res.SuggestedHost != tc.host {
 				t.Errorf("SuggestedHost = %s, want %s", res.SuggestedHost, tc.host)
 			}
@@ -681,12 +683,51 @@ func TestDynamicResourcesResultClaims(t *testing.T) {
 	}
 }
 
+// withDRA is the plugin with internal args, a clock among them.
+func withDRA(args dra.Args) *DynamicResources { return &DynamicResources{p: dra.New(args)} }
+
+func TestNewDynamicResourcesTakesKubeSchedulersArgs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		args    *configv1.DynamicResourcesArgs
+		wantErr string
+	}{
+		{name: "nil args are the defaults", args: nil},
+		{name: "a zero filter timeout turns the limit off", args: &configv1.DynamicResourcesArgs{FilterTimeout: &metav1.Duration{}}},
+		{name: "a negative filter timeout is refused in kube-scheduler's words",
+			args:    &configv1.DynamicResourcesArgs{FilterTimeout: &metav1.Duration{Duration: -time.Second}},
+			wantErr: `filterTimeout: Invalid value: "-1s": must be zero or positive`},
+		{name: "a binding timeout under a second is refused in kube-scheduler's words",
+			args:    &configv1.DynamicResourcesArgs{BindingTimeout: &metav1.Duration{Duration: time.Millisecond}},
+			wantErr: `bindingTimeout: Invalid value: "1ms": must be at least 1 second`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			pl, err := NewDynamicResources(tc.args)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("NewDynamicResources = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("NewDynamicResources: %v", err)
+			}
+			if pl.p == nil {
+				t.Fatal("NewDynamicResources returned the shared default plugin")
+			}
+		})
+	}
+}
+
 // draSchedule places pod on n1 and n2 with a framework running only
 // DynamicResources (filter, scorer and Reserve) over objs.
-func draSchedule(t *testing.T, args DynamicResourcesArgs, pod *v1.Pod, objs []runtime.Object) *framework.Result {
+func draSchedule(t *testing.T, args dra.Args, pod *v1.Pod, objs []runtime.Object) *framework.Result {
 	t.Helper()
 	fw, err := framework.New(
-		framework.WithPlugin(NewDynamicResources(args), 0),
+		framework.WithPlugin(withDRA(args), 0),
 		framework.WithPlugin(score.DynamicResources{}, 1),
 		framework.WithObjects(objs...),
 	)
@@ -720,7 +761,7 @@ func TestDynamicResourcesResultClaimsCarryTheAllocationTime(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			res := draSchedule(t, DynamicResourcesArgs{Now: func() time.Time { return now }}, pod, tc.objs)
+			res := draSchedule(t, dra.Args{Now: func() time.Time { return now }}, pod, tc.objs)
 			if len(res.Claims) != 1 {
 				t.Fatalf("got %d claims, want 1", len(res.Claims))
 			}

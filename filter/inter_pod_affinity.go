@@ -6,9 +6,11 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/podaffinity"
+	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -26,10 +28,6 @@ const (
 	// pod whose required anti-affinity rejects the pod.
 	ErrReasonExistingAntiAffinityRulesNotMatch = "node(s) didn't satisfy existing pods anti-affinity rules"
 )
-
-// InterPodAffinityArgs configures InterPodAffinity (score.InterPodAffinityArgs
-// is the same type). The zero value is kube-scheduler's default.
-type InterPodAffinityArgs = podaffinity.Args
 
 // Affinity can only be satisfied by pods arriving, which preemption does
 // not do; anti-affinity can be, by evicting the pods in the way.
@@ -65,10 +63,11 @@ var (
 	_ framework.StateCloner         = (*interPodAffinityState)(nil)
 )
 
-// NewInterPodAffinity returns the filter after validating args, as
-// kube-scheduler does; the filter itself reads none of them.
-func NewInterPodAffinity(args InterPodAffinityArgs) (*InterPodAffinity, error) {
-	if err := args.Validate(); err != nil {
+// NewInterPodAffinity returns the filter after checking args (nil for the
+// defaults) as kube-scheduler does, with its messages; the filter itself
+// reads none of them.
+func NewInterPodAffinity(args *configv1.InterPodAffinityArgs) (*InterPodAffinity, error) {
+	if _, err := schedconfig.PluginArgs(args); err != nil {
 		return nil, err
 	}
 	return &InterPodAffinity{}, nil

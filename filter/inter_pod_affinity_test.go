@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
@@ -469,11 +470,11 @@ func TestInterPodAffinityBadInputIsAStatusNotAPanic(t *testing.T) {
 func TestNewInterPodAffinityValidatesArgs(t *testing.T) {
 	t.Parallel()
 	w := int32(101)
-	if _, err := filter.NewInterPodAffinity(filter.InterPodAffinityArgs{HardPodAffinityWeight: &w}); err == nil ||
+	if _, err := filter.NewInterPodAffinity(&configv1.InterPodAffinityArgs{HardPodAffinityWeight: &w}); err == nil ||
 		err.Error() != "hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]" {
 		t.Errorf("err = %v", err)
 	}
-	if pl, err := filter.NewInterPodAffinity(filter.InterPodAffinityArgs{}); err != nil || pl.Name() != "InterPodAffinity" {
+	if pl, err := filter.NewInterPodAffinity(&configv1.InterPodAffinityArgs{}); err != nil || pl.Name() != "InterPodAffinity" {
 		t.Errorf("defaults: %v, %v", pl, err)
 	}
 }

@@ -7,9 +7,11 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/nodeaffinity"
+	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -45,16 +47,21 @@ var (
 	_ framework.FilterPlugin    = (*NodeAffinity)(nil)
 )
 
-// NewNodeAffinity returns a NodeAffinity that also enforces added's required
-// terms on every pod, like kube-scheduler's NodeAffinityArgs.AddedAffinity.
-// It returns an error if the terms do not parse. added's preferred terms
-// belong to score.NewNodeAffinity.
-func NewNodeAffinity(added *v1.NodeAffinity) (*NodeAffinity, error) {
+// NewNodeAffinity returns a NodeAffinity that also enforces the required
+// terms of args.AddedAffinity on every pod, as kube-scheduler does; nil
+// args add nothing. The whole of AddedAffinity is checked as
+// kube-scheduler checks it, and an error lists every problem in its words.
+// Its preferred terms belong to score.NewNodeAffinity.
+func NewNodeAffinity(args *configv1.NodeAffinityArgs) (*NodeAffinity, error) {
+	a, err := schedconfig.PluginArgs(args)
+	if err != nil {
+		return nil, err
+	}
 	pl := &NodeAffinity{}
-	if added != nil && added.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+	if added := a.AddedAffinity; added != nil && added.RequiredDuringSchedulingIgnoredDuringExecution != nil {
 		pl.added = nodeaffinity.NewSelector(added.RequiredDuringSchedulingIgnoredDuringExecution)
 		if err := pl.added.Err(); err != nil {
-			return nil, fmt.Errorf("parsing addedAffinity.requiredDuringSchedulingIgnoredDuringExecution: %w", err)
+			return nil, fmt.Errorf("addedAffinity.requiredDuringSchedulingIgnoredDuringExecution: %w", err)
 		}
 	}
 	return pl, nil

@@ -2,11 +2,13 @@ package filter
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -129,7 +131,7 @@ func TestNodeAffinityAddedAffinity(t *testing.T) {
 	t.Parallel()
 	added := &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
 		NodeSelectorTerms: []v1.NodeSelectorTerm{expr("pool", v1.NodeSelectorOpIn, "batch")}}}
-	pl, err := NewNodeAffinity(added)
+	pl, err := NewNodeAffinity(&configv1.NodeAffinityArgs{AddedAffinity: added})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,8 +146,9 @@ func TestNodeAffinityAddedAffinity(t *testing.T) {
 	}
 	bad := &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
 		NodeSelectorTerms: []v1.NodeSelectorTerm{expr("gen", v1.NodeSelectorOpGt, "x")}}}
-	if _, err := NewNodeAffinity(bad); err == nil {
-		t.Error("NewNodeAffinity accepted an unparsable Gt value")
+	const want = `addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values[0]: Invalid value: "x": `
+	if _, err := NewNodeAffinity(&configv1.NodeAffinityArgs{AddedAffinity: bad}); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("NewNodeAffinity(unparsable Gt value) = %v, want kube-scheduler's %q...", err, want)
 	}
 }
 

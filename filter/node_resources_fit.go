@@ -8,10 +8,11 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	resourcehelper "k8s.io/component-helpers/resource"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/dra"
-	"github.com/kubesched/kubesched/internal/noderesources"
+	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -31,11 +32,6 @@ const (
 func InsufficientResourceReason(name v1.ResourceName) string {
 	return "Insufficient " + string(name)
 }
-
-// NodeResourcesFitArgs configures NodeResourcesFit (both its filter and its
-// score, which take the same arguments). The zero value is kube-scheduler's
-// default.
-type NodeResourcesFitArgs = noderesources.FitArgs
 
 var (
 	_ framework.PreFilterPlugin = (*NodeResourcesFit)(nil)
@@ -67,16 +63,19 @@ type NodeResourcesFit struct {
 	ignoredGroups    sets.Set[string]
 }
 
-// NewNodeResourcesFit returns the filter configured by args, or an error
-// saying which argument is invalid. The whole of args is validated, scoring
-// strategy included, as kube-scheduler does.
-func NewNodeResourcesFit(args NodeResourcesFitArgs) (*NodeResourcesFit, error) {
-	if err := args.Validate(); err != nil {
+// NewNodeResourcesFit returns the filter configured by args,
+// kube-scheduler's own type, which score.NewNodeResourcesFit takes too.
+// Unset fields (and nil args) take kube-scheduler's defaults; the whole of
+// args, scoring strategy included, is then checked as kube-scheduler
+// checks it, and an error lists every problem in its words.
+func NewNodeResourcesFit(args *configv1.NodeResourcesFitArgs) (*NodeResourcesFit, error) {
+	a, err := schedconfig.PluginArgs(args)
+	if err != nil {
 		return nil, err
 	}
 	return &NodeResourcesFit{
-		ignoredResources: sets.New(args.IgnoredResources...),
-		ignoredGroups:    sets.New(args.IgnoredResourceGroups...),
+		ignoredResources: sets.New(a.IgnoredResources...),
+		ignoredGroups:    sets.New(a.IgnoredResourceGroups...),
 	}, nil
 }
 

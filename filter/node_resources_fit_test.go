@@ -14,12 +14,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/testbuild"
 	"github.com/kubesched/kubesched/nodeinfo"
-	"github.com/kubesched/kubesched/score"
 )
 
 // fitNode returns a node with the given allocatable cpu, memory and pod
@@ -58,7 +58,7 @@ func TestNodeResourcesFitFilter(t *testing.T) {
 	}
 	tests := []struct {
 		name        string
-		args        filter.NodeResourcesFitArgs
+		args        *configv1.NodeResourcesFitArgs
 		pod         *v1.Pod
 		node        *nodeinfo.NodeInfo
 		wantCode    framework.Code
@@ -196,30 +196,30 @@ func TestNodeResourcesFitFilter(t *testing.T) {
 		{name: "a cpu request too large for int64 reads as 0, as in kube-scheduler", pod: testbuild.Pod("cpu", "1e30").Pod, node: empty()},
 		{
 			name: "an ignored extended resource is not checked",
-			args: filter.NodeResourcesFitArgs{IgnoredResources: []string{"example.com/gpu"}},
+			args: &configv1.NodeResourcesFitArgs{IgnoredResources: []string{"example.com/gpu"}},
 			pod:  testbuild.Pod("example.com/gpu", "1").Pod, node: empty(),
 		},
 		{
 			name: "an ignored resource group skips its extended resources only",
-			args: filter.NodeResourcesFitArgs{IgnoredResourceGroups: []string{"example.com"}},
+			args: &configv1.NodeResourcesFitArgs{IgnoredResourceGroups: []string{"example.com"}},
 			pod:  testbuild.Pod("example.com/a", "1", "example.com/b", "1", "other.io/c", "1").Pod, node: empty(),
 			wantCode: unresolvable, wantReasons: []string{"Insufficient other.io/c"},
 		},
 		{
 			name: "hugepages are checked even when listed as ignored",
-			args: filter.NodeResourcesFitArgs{IgnoredResources: []string{"hugepages-2Mi"}},
+			args: &configv1.NodeResourcesFitArgs{IgnoredResources: []string{"hugepages-2Mi"}},
 			pod:  testbuild.Pod("hugepages-2Mi", "2Mi").Pod, node: empty(),
 			wantCode: unresolvable, wantReasons: []string{"Insufficient hugepages-2Mi"},
 		},
 		{
 			name: "kubernetes.io resources are checked even when their group is ignored",
-			args: filter.NodeResourcesFitArgs{IgnoredResourceGroups: []string{"kubernetes.io"}},
+			args: &configv1.NodeResourcesFitArgs{IgnoredResourceGroups: []string{"kubernetes.io"}},
 			pod:  testbuild.Pod("kubernetes.io/something", "1").Pod, node: empty(),
 			wantCode: unresolvable, wantReasons: []string{"Insufficient kubernetes.io/something"},
 		},
 		{
 			name: "ignored resources do not hide cpu",
-			args: filter.NodeResourcesFitArgs{IgnoredResources: []string{"cpu"}},
+			args: &configv1.NodeResourcesFitArgs{IgnoredResources: []string{"cpu"}},
 			pod:  testbuild.Pod("cpu", "2").Pod, node: busy(),
 			wantCode: unsched, wantReasons: []string{"Insufficient cpu"},
 		},
@@ -239,7 +239,7 @@ func TestNodeResourcesFitFilter(t *testing.T) {
 				if got != nil && got.Plugin() != "NodeResourcesFit" {
 					t.Errorf("status plugin = %q, want NodeResourcesFit", got.Plugin())
 				}
-				if len(tc.args.IgnoredResources)+len(tc.args.IgnoredResourceGroups) > 0 {
+				if tc.args != nil && len(tc.args.IgnoredResources)+len(tc.args.IgnoredResourceGroups) > 0 {
 					return
 				}
 				// The zero value and the pure check agree with the configured filter.
@@ -297,12 +297,12 @@ func TestNewNodeResourcesFitRejectsBadArgs(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
-		args filter.NodeResourcesFitArgs
+		args *configv1.NodeResourcesFitArgs
 		want string
 	}{
-		{name: "a resource group with a slash", args: filter.NodeResourcesFitArgs{IgnoredResourceGroups: []string{"example.com/gpu"}}, want: "resource group name can't contain '/'"},
-		{name: "an ignored resource that is not a qualified name", args: filter.NodeResourcesFitArgs{IgnoredResources: []string{"a b"}}, want: `ignoredResources[0]: Invalid value: "a b"`},
-		{name: "a bad scoring strategy, as kube-scheduler validates all args", args: filter.NodeResourcesFitArgs{ScoringStrategy: score.ScoringStrategy{Type: "Random"}}, want: "scoringStrategy.type"},
+		{name: "a resource group with a slash", args: &configv1.NodeResourcesFitArgs{IgnoredResourceGroups: []string{"example.com/gpu"}}, want: "resource group name can't contain '/'"},
+		{name: "an ignored resource that is not a qualified name", args: &configv1.NodeResourcesFitArgs{IgnoredResources: []string{"a b"}}, want: `ignoredResources[0]: Invalid value: "a b"`},
+		{name: "a bad scoring strategy, as kube-scheduler validates all args", args: &configv1.NodeResourcesFitArgs{ScoringStrategy: &configv1.ScoringStrategy{Type: "Random"}}, want: "scoringStrategy.type"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
@@ -133,13 +134,13 @@ func TestPodTopologySpreadFilter(t *testing.T) {
 		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1", Controller: &yes}}
 		return p
 	}
-	hardZoneDefaults := filter.PodTopologySpreadArgs{DefaultingType: filter.ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{
+	hardZoneDefaults := &configv1.PodTopologySpreadArgs{DefaultingType: configv1.ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{
 		{MaxSkew: 1, TopologyKey: "zone", WhenUnsatisfiable: v1.DoNotSchedule},
 	}}
 
 	tests := []struct {
 		name    string
-		args    filter.PodTopologySpreadArgs
+		args    *configv1.PodTopologySpreadArgs
 		pod     *v1.Pod
 		nodes   []*v1.Node
 		pods    []*v1.Pod
@@ -439,14 +440,14 @@ func TestPodTopologySpreadFilterWithoutStateCountsOnTheSpot(t *testing.T) {
 
 func TestNewPodTopologySpreadRejectsBadArgs(t *testing.T) {
 	t.Parallel()
-	_, err := filter.NewPodTopologySpread(filter.PodTopologySpreadArgs{
-		DefaultingType:     filter.ListDefaulting,
+	_, err := filter.NewPodTopologySpread(&configv1.PodTopologySpreadArgs{
+		DefaultingType:     configv1.ListDefaulting,
 		DefaultConstraints: []v1.TopologySpreadConstraint{{MaxSkew: 0, TopologyKey: "zone", WhenUnsatisfiable: v1.DoNotSchedule}},
 	})
 	if err == nil || !strings.Contains(err.Error(), "defaultConstraints[0].maxSkew") {
 		t.Errorf("got %v, want an error naming defaultConstraints[0].maxSkew", err)
 	}
-	if _, err := filter.NewPodTopologySpread(filter.PodTopologySpreadArgs{DefaultingType: "Zonal"}); err == nil {
+	if _, err := filter.NewPodTopologySpread(&configv1.PodTopologySpreadArgs{DefaultingType: "Zonal"}); err == nil {
 		t.Error("an unknown defaulting type was accepted")
 	}
 }

@@ -17,32 +17,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/parallel"
+	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
 // Defaults of kube-scheduler v1.36.3's DefaultPreemptionArgs.
 const (
-	DefaultMinCandidateNodesPercentage int32 = 10
-	DefaultMinCandidateNodesAbsolute   int32 = 100
+	defaultMinCandidateNodesPercentage int32 = 10
+	defaultMinCandidateNodesAbsolute   int32 = 100
 )
-
-// DefaultPreemptionArgs configures [DefaultPreemption], as
-// kube-scheduler's DefaultPreemptionArgs does: the dry run stops once it
-// has found max(MinCandidateNodesPercentage percent of the candidate
-// nodes, MinCandidateNodesAbsolute) nodes where preemption works, at
-// least one of them without PodDisruptionBudget violations.
-type DefaultPreemptionArgs struct {
-	// MinCandidateNodesPercentage is in [0, 100]; 10 by default.
-	MinCandidateNodesPercentage int32
-	// MinCandidateNodesAbsolute is at least 0; 100 by default. The two may
-	// not both be 0.
-	MinCandidateNodesAbsolute int32
-}
 
 // DefaultPreemption is kube-scheduler's DefaultPreemption PostFilter
 // plugin: when no node fits a pod, it looks for a node where evicting
@@ -66,7 +55,7 @@ type DefaultPreemptionArgs struct {
 //     PodDisruptionBudget protects before the others, and a pod stays
 //     evicted only when the pod does not fit with it back.
 //   - The nodes are tried from a random offset, in parallel, until enough
-//     candidates are found (see [DefaultPreemptionArgs]); the node chosen
+//     candidates are found (see [NewDefaultPreemption]); the node chosen
 //     has the fewest budget violations, then the lowest highest victim
 //     priority, the smallest sum of priorities, the fewest victims, the
 //     latest start of its most important victims, and then a random one.
@@ -81,44 +70,33 @@ type DefaultPreemptionArgs struct {
 //
 // The zero value uses the default arguments.
 type DefaultPreemption struct {
-	args DefaultPreemptionArgs
-	set  bool
+	// minPercentage and minAbsolute are the args' minimum numbers of
+	// candidates; 0 and 0 (never valid) for the defaults.
+	minPercentage, minAbsolute int32
 	// now is the clock for pods without a start time; time.Now if nil.
 	now func() time.Time
 }
 
 var _ framework.PostFilterPlugin = (*DefaultPreemption)(nil)
 
-// NewDefaultPreemption returns the plugin with args, checked as
-// kube-scheduler checks them.
-func NewDefaultPreemption(args DefaultPreemptionArgs) (*DefaultPreemption, error) {
-	var errs []string
-	if p := args.MinCandidateNodesPercentage; p < 0 || p > 100 {
-		errs = append(errs, fmt.Sprintf("minCandidateNodesPercentage: Invalid value: %d: not in valid range [0, 100]", p))
+// NewDefaultPreemption returns the plugin configured by args,
+// kube-scheduler's own type: the dry run stops once it has found
+// max(minCandidateNodesPercentage percent of the candidate nodes,
+// minCandidateNodesAbsolute) nodes where preemption works, at least one
+// of them without PodDisruptionBudget violations. Unset fields (and nil
+// args) take kube-scheduler's defaults, 10 and 100; args are checked as
+// kube-scheduler checks them, and an error lists every problem in its
+// words.
+func NewDefaultPreemption(args *configv1.DefaultPreemptionArgs) (*DefaultPreemption, error) {
+	a, err := schedconfig.PluginArgs(args)
+	if err != nil {
+		return nil, err
 	}
-	if a := args.MinCandidateNodesAbsolute; a < 0 {
-		errs = append(errs, fmt.Sprintf("minCandidateNodesAbsolute: Invalid value: %d: not in valid range [0, inf)", a))
-	}
-	if args.MinCandidateNodesPercentage == 0 && args.MinCandidateNodesAbsolute == 0 {
-		errs = append(errs,
-			"minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute",
-			"minCandidateNodesAbsolute: Invalid value: 0: cannot be zero at the same time as minCandidateNodesPercentage")
-	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("DefaultPreemptionArgs: [%s]", strings.Join(errs, ", "))
-	}
-	return &DefaultPreemption{args: args, set: true}, nil
+	return &DefaultPreemption{minPercentage: *a.MinCandidateNodesPercentage, minAbsolute: *a.MinCandidateNodesAbsolute}, nil
 }
 
 // Name returns "DefaultPreemption".
 func (*DefaultPreemption) Name() string { return names.DefaultPreemption }
-
-func (pl *DefaultPreemption) arguments() DefaultPreemptionArgs {
-	if pl.set {
-		return pl.args
-	}
-	return DefaultPreemptionArgs{MinCandidateNodesPercentage: DefaultMinCandidateNodesPercentage, MinCandidateNodesAbsolute: DefaultMinCandidateNodesAbsolute}
-}
 
 // PostFilter looks for a node where preemption makes room for pod and
 // records it in fe.Preemption; see [DefaultPreemption]. It returns nil
@@ -203,9 +181,12 @@ func (pl *DefaultPreemption) preempt(ctx context.Context, state *framework.Cycle
 // numCandidates is how many candidates the dry run looks for among
 // numNodes nodes.
 func (pl *DefaultPreemption) numCandidates(numNodes int32) int32 {
-	args := pl.arguments()
-	n := numNodes * args.MinCandidateNodesPercentage / 100
-	n = max(n, args.MinCandidateNodesAbsolute)
+	percentage, absolute := pl.minPercentage, pl.minAbsolute
+	if percentage == 0 && absolute == 0 {
+		percentage, absolute = defaultMinCandidateNodesPercentage, defaultMinCandidateNodesAbsolute
+	}
+	n := numNodes * percentage / 100
+	n = max(n, absolute)
 	return min(n, numNodes)
 }
 

@@ -13,6 +13,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/filter"
@@ -244,7 +245,7 @@ func fullCluster(n int) ([]*v1.Node, []*v1.Pod) {
 // preemptWith schedules a 3-CPU pod of priority 1000 with NodeResourcesFit
 // and a DefaultPreemption of args, a framework seeded with seed and of
 // that parallelism, and returns the preemption decided.
-func preemptWith(t *testing.T, args preemption.DefaultPreemptionArgs, seed uint64, parallelism int, nodes []*v1.Node, pods []*v1.Pod) *framework.Preemption {
+func preemptWith(t *testing.T, args *configv1.DefaultPreemptionArgs, seed uint64, parallelism int, nodes []*v1.Node, pods []*v1.Pod) *framework.Preemption {
 	t.Helper()
 	pl, err := preemption.NewDefaultPreemption(args)
 	if err != nil {
@@ -271,7 +272,7 @@ func TestASeededRandomSourceMakesTheChoiceReproducible(t *testing.T) {
 		for _, parallelism := range []int{1, 2, 16} {
 			// A dry run stopping after 5 of 300 candidates still chooses
 			// the same node, however the goroutines share the work.
-			got := preemptWith(t, preemption.DefaultPreemptionArgs{MinCandidateNodesAbsolute: 5}, seed, parallelism, nodes, pods)
+			got := preemptWith(t, &configv1.DefaultPreemptionArgs{MinCandidateNodesPercentage: i32(0), MinCandidateNodesAbsolute: i32(5)}, seed, parallelism, nodes, pods)
 			if first == "" {
 				first = got.NominatedNodeName
 			} else if got.NominatedNodeName != first {
@@ -319,7 +320,7 @@ func TestTheDryRunFindsCandidatesScatteredOverALargeCluster(t *testing.T) {
 			for seed := range uint64(4) {
 				var first string
 				for _, parallelism := range []int{1, 2, 16} {
-					got := preemptWith(t, preemption.DefaultPreemptionArgs{MinCandidateNodesAbsolute: tc.absolute}, seed, parallelism, nodes, pods).NominatedNodeName
+					got := preemptWith(t, &configv1.DefaultPreemptionArgs{MinCandidateNodesPercentage: i32(0), MinCandidateNodesAbsolute: i32(tc.absolute)}, seed, parallelism, nodes, pods).NominatedNodeName
 					if !candidates[got] {
 						t.Fatalf("seed %d, parallelism %d: chose %s, which has no victim", seed, parallelism, got)
 					}
@@ -409,23 +410,27 @@ func TestOutsideAFrameworkPostFilterIsAnError(t *testing.T) {
 	}
 }
 
+func i32(v int32) *int32 { return &v }
+
 func TestNewDefaultPreemptionChecksItsArguments(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		args preemption.DefaultPreemptionArgs
+		args *configv1.DefaultPreemptionArgs
 		want string
 	}{
-		{"a percentage above 100 is refused", preemption.DefaultPreemptionArgs{MinCandidateNodesPercentage: 101, MinCandidateNodesAbsolute: 1}, "minCandidateNodesPercentage: Invalid value: 101: not in valid range [0, 100]"},
-		{"a negative absolute count is refused", preemption.DefaultPreemptionArgs{MinCandidateNodesPercentage: 10, MinCandidateNodesAbsolute: -1}, "minCandidateNodesAbsolute: Invalid value: -1: not in valid range [0, inf)"},
-		{"both zero are refused", preemption.DefaultPreemptionArgs{}, "cannot be zero at the same time as minCandidateNodesAbsolute"},
-		{"the defaults are accepted", preemption.DefaultPreemptionArgs{MinCandidateNodesPercentage: 10, MinCandidateNodesAbsolute: 100}, ""},
+		{"a percentage above 100 is refused", &configv1.DefaultPreemptionArgs{MinCandidateNodesPercentage: i32(101)}, "minCandidateNodesPercentage: Invalid value: 101: not in valid range [0, 100]"},
+		{"a negative absolute count is refused", &configv1.DefaultPreemptionArgs{MinCandidateNodesAbsolute: i32(-1)}, "minCandidateNodesAbsolute: Invalid value: -1: not in valid range [0, inf)"},
+		{"both zero are refused, with both messages", &configv1.DefaultPreemptionArgs{MinCandidateNodesPercentage: i32(0), MinCandidateNodesAbsolute: i32(0)},
+			"[minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute, minCandidateNodesAbsolute: Invalid value: 0: cannot be zero at the same time as minCandidateNodesPercentage]"},
+		{"nil args are the defaults", nil, ""},
+		{"unset fields take the defaults", &configv1.DefaultPreemptionArgs{MinCandidateNodesAbsolute: i32(0)}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := preemption.NewDefaultPreemption(tc.args)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("error %v, want none", err)
-			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			case tc.want != "" && (err == nil || err.Error() != tc.want):
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}
 		})

@@ -7,16 +7,14 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/podaffinity"
+	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
-
-// InterPodAffinityArgs configures InterPodAffinity (filter.InterPodAffinityArgs
-// is the same type). The zero value is kube-scheduler's default.
-type InterPodAffinityArgs = podaffinity.Args
 
 // interPodAffinityScoresKey holds, per topology key and value, what a node
 // in that domain scores.
@@ -38,7 +36,10 @@ var interPodAffinityScoresKey = framework.NewStateKey[*podaffinity.Counts]()
 // The zero value uses kube-scheduler's default arguments and is safe for
 // concurrent use.
 type InterPodAffinity struct {
-	args InterPodAffinityArgs
+	// hardWeight is hardPodAffinityWeight minus its default, so that the
+	// zero value has the default.
+	hardWeight      int32
+	ignorePreferred bool
 }
 
 var (
@@ -47,17 +48,16 @@ var (
 	_ framework.NormalizeScorePlugin = (*InterPodAffinity)(nil)
 )
 
-// NewInterPodAffinity returns the scorer configured by args, or an error
-// saying which argument is out of range.
-func NewInterPodAffinity(args InterPodAffinityArgs) (*InterPodAffinity, error) {
-	if err := args.Validate(); err != nil {
+// NewInterPodAffinity returns the scorer configured by args, kube-scheduler's
+// own type: unset fields (and nil args) take kube-scheduler's defaults, and
+// an out-of-range hardPodAffinityWeight is an error in kube-scheduler's
+// words.
+func NewInterPodAffinity(args *configv1.InterPodAffinityArgs) (*InterPodAffinity, error) {
+	a, err := schedconfig.PluginArgs(args)
+	if err != nil {
 		return nil, err
 	}
-	if args.HardPodAffinityWeight != nil {
-		w := *args.HardPodAffinityWeight
-		args.HardPodAffinityWeight = &w // not the caller's variable
-	}
-	return &InterPodAffinity{args: args}, nil
+	return &InterPodAffinity{hardWeight: *a.HardPodAffinityWeight - podaffinity.DefaultHardPodAffinityWeight, ignorePreferred: a.IgnorePreferredTermsOfExistingPods}, nil
 }
 
 // Name returns "InterPodAffinity".
@@ -98,7 +98,7 @@ func (pl *InterPodAffinity) domainScores(ctx context.Context, state *framework.C
 	hasPreferred := a != nil &&
 		((a.PodAffinity != nil && len(a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0) ||
 			(a.PodAntiAffinity != nil && len(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0))
-	if pl.args.IgnorePreferredTermsOfExistingPods && !hasPreferred {
+	if pl.ignorePreferred && !hasPreferred {
 		return nil, skip
 	}
 	terms, err := podaffinity.Parse(pod)
@@ -122,7 +122,7 @@ func (pl *InterPodAffinity) domainScores(ctx context.Context, state *framework.C
 			pod:        pod,
 			terms:      &terms,
 			nsLabels:   podaffinity.NamespaceLabels(lister, pod.Namespace),
-			hardWeight: pl.args.HardWeight(),
+			hardWeight: pl.hardWeight + podaffinity.DefaultHardPodAffinityWeight,
 			scores:     &podaffinity.Counts{},
 		}
 	}

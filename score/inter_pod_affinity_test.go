@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -141,7 +142,7 @@ func TestInterPodAffinityScore(t *testing.T) {
 	teamX := &metav1.LabelSelector{MatchLabels: map[string]string{"team": "x"}}
 	tests := []struct {
 		name     string
-		args     score.InterPodAffinityArgs
+		args     *configv1.InterPodAffinityArgs
 		lister   framework.NamespaceLister
 		placed   []*v1.Pod
 		incoming *v1.Pod
@@ -178,7 +179,7 @@ func TestInterPodAffinityScore(t *testing.T) {
 		},
 		{
 			name:       "hardPodAffinityWeight is configurable",
-			args:       score.InterPodAffinityArgs{HardPodAffinityWeight: weight(5)},
+			args:       &configv1.InterPodAffinityArgs{HardPodAffinityWeight: weight(5)},
 			placed:     []*v1.Pod{newIPAPod("w1", "web").on("n3").near(app(zone_, "db")).Pod},
 			incoming:   newIPAPod("p", "db").Pod,
 			raw:        []int64{0, 0, 5, 0},
@@ -186,7 +187,7 @@ func TestInterPodAffinityScore(t *testing.T) {
 		},
 		{
 			name:     "hardPodAffinityWeight 0 ignores placed pods' required affinity",
-			args:     score.InterPodAffinityArgs{HardPodAffinityWeight: weight(0)},
+			args:     &configv1.InterPodAffinityArgs{HardPodAffinityWeight: weight(0)},
 			placed:   []*v1.Pod{newIPAPod("w1", "web").on("n3").near(app(zone_, "db")).Pod},
 			incoming: newIPAPod("p", "db").Pod,
 		},
@@ -209,13 +210,13 @@ func TestInterPodAffinityScore(t *testing.T) {
 		},
 		{
 			name:     "IgnorePreferredTermsOfExistingPods skips a pod without preferred terms",
-			args:     score.InterPodAffinityArgs{IgnorePreferredTermsOfExistingPods: true},
+			args:     &configv1.InterPodAffinityArgs{IgnorePreferredTermsOfExistingPods: true},
 			placed:   []*v1.Pod{newIPAPod("w1", "web").on("n1").avoids(7, app(zone_, "db")).Pod},
 			incoming: newIPAPod("p", "db").Pod,
 		},
 		{
 			name:     "IgnorePreferredTermsOfExistingPods still counts placed pods for a pod with preferred terms",
-			args:     score.InterPodAffinityArgs{IgnorePreferredTermsOfExistingPods: true},
+			args:     &configv1.InterPodAffinityArgs{IgnorePreferredTermsOfExistingPods: true},
 			placed:   []*v1.Pod{newIPAPod("w1", "web").on("n1").avoids(7, app(zone_, "db")).Pod},
 			incoming: newIPAPod("p", "db").prefers(3, app(zone_, "cache")).Pod,
 			raw:      []int64{-7, -7, 0, 0}, normalized: []int64{0, 0, 100, 100},
@@ -386,12 +387,12 @@ func TestInterPodAffinityNormalizeScore(t *testing.T) {
 func TestNewInterPodAffinityScoreValidatesArgs(t *testing.T) {
 	t.Parallel()
 	for _, w := range []int32{-1, 101} {
-		if _, err := score.NewInterPodAffinity(score.InterPodAffinityArgs{HardPodAffinityWeight: weight(w)}); err == nil {
+		if _, err := score.NewInterPodAffinity(&configv1.InterPodAffinityArgs{HardPodAffinityWeight: weight(w)}); err == nil {
 			t.Errorf("weight %d accepted", w)
 		}
 	}
 	w := weight(3)
-	pl, err := score.NewInterPodAffinity(score.InterPodAffinityArgs{HardPodAffinityWeight: w})
+	pl, err := score.NewInterPodAffinity(&configv1.InterPodAffinityArgs{HardPodAffinityWeight: w})
 	if err != nil || pl.Name() != "InterPodAffinity" {
 		t.Fatalf("NewInterPodAffinity = %v, %v", pl, err)
 	}

@@ -5,9 +5,11 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/nodeaffinity"
+	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -29,11 +31,17 @@ var (
 )
 
 // NewNodeAffinity returns a NodeAffinity that also adds the weights of
-// added's preferred terms for every pod, like kube-scheduler's
-// NodeAffinityArgs.AddedAffinity. It returns an error if they do not parse.
-func NewNodeAffinity(added *v1.NodeAffinity) (*NodeAffinity, error) {
+// the preferred terms of args.AddedAffinity for every pod, as
+// kube-scheduler does; nil args add nothing. The whole of AddedAffinity is
+// checked as kube-scheduler checks it, and an error lists every problem in
+// its words. Its required terms belong to filter.NewNodeAffinity.
+func NewNodeAffinity(args *configv1.NodeAffinityArgs) (*NodeAffinity, error) {
+	a, err := schedconfig.PluginArgs(args)
+	if err != nil {
+		return nil, err
+	}
 	pl := &NodeAffinity{}
-	if added != nil && len(added.PreferredDuringSchedulingIgnoredDuringExecution) > 0 {
+	if added := a.AddedAffinity; added != nil && len(added.PreferredDuringSchedulingIgnoredDuringExecution) > 0 {
 		p, err := nodeaffinity.NewPreferred(added.PreferredDuringSchedulingIgnoredDuringExecution)
 		if err != nil {
 			return nil, fmt.Errorf("addedAffinity: %w", err)

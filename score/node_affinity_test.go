@@ -2,10 +2,12 @@ package score
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -92,7 +94,7 @@ func TestNodeAffinityScore(t *testing.T) {
 
 func TestNodeAffinityAddedPreferences(t *testing.T) {
 	t.Parallel()
-	pl, err := NewNodeAffinity(&v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{prefer(4, "zone", v1.NodeSelectorOpIn, "b")}})
+	pl, err := NewNodeAffinity(&configv1.NodeAffinityArgs{AddedAffinity: &v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{prefer(4, "zone", v1.NodeSelectorOpIn, "b")}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +104,8 @@ func TestNodeAffinityAddedPreferences(t *testing.T) {
 	if !s.IsSuccess() || got[0] != 0 || got[1] != 100 {
 		t.Errorf("scores = %v (%v), want [0 100]", got, s)
 	}
-	if _, err := NewNodeAffinity(&v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{prefer(1, "gen", v1.NodeSelectorOpLt, "x")}}); err == nil {
-		t.Error("NewNodeAffinity accepted an unparsable Lt value")
+	const want = `addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].matchExpressions[0].values[0]: Invalid value: "x": `
+	if _, err := NewNodeAffinity(&configv1.NodeAffinityArgs{AddedAffinity: &v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{prefer(1, "gen", v1.NodeSelectorOpLt, "x")}}}); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("NewNodeAffinity(unparsable Lt value) = %v, want kube-scheduler's %q...", err, want)
 	}
 }

@@ -4,17 +4,14 @@ import (
 	"context"
 
 	v1 "k8s.io/api/core/v1"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/noderesources"
+	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
-
-// NodeResourcesBalancedAllocationArgs configures
-// NodeResourcesBalancedAllocation. The zero value is kube-scheduler's
-// default, cpu and memory.
-type NodeResourcesBalancedAllocationArgs = noderesources.BalancedAllocationArgs
 
 var (
 	_ framework.PodOnlyPreScorer = (*NodeResourcesBalancedAllocation)(nil)
@@ -43,14 +40,16 @@ type NodeResourcesBalancedAllocation struct {
 }
 
 // NewNodeResourcesBalancedAllocation returns the plugin configured by args,
-// or an error listing every invalid argument (a repeated resource, a weight
-// other than 1).
-func NewNodeResourcesBalancedAllocation(args NodeResourcesBalancedAllocationArgs) (*NodeResourcesBalancedAllocation, error) {
-	s, err := noderesources.NewBalancedScorer(args)
+// kube-scheduler's own type: the resources to balance, cpu and memory when
+// unset (and for nil args). args are checked as kube-scheduler checks them
+// (no repeated resource, every weight 1), and an error lists every problem
+// in its words.
+func NewNodeResourcesBalancedAllocation(args *configv1.NodeResourcesBalancedAllocationArgs) (*NodeResourcesBalancedAllocation, error) {
+	a, err := schedconfig.PluginArgs(args)
 	if err != nil {
 		return nil, err
 	}
-	return &NodeResourcesBalancedAllocation{scorer: s}, nil
+	return &NodeResourcesBalancedAllocation{scorer: noderesources.NewBalancedScorer(a)}, nil
 }
 
 // Name returns "NodeResourcesBalancedAllocation".

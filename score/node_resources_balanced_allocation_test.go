@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/testbuild"
@@ -18,12 +19,12 @@ import (
 // resources std = |f1 - f2| / 2. Score = 50 + (50 + b with pod - b without) / 2.
 func TestNodeResourcesBalancedAllocationScore(t *testing.T) {
 	t.Parallel()
-	withGPU := score.NodeResourcesBalancedAllocationArgs{Resources: []score.ResourceSpec{{Name: "cpu"}, {Name: "memory"}, {Name: "example.com/gpu"}}}
+	withGPU := &configv1.NodeResourcesBalancedAllocationArgs{Resources: []configv1.ResourceSpec{{Name: "cpu"}, {Name: "memory"}, {Name: "example.com/gpu"}}}
 	// Node: 4 cpu, 8Gi memory.
 	empty := func() *nodeinfo.NodeInfo { return fitNode("4", "8Gi", nil) }
 	tests := []struct {
 		name string
-		args score.NodeResourcesBalancedAllocationArgs
+		args *configv1.NodeResourcesBalancedAllocationArgs
 		pod  *v1.Pod
 		node *nodeinfo.NodeInfo
 		want int64
@@ -137,11 +138,11 @@ func TestNewNodeResourcesBalancedAllocationRejectsBadArgs(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
-		args score.NodeResourcesBalancedAllocationArgs
+		args *configv1.NodeResourcesBalancedAllocationArgs
 		want string
 	}{
-		{name: "a weight other than 1", args: score.NodeResourcesBalancedAllocationArgs{Resources: []score.ResourceSpec{{Name: "cpu", Weight: 2}}}, want: "resources[0].weight: Invalid value: 2: must be 1"},
-		{name: "a repeated resource", args: score.NodeResourcesBalancedAllocationArgs{Resources: []score.ResourceSpec{{Name: "cpu"}, {Name: "cpu"}}}, want: `resources[1].name: Duplicate value: "cpu"`},
+		{name: "a weight other than 1", args: &configv1.NodeResourcesBalancedAllocationArgs{Resources: []configv1.ResourceSpec{{Name: "cpu", Weight: 2}}}, want: "resources[0].weight: Invalid value: 2: must be 1"},
+		{name: "a repeated resource", args: &configv1.NodeResourcesBalancedAllocationArgs{Resources: []configv1.ResourceSpec{{Name: "cpu"}, {Name: "cpu"}}}, want: `resources[1].name: Duplicate value: "cpu"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,40 +4,14 @@ import (
 	"context"
 
 	v1 "k8s.io/api/core/v1"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/dra"
 	"github.com/kubesched/kubesched/internal/noderesources"
+	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
-)
-
-// NodeResourcesFit's arguments, shared with its filter
-// (filter.NodeResourcesFitArgs is the same type). Zero values are
-// kube-scheduler's defaults.
-type (
-	// NodeResourcesFitArgs configures NodeResourcesFit.
-	NodeResourcesFitArgs = noderesources.FitArgs
-	// ScoringStrategy selects and configures the scoring formula.
-	ScoringStrategy = noderesources.ScoringStrategy
-	// ScoringStrategyType names a scoring formula.
-	ScoringStrategyType = noderesources.ScoringStrategyType
-	// ResourceSpec is a scored resource and its weight.
-	ResourceSpec = noderesources.ResourceSpec
-	// UtilizationShapePoint is a point of a RequestedToCapacityRatio shape.
-	UtilizationShapePoint = noderesources.UtilizationShapePoint
-)
-
-// NodeResourcesFit's scoring strategies.
-const (
-	// LeastAllocated scores each resource (allocatable - requested) * 100 /
-	// allocatable, where requested includes the pod, and averages by weight.
-	LeastAllocated = noderesources.LeastAllocated
-	// MostAllocated scores each resource requested * 100 / allocatable.
-	MostAllocated = noderesources.MostAllocated
-	// RequestedToCapacityRatio scores each resource by its shape at
-	// utilization requested * 100 / allocatable.
-	RequestedToCapacityRatio = noderesources.RequestedToCapacityRatio
 )
 
 var (
@@ -70,15 +44,20 @@ type NodeResourcesFit struct {
 	scorer *noderesources.Scorer
 }
 
-// NewNodeResourcesFit returns the score plugin configured by args, or an
-// error listing every invalid argument (weights outside [1, 100], an
-// unknown strategy, a shape that is missing, unsorted or out of range, ...).
-func NewNodeResourcesFit(args NodeResourcesFitArgs) (*NodeResourcesFit, error) {
-	s, err := noderesources.NewFitScorer(args)
+// NewNodeResourcesFit returns the score plugin configured by args,
+// kube-scheduler's own type, which filter.NewNodeResourcesFit takes too:
+// its scoringStrategy is LeastAllocated ((allocatable - requested) * 100 /
+// allocatable per resource, averaged by weight), MostAllocated (requested
+// * 100 / allocatable) or RequestedToCapacityRatio (the shape at that
+// utilization). Unset fields (and nil args) take kube-scheduler's
+// defaults; args are then checked as kube-scheduler checks them, and an
+// error lists every problem in its words.
+func NewNodeResourcesFit(args *configv1.NodeResourcesFitArgs) (*NodeResourcesFit, error) {
+	a, err := schedconfig.PluginArgs(args)
 	if err != nil {
 		return nil, err
 	}
-	return &NodeResourcesFit{scorer: s}, nil
+	return &NodeResourcesFit{scorer: noderesources.NewFitScorer(a)}, nil
 }
 
 // Name returns "NodeResourcesFit".

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/testbuild"
@@ -46,11 +47,11 @@ func scoreOne(pl resourceScorer, pod *v1.Pod, ni *nodeinfo.NodeInfo, withState b
 
 func TestNodeResourcesFitScore(t *testing.T) {
 	t.Parallel()
-	strategy := func(typ score.ScoringStrategyType, resources ...score.ResourceSpec) score.NodeResourcesFitArgs {
-		return score.NodeResourcesFitArgs{ScoringStrategy: score.ScoringStrategy{Type: typ, Resources: resources}}
+	strategy := func(typ configv1.ScoringStrategyType, resources ...configv1.ResourceSpec) *configv1.NodeResourcesFitArgs {
+		return &configv1.NodeResourcesFitArgs{ScoringStrategy: &configv1.ScoringStrategy{Type: typ, Resources: resources}}
 	}
-	ratio := func(shape ...score.UtilizationShapePoint) score.NodeResourcesFitArgs {
-		return score.NodeResourcesFitArgs{ScoringStrategy: score.ScoringStrategy{Type: score.RequestedToCapacityRatio, Shape: shape}}
+	ratio := func(shape ...configv1.UtilizationShapePoint) *configv1.NodeResourcesFitArgs {
+		return &configv1.NodeResourcesFitArgs{ScoringStrategy: &configv1.ScoringStrategy{Type: configv1.RequestedToCapacityRatio, RequestedToCapacityRatio: &configv1.RequestedToCapacityRatioParam{Shape: shape}}}
 	}
 	// Node: 4 cpu, 8Gi memory.
 	empty := func() *nodeinfo.NodeInfo { return fitNode("4", "8Gi", nil) }
@@ -59,7 +60,7 @@ func TestNodeResourcesFitScore(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		args score.NodeResourcesFitArgs
+		args *configv1.NodeResourcesFitArgs
 		pod  *v1.Pod
 		node *nodeinfo.NodeInfo
 		want int64
@@ -92,32 +93,32 @@ func TestNodeResourcesFitScore(t *testing.T) {
 		{
 			// cpu 75*3, memory (8-6)/8 = 25*1: 250/4 = 62.5.
 			name: "weights average the resources, rounding down",
-			args: strategy(score.LeastAllocated, score.ResourceSpec{Name: "cpu", Weight: 3}, score.ResourceSpec{Name: "memory", Weight: 1}),
+			args: strategy(configv1.LeastAllocated, configv1.ResourceSpec{Name: "cpu", Weight: 3}, configv1.ResourceSpec{Name: "memory", Weight: 1}),
 			pod:  testbuild.Pod("cpu", "1", "memory", "6Gi").Pod, node: empty(), want: 62,
 		},
 		{
 			name: "a resource the node has none of is left out",
-			args: strategy(score.LeastAllocated, score.ResourceSpec{Name: "cpu"}, score.ResourceSpec{Name: "memory"}, score.ResourceSpec{Name: "example.com/gpu", Weight: 5}),
+			args: strategy(configv1.LeastAllocated, configv1.ResourceSpec{Name: "cpu"}, configv1.ResourceSpec{Name: "memory"}, configv1.ResourceSpec{Name: "example.com/gpu", Weight: 5}),
 			pod:  testbuild.Pod("cpu", "1", "memory", "2Gi", "example.com/gpu", "1").Pod, node: empty(), want: 75,
 		},
 		{
 			// Counted, the gpu would score 100 and lift the mean to 87.
 			name: "an extended resource the pod does not request is left out",
-			args: strategy(score.LeastAllocated, score.ResourceSpec{Name: "cpu"}, score.ResourceSpec{Name: "memory"}, score.ResourceSpec{Name: "example.com/gpu", Weight: 2}),
+			args: strategy(configv1.LeastAllocated, configv1.ResourceSpec{Name: "cpu"}, configv1.ResourceSpec{Name: "memory"}, configv1.ResourceSpec{Name: "example.com/gpu", Weight: 2}),
 			pod:  testbuild.Pod("cpu", "1", "memory", "2Gi").Pod, node: fitNode("4", "8Gi", []string{"example.com/gpu", "8"}), want: 75,
 		},
 		{
 			// The running pod counts as 100m and 200Mi: cpu (4000-1100)*100/4000
 			// = 72, memory 72; gpu (8-4)*100/8 = 50 with weight 2: (72+72+2*50)/4 = 61.
 			name: "a requested extended resource is scored with its weight",
-			args: strategy(score.LeastAllocated, score.ResourceSpec{Name: "cpu"}, score.ResourceSpec{Name: "memory"}, score.ResourceSpec{Name: "example.com/gpu", Weight: 2}),
+			args: strategy(configv1.LeastAllocated, configv1.ResourceSpec{Name: "cpu"}, configv1.ResourceSpec{Name: "memory"}, configv1.ResourceSpec{Name: "example.com/gpu", Weight: 2}),
 			pod:  testbuild.Pod("cpu", "1", "memory", "2Gi", "example.com/gpu", "2").Pod,
 			node: fitNode("4", "8Gi", []string{"example.com/gpu", "8"}, testbuild.Pod("example.com/gpu", "2").Pod), want: 61,
 		},
 		{
 			// (100Gi-25Gi)*100/100Gi; the pod's request of 0 still counts.
 			name: "ephemeral storage is scored from plain requests even when the pod asks for none",
-			args: strategy(score.LeastAllocated, score.ResourceSpec{Name: "ephemeral-storage"}),
+			args: strategy(configv1.LeastAllocated, configv1.ResourceSpec{Name: "ephemeral-storage"}),
 			pod:  testbuild.Pod().Pod, node: testbuild.NodeWith(testbuild.List("ephemeral-storage", "100Gi"), testbuild.Pod("ephemeral-storage", "25Gi").Pod), want: 75,
 		},
 		{name: "a node with no allocatable scores 0", pod: testbuild.Pod("cpu", "1").Pod, node: testbuild.NodeWith(nil), want: 0},
@@ -148,66 +149,66 @@ func TestNodeResourcesFitScore(t *testing.T) {
 		{
 			// 2000*100/4000 = 50 for both.
 			name: "most allocated scores the used share",
-			args: strategy(score.MostAllocated),
+			args: strategy(configv1.MostAllocated),
 			pod:  testbuild.Pod("cpu", "1", "memory", "2Gi").Pod, node: quarterUsed(), want: 50,
 		},
 		{
 			// cpu capped at 100, memory 25: 62.5.
 			name: "most allocated caps an over-committed resource at 100",
-			args: strategy(score.MostAllocated),
+			args: strategy(configv1.MostAllocated),
 			pod:  testbuild.Pod("cpu", "5", "memory", "2Gi").Pod, node: empty(), want: 62,
 		},
 		{
 			// 100*100/4000 = 2.5 and 200Mi*100/8Gi = 2.44.
 			name: "most allocated counts the defaults for unset requests",
-			args: strategy(score.MostAllocated),
+			args: strategy(configv1.MostAllocated),
 			pod:  testbuild.Pod().Pod, node: empty(), want: 2,
 		},
 		{
 			// cpu 75*1, memory 25*3: 150/4 = 37.5.
 			name: "most allocated averages by weight",
-			args: strategy(score.MostAllocated, score.ResourceSpec{Name: "cpu", Weight: 1}, score.ResourceSpec{Name: "memory", Weight: 3}),
+			args: strategy(configv1.MostAllocated, configv1.ResourceSpec{Name: "cpu", Weight: 1}, configv1.ResourceSpec{Name: "memory", Weight: 3}),
 			pod:  testbuild.Pod("cpu", "3", "memory", "2Gi").Pod, node: empty(), want: 37,
 		},
 		{
 			// Utilization 25% on both; shape 0->0, 100->100 gives 25.
 			name: "requested to capacity ratio maps utilization through the shape",
-			args: ratio(score.UtilizationShapePoint{Utilization: 0, Score: 0}, score.UtilizationShapePoint{Utilization: 100, Score: 10}),
+			args: ratio(configv1.UtilizationShapePoint{Utilization: 0, Score: 0}, configv1.UtilizationShapePoint{Utilization: 100, Score: 10}),
 			pod:  testbuild.Pod("cpu", "1", "memory", "2Gi").Pod, node: empty(), want: 25,
 		},
 		{
 			// 100 + (0-100)*25/100 = 75.
 			name: "a falling shape favours empty nodes",
-			args: ratio(score.UtilizationShapePoint{Utilization: 0, Score: 10}, score.UtilizationShapePoint{Utilization: 100, Score: 0}),
+			args: ratio(configv1.UtilizationShapePoint{Utilization: 0, Score: 10}, configv1.UtilizationShapePoint{Utilization: 100, Score: 0}),
 			pod:  testbuild.Pod("cpu", "1", "memory", "2Gi").Pod, node: empty(), want: 75,
 		},
 		{
 			// cpu 50%: 50. memory 1Mi*100/8Gi = 0%: 0, left out rather than averaged in.
 			name: "resources scoring 0 on the shape are left out of the average",
-			args: ratio(score.UtilizationShapePoint{Utilization: 0, Score: 0}, score.UtilizationShapePoint{Utilization: 100, Score: 10}),
+			args: ratio(configv1.UtilizationShapePoint{Utilization: 0, Score: 0}, configv1.UtilizationShapePoint{Utilization: 100, Score: 10}),
 			pod:  testbuild.Pod("cpu", "2", "memory", "1Mi").Pod, node: empty(), want: 50,
 		},
 		{
 			// cpu 25, memory 50 with weight 2: (25+100)/3 = 41.67.
 			name: "the shape average is rounded to nearest",
-			args: score.NodeResourcesFitArgs{ScoringStrategy: score.ScoringStrategy{
-				Type:      score.RequestedToCapacityRatio,
-				Resources: []score.ResourceSpec{{Name: "cpu", Weight: 1}, {Name: "memory", Weight: 2}},
-				Shape:     []score.UtilizationShapePoint{{Utilization: 0, Score: 0}, {Utilization: 100, Score: 10}},
+			args: &configv1.NodeResourcesFitArgs{ScoringStrategy: &configv1.ScoringStrategy{
+				Type:                     configv1.RequestedToCapacityRatio,
+				Resources:                []configv1.ResourceSpec{{Name: "cpu", Weight: 1}, {Name: "memory", Weight: 2}},
+				RequestedToCapacityRatio: &configv1.RequestedToCapacityRatioParam{Shape: []configv1.UtilizationShapePoint{{Utilization: 0, Score: 0}, {Utilization: 100, Score: 10}}},
 			}},
 			pod: testbuild.Pod("cpu", "1", "memory", "4Gi").Pod, node: empty(), want: 42,
 		},
 		{
 			// cpu over capacity reads as 100%: 100; memory 25: 62.5 rounds half away from zero.
 			name: "utilization above capacity reads as 100 percent",
-			args: ratio(score.UtilizationShapePoint{Utilization: 0, Score: 0}, score.UtilizationShapePoint{Utilization: 100, Score: 10}),
+			args: ratio(configv1.UtilizationShapePoint{Utilization: 0, Score: 0}, configv1.UtilizationShapePoint{Utilization: 100, Score: 10}),
 			pod:  testbuild.Pod("cpu", "5", "memory", "2Gi").Pod, node: empty(), want: 63,
 		},
 		{
 			// Shape 0->0, 30->50, 100->100. cpu 25%: 50*25/30 = 41.67 -> 41;
 			// memory 50%: 50 + 50*20/70 = 64.29 -> 64; (41+64)/2 = 52.5 -> 53.
 			name: "between shape points the score is interpolated and truncated",
-			args: ratio(score.UtilizationShapePoint{Utilization: 0, Score: 0}, score.UtilizationShapePoint{Utilization: 30, Score: 5}, score.UtilizationShapePoint{Utilization: 100, Score: 10}),
+			args: ratio(configv1.UtilizationShapePoint{Utilization: 0, Score: 0}, configv1.UtilizationShapePoint{Utilization: 30, Score: 5}, configv1.UtilizationShapePoint{Utilization: 100, Score: 10}),
 			pod:  testbuild.Pod("cpu", "1", "memory", "4Gi").Pod, node: empty(), want: 53,
 		},
 	}
@@ -232,9 +233,9 @@ func TestNodeResourcesFitZeroValueIsLeastAllocatedOverCPUAndMemory(t *testing.T)
 	t.Parallel()
 	pod := testbuild.Pod("cpu", "3", "memory", "1Gi").Pod
 	node := fitNode("4", "8Gi", nil)
-	explicit, err := score.NewNodeResourcesFit(score.NodeResourcesFitArgs{ScoringStrategy: score.ScoringStrategy{
-		Type:      score.LeastAllocated,
-		Resources: []score.ResourceSpec{{Name: "cpu", Weight: 1}, {Name: "memory", Weight: 1}},
+	explicit, err := score.NewNodeResourcesFit(&configv1.NodeResourcesFitArgs{ScoringStrategy: &configv1.ScoringStrategy{
+		Type:      configv1.LeastAllocated,
+		Resources: []configv1.ResourceSpec{{Name: "cpu", Weight: 1}, {Name: "memory", Weight: 1}},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -269,8 +270,9 @@ func TestScoreStateFromAnotherConfigurationIsNotTrusted(t *testing.T) {
 	if s := (&score.NodeResourcesFit{}).PreScore(ctx, state, pod, state.AllNodes()); s != nil {
 		t.Fatal(s)
 	}
-	three, err := score.NewNodeResourcesFit(score.NodeResourcesFitArgs{ScoringStrategy: score.ScoringStrategy{
-		Resources: []score.ResourceSpec{{Name: "cpu"}, {Name: "memory"}, {Name: "example.com/gpu"}},
+	three, err := score.NewNodeResourcesFit(&configv1.NodeResourcesFitArgs{ScoringStrategy: &configv1.ScoringStrategy{
+		Type:      configv1.LeastAllocated,
+		Resources: []configv1.ResourceSpec{{Name: "cpu"}, {Name: "memory"}, {Name: "example.com/gpu"}},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -285,36 +287,36 @@ func TestNewNodeResourcesFitRejectsBadArgs(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
-		args score.NodeResourcesFitArgs
+		args *configv1.NodeResourcesFitArgs
 		want string
 	}{
 		{
 			name: "a weight above 100",
-			args: score.NodeResourcesFitArgs{ScoringStrategy: score.ScoringStrategy{Resources: []score.ResourceSpec{{Name: "cpu", Weight: 101}}}},
+			args: &configv1.NodeResourcesFitArgs{ScoringStrategy: &configv1.ScoringStrategy{Type: configv1.LeastAllocated, Resources: []configv1.ResourceSpec{{Name: "cpu", Weight: 101}}}},
 			want: "resource weight of cpu not in valid range (0, 100]",
 		},
-		{name: "an unknown strategy", args: score.NodeResourcesFitArgs{ScoringStrategy: score.ScoringStrategy{Type: "Spread"}}, want: `Unsupported value: "Spread"`},
+		{name: "an unknown strategy", args: &configv1.NodeResourcesFitArgs{ScoringStrategy: &configv1.ScoringStrategy{Type: "Spread"}}, want: `Unsupported value: "Spread"`},
 		{
 			name: "RequestedToCapacityRatio without a shape",
-			args: score.NodeResourcesFitArgs{ScoringStrategy: score.ScoringStrategy{Type: score.RequestedToCapacityRatio}},
-			want: "at least one point must be specified",
+			args: &configv1.NodeResourcesFitArgs{ScoringStrategy: &configv1.ScoringStrategy{Type: configv1.RequestedToCapacityRatio}},
+			want: "scoringStrategy.requestedToCapacityRatio: Required value: must be specified when type is RequestedToCapacityRatio",
 		},
 		{
 			name: "a shape in decreasing utilization order",
-			args: score.NodeResourcesFitArgs{ScoringStrategy: score.ScoringStrategy{Type: score.RequestedToCapacityRatio, Shape: []score.UtilizationShapePoint{{Utilization: 80, Score: 1}, {Utilization: 20, Score: 5}}}},
+			args: &configv1.NodeResourcesFitArgs{ScoringStrategy: &configv1.ScoringStrategy{Type: configv1.RequestedToCapacityRatio, RequestedToCapacityRatio: &configv1.RequestedToCapacityRatioParam{Shape: []configv1.UtilizationShapePoint{{Utilization: 80, Score: 1}, {Utilization: 20, Score: 5}}}}},
 			want: "values must be sorted in increasing order",
 		},
 		{
 			name: "a shape score above 10",
-			args: score.NodeResourcesFitArgs{ScoringStrategy: score.ScoringStrategy{Type: score.RequestedToCapacityRatio, Shape: []score.UtilizationShapePoint{{Utilization: 0, Score: 100}}}},
+			args: &configv1.NodeResourcesFitArgs{ScoringStrategy: &configv1.ScoringStrategy{Type: configv1.RequestedToCapacityRatio, RequestedToCapacityRatio: &configv1.RequestedToCapacityRatioParam{Shape: []configv1.UtilizationShapePoint{{Utilization: 0, Score: 100}}}}},
 			want: "score: Invalid value: 100: not in valid range [0, 10]",
 		},
 		{
 			name: "a shape with LeastAllocated",
-			args: score.NodeResourcesFitArgs{ScoringStrategy: score.ScoringStrategy{Shape: []score.UtilizationShapePoint{{Utilization: 0, Score: 1}}}},
-			want: "must be empty when type is not RequestedToCapacityRatio",
+			args: &configv1.NodeResourcesFitArgs{ScoringStrategy: &configv1.ScoringStrategy{Type: configv1.LeastAllocated, RequestedToCapacityRatio: &configv1.RequestedToCapacityRatioParam{Shape: []configv1.UtilizationShapePoint{{Utilization: 0, Score: 1}}}}},
+			want: "scoringStrategy.requestedToCapacityRatio: Forbidden: must be nil when type is not RequestedToCapacityRatio",
 		},
-		{name: "an ignored resource group with a slash", args: score.NodeResourcesFitArgs{IgnoredResourceGroups: []string{"a/b"}}, want: "can't contain '/'"},
+		{name: "an ignored resource group with a slash", args: &configv1.NodeResourcesFitArgs{IgnoredResourceGroups: []string{"a/b"}}, want: "can't contain '/'"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -351,10 +353,10 @@ func TestResourceScoresDoNotAllocate(t *testing.T) {
 	ctx := context.Background()
 	pod := testbuild.Pod("cpu", "1", "memory", "2Gi", "example.com/gpu", "1").Pod
 	node := fitNode("4", "8Gi", []string{"example.com/gpu", "8"})
-	ratio, err := score.NewNodeResourcesFit(score.NodeResourcesFitArgs{ScoringStrategy: score.ScoringStrategy{
-		Type:      score.RequestedToCapacityRatio,
-		Resources: []score.ResourceSpec{{Name: "cpu"}, {Name: "memory"}, {Name: "example.com/gpu"}},
-		Shape:     []score.UtilizationShapePoint{{Utilization: 0, Score: 0}, {Utilization: 100, Score: 10}},
+	ratio, err := score.NewNodeResourcesFit(&configv1.NodeResourcesFitArgs{ScoringStrategy: &configv1.ScoringStrategy{
+		Type:                     configv1.RequestedToCapacityRatio,
+		Resources:                []configv1.ResourceSpec{{Name: "cpu"}, {Name: "memory"}, {Name: "example.com/gpu"}},
+		RequestedToCapacityRatio: &configv1.RequestedToCapacityRatioParam{Shape: []configv1.UtilizationShapePoint{{Utilization: 0, Score: 0}, {Utilization: 100, Score: 10}}},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -377,16 +379,16 @@ func BenchmarkNodeResourcesFitScore(b *testing.B) {
 	}
 	node := fitNode("8", "32Gi", []string{"example.com/gpu", "4"}, running...)
 	pod := testbuild.Pod("cpu", "1", "memory", "1Gi").Pod
-	shape := []score.UtilizationShapePoint{{Utilization: 0, Score: 0}, {Utilization: 50, Score: 8}, {Utilization: 100, Score: 10}}
+	shape := []configv1.UtilizationShapePoint{{Utilization: 0, Score: 0}, {Utilization: 50, Score: 8}, {Utilization: 100, Score: 10}}
 	for _, bc := range []struct {
 		name     string
-		strategy score.ScoringStrategy
+		strategy *configv1.ScoringStrategy
 	}{
-		{"LeastAllocated", score.ScoringStrategy{}},
-		{"MostAllocated", score.ScoringStrategy{Type: score.MostAllocated}},
-		{"RequestedToCapacityRatio", score.ScoringStrategy{Type: score.RequestedToCapacityRatio, Shape: shape}},
+		{"LeastAllocated", &configv1.ScoringStrategy{Type: configv1.LeastAllocated}},
+		{"MostAllocated", &configv1.ScoringStrategy{Type: configv1.MostAllocated}},
+		{"RequestedToCapacityRatio", &configv1.ScoringStrategy{Type: configv1.RequestedToCapacityRatio, RequestedToCapacityRatio: &configv1.RequestedToCapacityRatioParam{Shape: shape}}},
 	} {
-		pl, err := score.NewNodeResourcesFit(score.NodeResourcesFitArgs{ScoringStrategy: bc.strategy})
+		pl, err := score.NewNodeResourcesFit(&configv1.NodeResourcesFitArgs{ScoringStrategy: bc.strategy})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -413,9 +415,9 @@ func benchmarkResourceScore(b *testing.B, name string, pl resourceScorer, pod *v
 
 func ExampleNewNodeResourcesFit() {
 	// Bin packing: prefer the fullest node, counting cpu three times as much as memory.
-	pl, err := score.NewNodeResourcesFit(score.NodeResourcesFitArgs{ScoringStrategy: score.ScoringStrategy{
-		Type:      score.MostAllocated,
-		Resources: []score.ResourceSpec{{Name: v1.ResourceCPU, Weight: 3}, {Name: v1.ResourceMemory, Weight: 1}},
+	pl, err := score.NewNodeResourcesFit(&configv1.NodeResourcesFitArgs{ScoringStrategy: &configv1.ScoringStrategy{
+		Type:      configv1.MostAllocated,
+		Resources: []configv1.ResourceSpec{{Name: string(v1.ResourceCPU), Weight: 3}, {Name: string(v1.ResourceMemory), Weight: 1}},
 	}})
 	if err != nil {
 		panic(err)
@@ -434,11 +436,11 @@ func ExampleNewNodeResourcesFit() {
 	// cpu 2000*100/4000 = 50, memory 2Gi*100/8Gi = 25: (3*50 + 25)/4 = 43.
 	fmt.Println(s)
 
-	_, err = score.NewNodeResourcesFit(score.NodeResourcesFitArgs{ScoringStrategy: score.ScoringStrategy{Type: score.RequestedToCapacityRatio}})
+	_, err = score.NewNodeResourcesFit(&configv1.NodeResourcesFitArgs{ScoringStrategy: &configv1.ScoringStrategy{Type: configv1.RequestedToCapacityRatio}})
 	fmt.Println(err)
 	// Output:
 	// 43
-	// invalid NodeResourcesFit args: scoringStrategy.shape: Required value: at least one point must be specified
+	// scoringStrategy.requestedToCapacityRatio: Required value: must be specified when type is RequestedToCapacityRatio
 }
 
 func TestScoringADRABackedExtendedResourceCountsTheClassDevices(t *testing.T) {
@@ -478,9 +480,9 @@ func TestScoringADRABackedExtendedResourceCountsTheClassDevices(t *testing.T) {
 		slice("e-new", "gpu.example.com", "e", 2, 2, on("e")),
 		slice("f-gpus", "gpu.example.com", "f", 1, 1, labelled),
 	}
-	pl, err := score.NewNodeResourcesFit(score.NodeResourcesFitArgs{ScoringStrategy: score.ScoringStrategy{
-		Type:      score.MostAllocated,
-		Resources: []score.ResourceSpec{{Name: "cpu", Weight: 1}, {Name: v1.ResourceName(gpu), Weight: 3}},
+	pl, err := score.NewNodeResourcesFit(&configv1.NodeResourcesFitArgs{ScoringStrategy: &configv1.ScoringStrategy{
+		Type:      configv1.MostAllocated,
+		Resources: []configv1.ResourceSpec{{Name: "cpu", Weight: 1}, {Name: gpu, Weight: 3}},
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -5,28 +5,13 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/internal/topologyspread"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
-)
-
-// PodTopologySpreadArgs configures PodTopologySpread (its filter and its
-// score take the same arguments). The zero value is kube-scheduler's
-// default: system default constraints.
-type PodTopologySpreadArgs = topologyspread.Args
-
-// PodTopologySpreadDefaultingType says where default constraints come from.
-type PodTopologySpreadDefaultingType = topologyspread.DefaultingType
-
-// The defaulting types of [PodTopologySpreadArgs].
-const (
-	// SystemDefaulting (also the empty value) spreads over hostnames
-	// (maxSkew 3) and zones (maxSkew 5), both ScheduleAnyway.
-	SystemDefaulting = topologyspread.SystemDefaulting
-	// ListDefaulting uses PodTopologySpreadArgs.DefaultConstraints.
-	ListDefaulting = topologyspread.ListDefaulting
 )
 
 // softConstraints caches a pod's ScheduleAnyway constraints from
@@ -65,14 +50,18 @@ type PodTopologySpread struct {
 	defaults topologyspread.Defaults
 }
 
-// NewPodTopologySpread returns the scorer configured by args, or an error
-// saying which argument is invalid.
-func NewPodTopologySpread(args PodTopologySpreadArgs) (*PodTopologySpread, error) {
-	d, err := topologyspread.NewDefaults(args)
+// NewPodTopologySpread returns the scorer configured by args,
+// kube-scheduler's own type: unset fields (and nil args) take
+// kube-scheduler's defaults, system default constraints; List defaulting
+// takes DefaultConstraints, whose selectors are deduced for each pod. args
+// are checked as kube-scheduler checks them, and an error lists every
+// problem in its words.
+func NewPodTopologySpread(args *configv1.PodTopologySpreadArgs) (*PodTopologySpread, error) {
+	a, err := schedconfig.PluginArgs(args)
 	if err != nil {
 		return nil, err
 	}
-	return &PodTopologySpread{defaults: d}, nil
+	return &PodTopologySpread{defaults: topologyspread.NewDefaults(a)}, nil
 }
 
 // Name returns "PodTopologySpread".

@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -112,7 +113,7 @@ func TestPodTopologySpreadScore(t *testing.T) {
 
 	tests := []struct {
 		name          string
-		args          score.PodTopologySpreadArgs
+		args          *configv1.PodTopologySpreadArgs
 		pod           *v1.Pod
 		nodes         []*v1.Node
 		pods          []*v1.Pod
@@ -211,7 +212,7 @@ func TestPodTopologySpreadScore(t *testing.T) {
 		},
 		{
 			name:  "list defaults without constraints of their own skip every pod without constraints",
-			args:  score.PodTopologySpreadArgs{DefaultingType: score.ListDefaulting},
+			args:  &configv1.PodTopologySpreadArgs{DefaultingType: configv1.ListDefaulting},
 			pod:   spreadingSoftly(),
 			nodes: nodes, pods: pods, listers: webService,
 			wantPreScore: "Skip",
@@ -303,7 +304,7 @@ func TestPodTopologySpreadPreScoreErrorIsWordedAsKubeScheduler(t *testing.T) {
 
 func TestNewPodTopologySpreadScoreRejectsBadArgs(t *testing.T) {
 	t.Parallel()
-	_, err := score.NewPodTopologySpread(score.PodTopologySpreadArgs{
+	_, err := score.NewPodTopologySpread(&configv1.PodTopologySpreadArgs{
 		DefaultConstraints: []v1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "zone", WhenUnsatisfiable: v1.ScheduleAnyway}},
 	})
 	if err == nil || !strings.Contains(err.Error(), "defaultingType") {

@@ -4,17 +4,14 @@ import (
 	"context"
 
 	v1 "k8s.io/api/core/v1"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/internal/volumebinding"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
-
-// VolumeBindingArgs configures VolumeBinding's scoring: whether the alpha
-// StorageCapacityScoring feature gate's scoring is on, and its shape. The
-// zero value is kube-scheduler v1.36.3's default, gate off.
-type VolumeBindingArgs = volumebinding.Args
 
 var (
 	_ framework.PodOnlyPreScorer = (*VolumeBinding)(nil)
@@ -26,12 +23,13 @@ var (
 // default feature gates (StorageCapacityScoring off) its PreScore always
 // skips, and so does this plugin's zero value.
 //
-// Built by [NewVolumeBinding] with StorageCapacityScoring, it ranks the
-// nodes that pass filter.VolumeBinding by how full the pod's claims would
-// make the storage they get there, per storage class, through the shape:
-// the volumes they would bind (requested against the volumes' sizes), or
-// if none, the volumes to provision that a CSIStorageCapacity has room for
-// (requested against that capacity). Nodes without either score 0.
+// Built by [NewStorageCapacityScoring], as kube-scheduler with the alpha
+// StorageCapacityScoring feature gate on, it ranks the nodes that pass
+// filter.VolumeBinding by how full the pod's claims would make the storage
+// they get there, per storage class, through the shape: the volumes they
+// would bind (requested against the volumes' sizes), or if none, the
+// volumes to provision that a CSIStorageCapacity has room for (requested
+// against that capacity). Nodes without either score 0.
 //
 // It reuses what filter.VolumeBinding's PreFilter found in the cycle state,
 // and otherwise finds it from [framework.CycleState.Listers]. It is safe
@@ -40,15 +38,30 @@ type VolumeBinding struct {
 	scorer *volumebinding.Scorer // nil: scoring off
 }
 
-// NewVolumeBinding returns the score plugin configured by args, or an
-// error listing every invalid argument (a shape given without
-// StorageCapacityScoring, or one that is unsorted or out of range).
-func NewVolumeBinding(args VolumeBindingArgs) (*VolumeBinding, error) {
-	s, err := volumebinding.NewScorer(args)
+// NewVolumeBinding returns the score plugin configured by args,
+// kube-scheduler's own type, with kube-scheduler v1.36.3's default feature
+// gates: it scores nothing, and a shape is an error, in kube-scheduler's
+// words, as in kube-scheduler. nil args are the defaults.
+func NewVolumeBinding(args *configv1.VolumeBindingArgs) (*VolumeBinding, error) {
+	if _, err := schedconfig.PluginArgs(args); err != nil {
+		return nil, err
+	}
+	return &VolumeBinding{}, nil
+}
+
+// NewStorageCapacityScoring returns the score plugin as kube-scheduler
+// v1.36.3 builds it from args with the alpha StorageCapacityScoring
+// feature gate on: an empty shape is the default (score 10 at 0%
+// utilization falling to 0 at 100%, which favours nodes with more room),
+// and a shape must be sorted and in range. This is not the default
+// profile, and the conformance module does not compare it with
+// kube-scheduler.
+func NewStorageCapacityScoring(args *configv1.VolumeBindingArgs) (*VolumeBinding, error) {
+	a, err := schedconfig.CapacityScoringArgs(args)
 	if err != nil {
 		return nil, err
 	}
-	return &VolumeBinding{scorer: s}, nil
+	return &VolumeBinding{scorer: volumebinding.NewScorer(a.Shape)}, nil
 }
 
 // Name returns "VolumeBinding".

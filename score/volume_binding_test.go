@@ -2,13 +2,13 @@ package score_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
@@ -69,7 +69,7 @@ func podWithClaim(claims ...string) *v1.Pod {
 func TestVolumeBindingScoresNothingByDefault(t *testing.T) {
 	t.Parallel()
 	l, nodes := volumeCluster(t)
-	configured, err := score.NewVolumeBinding(score.VolumeBindingArgs{})
+	configured, err := score.NewVolumeBinding(&configv1.VolumeBindingArgs{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,23 +86,47 @@ func TestVolumeBindingScoresNothingByDefault(t *testing.T) {
 
 func TestNewVolumeBindingRefusesAShapeWithoutScoring(t *testing.T) {
 	t.Parallel()
-	_, err := score.NewVolumeBinding(score.VolumeBindingArgs{Shape: []score.UtilizationShapePoint{{Utilization: 0, Score: 10}}})
-	if err == nil || !strings.Contains(err.Error(), "turn on the feature gate StorageCapacityScoring") {
-		t.Errorf("NewVolumeBinding = %v, want an error about the feature gate", err)
+	_, err := score.NewVolumeBinding(&configv1.VolumeBindingArgs{Shape: []configv1.UtilizationShapePoint{{Utilization: 0, Score: 10}}})
+	const want = "shape: Invalid value: [{\"Utilization\":0,\"Score\":10}]: unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring"
+	if err == nil || err.Error() != want {
+		t.Errorf("NewVolumeBinding = %v, want kube-scheduler's %q", err, want)
+	}
+}
+
+func TestNewStorageCapacityScoringChecksTheShape(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		shape []configv1.UtilizationShapePoint
+		want  string
+	}{
+		{name: "an unsorted shape is refused", shape: []configv1.UtilizationShapePoint{{Utilization: 50, Score: 1}, {Utilization: 50, Score: 2}},
+			want: "shape[1].utilization: Invalid value: 50: values must be sorted in increasing order"},
+		{name: "a utilization above 100 is refused", shape: []configv1.UtilizationShapePoint{{Utilization: 101, Score: 1}},
+			want: "shape[0].utilization: Invalid value: 101: not in valid range [0, 100]"},
+		{name: "a negative score is refused", shape: []configv1.UtilizationShapePoint{{Utilization: 0, Score: -1}},
+			want: "shape[0].score: Invalid value: -1: not in valid range [0, 10]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := score.NewStorageCapacityScoring(&configv1.VolumeBindingArgs{Shape: tc.shape}); err == nil || err.Error() != tc.want {
+				t.Errorf("NewStorageCapacityScoring = %v, want %q", err, tc.want)
+			}
+		})
 	}
 }
 
 func TestVolumeBindingCapacityScoring(t *testing.T) {
 	t.Parallel()
 	l, nodes := volumeCluster(t)
-	packing, err := score.NewVolumeBinding(score.VolumeBindingArgs{
-		StorageCapacityScoring: true,
-		Shape:                  []score.UtilizationShapePoint{{Utilization: 0, Score: 0}, {Utilization: 100, Score: 10}},
+	packing, err := score.NewStorageCapacityScoring(&configv1.VolumeBindingArgs{
+		Shape: []configv1.UtilizationShapePoint{{Utilization: 0, Score: 0}, {Utilization: 100, Score: 10}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	spreading, err := score.NewVolumeBinding(score.VolumeBindingArgs{StorageCapacityScoring: true})
+	spreading, err := score.NewStorageCapacityScoring(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +171,7 @@ func TestVolumeBindingCapacityScoring(t *testing.T) {
 
 func TestVolumeBindingScoreReportsBrokenClaims(t *testing.T) {
 	t.Parallel()
-	pl, err := score.NewVolumeBinding(score.VolumeBindingArgs{StorageCapacityScoring: true})
+	pl, err := score.NewStorageCapacityScoring(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

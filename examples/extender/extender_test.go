@@ -111,13 +111,13 @@ func (d *demo) count(path string) int64 {
 
 func newFramework(t *testing.T, cfgs ...configv1.Extender) *framework.Framework {
 	t.Helper()
-	f, err := kubesched.DefaultFrameworkWithExtenders(cfgs,
+	fws, err := kubesched.FrameworksFromConfig(&configv1.KubeSchedulerConfiguration{Extenders: cfgs},
 		framework.WithPercentageOfNodesToScore(100),
 		framework.WithRandSource(rand.NewPCG(6, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return f
+	return fws["default-scheduler"]
 }
 
 func TestPodsFillTheNodesInTheOrderOfTheirPriority(t *testing.T) {

@@ -34,11 +34,16 @@ func Example() {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 
-	f, err := kubesched.DefaultFrameworkWithExtenders([]configv1.Extender{{URLPrefix: srv.URL, FilterVerb: "filter"}})
+	// The default profile with the extender, as a KubeSchedulerConfiguration
+	// listing it makes kube-scheduler call it.
+	fws, err := kubesched.FrameworksFromConfig(&configv1.KubeSchedulerConfiguration{
+		Extenders: []configv1.Extender{{URLPrefix: srv.URL, FilterVerb: "filter"}},
+	})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	f := fws["default-scheduler"]
 	node := func(name string, labels map[string]string) *v1.Node {
 		return &v1.Node{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},

@@ -51,8 +51,6 @@ type Args struct {
 	// devices' binding conditions before the nodes reject it; 0 means
 	// DefaultBindingTimeout.
 	BindingTimeout time.Duration
-	// ListTypeAttributes turns on the alpha DRAListTypeAttributes gate.
-	ListTypeAttributes bool
 	// Now is the clock binding timeouts are measured with; nil is
 	// time.Now.
 	Now func() time.Time
@@ -84,8 +82,9 @@ func New(args Args) *Plugin {
 			DeviceBindingAndStatus: true,
 			ConsumableCapacity:     true,
 		},
-		// kube-scheduler keeps the ten most recent compiled expressions.
-		cel: cel.NewCache(10, cel.Features{EnableConsumableCapacity: true, EnableListTypeAttributes: args.ListTypeAttributes}),
+		// kube-scheduler keeps the ten most recent compiled expressions;
+		// DRAListTypeAttributes (alpha) is off.
+		cel: cel.NewCache(10, cel.Features{EnableConsumableCapacity: true}),
 	}
 	if p.filterTimeout == 0 {
 		p.filterTimeout = DefaultFilterTimeout

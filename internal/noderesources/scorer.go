@@ -6,6 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	resourcehelper "k8s.io/component-helpers/resource"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -24,13 +25,13 @@ const (
 type shapePoint struct{ utilization, score int64 }
 
 // Shape is a scoring shape ready to evaluate, as RequestedToCapacityRatio
-// and VolumeBinding's capacity scoring use it: the points of a valid
-// shape (see [ValidateShape]) with their scores scaled from 0-10 to 0-100.
+// and VolumeBinding's capacity scoring use it: the points of a checked
+// shape with their scores scaled from 0-10 to 0-100.
 type Shape []shapePoint
 
-// NewShape returns points, which [ValidateShape] accepts, ready to
-// evaluate.
-func NewShape(points []UtilizationShapePoint) Shape {
+// NewShape returns points, checked as kube-scheduler checks a shape,
+// ready to evaluate.
+func NewShape(points []configv1.UtilizationShapePoint) Shape {
 	s := make(Shape, len(points))
 	for i, p := range points {
 		s[i] = shapePoint{
@@ -70,48 +71,40 @@ type Scorer struct {
 	containersOnly bool
 }
 
-// Default scorers, from the zero arguments (which always validate).
+// Default scorers, from kube-scheduler's default args.
 var (
-	DefaultFitScorer      = mustScorer(NewFitScorer(FitArgs{}))
-	DefaultBalancedScorer = mustScorer(NewBalancedScorer(BalancedAllocationArgs{}))
+	DefaultFitScorer = NewFitScorer(&configv1.NodeResourcesFitArgs{ScoringStrategy: &configv1.ScoringStrategy{
+		Type: configv1.LeastAllocated, Resources: defaultResources}})
+	DefaultBalancedScorer = NewBalancedScorer(&configv1.NodeResourcesBalancedAllocationArgs{Resources: defaultResources})
 )
 
-func mustScorer(s *Scorer, err error) *Scorer {
-	if err != nil {
-		panic(err)
-	}
-	return s
-}
+var defaultResources = []configv1.ResourceSpec{{Name: string(v1.ResourceCPU), Weight: 1}, {Name: string(v1.ResourceMemory), Weight: 1}}
 
-// NewFitScorer validates args and returns the scorer of its strategy.
-func NewFitScorer(args FitArgs) (*Scorer, error) {
-	if err := args.Validate(); err != nil {
-		return nil, err
-	}
-	s := args.ScoringStrategy.Defaulted()
-	sc := newScorer(s.Resources)
+// NewFitScorer returns the scorer of args' strategy. args must be
+// defaulted and checked.
+func NewFitScorer(args *configv1.NodeResourcesFitArgs) *Scorer {
+	s := args.ScoringStrategy
+	sc := newScorer(resourceSpecs(s.Resources))
 	sc.containersOnly = true
 	switch s.Type {
-	case MostAllocated:
+	case configv1.MostAllocated:
 		sc.kind = mostAllocated
-	case RequestedToCapacityRatio:
+	case configv1.RequestedToCapacityRatio:
 		sc.kind = requestedToCapacityRatio
-		sc.shape = NewShape(s.Shape)
+		sc.shape = NewShape(s.RequestedToCapacityRatio.Shape)
 	default:
 		sc.kind = leastAllocated
 	}
-	return sc, nil
+	return sc
 }
 
-// NewBalancedScorer validates args and returns the balanced-allocation scorer.
-func NewBalancedScorer(args BalancedAllocationArgs) (*Scorer, error) {
-	if err := args.Validate(); err != nil {
-		return nil, err
-	}
-	sc := newScorer(args.Defaulted().Resources)
+// NewBalancedScorer returns the balanced-allocation scorer. args must be
+// defaulted and checked.
+func NewBalancedScorer(args *configv1.NodeResourcesBalancedAllocationArgs) *Scorer {
+	sc := newScorer(resourceSpecs(args.Resources))
 	sc.kind = balancedAllocation
 	sc.useRequested = true
-	return sc, nil
+	return sc
 }
 
 // resourceKind is where a node keeps a resource's amounts.

@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -106,17 +107,14 @@ func TestScorerWithManyResources(t *testing.T) {
 	t.Parallel()
 	alloc := v1.ResourceList{}
 	requests := v1.ResourceList{}
-	var specs []ResourceSpec
+	var specs []configv1.ResourceSpec
 	for i := range 10 {
 		name := v1.ResourceName(fmt.Sprintf("example.com/r%d", i))
 		alloc[name] = resource.MustParse("4")
 		requests[name] = resource.MustParse("1")
-		specs = append(specs, ResourceSpec{Name: name, Weight: 1})
+		specs = append(specs, configv1.ResourceSpec{Name: string(name), Weight: 1})
 	}
-	s, err := NewFitScorer(FitArgs{ScoringStrategy: ScoringStrategy{Resources: specs}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := NewFitScorer(&configv1.NodeResourcesFitArgs{ScoringStrategy: &configv1.ScoringStrategy{Type: configv1.LeastAllocated, Resources: specs}})
 	ni := nodeinfo.New(&v1.Node{Status: v1.NodeStatus{Allocatable: alloc}})
 	pod := &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Resources: v1.ResourceRequirements{Requests: requests}}}}}
 	// Every resource: (4-1)*100/4 = 75.

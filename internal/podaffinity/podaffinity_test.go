@@ -297,29 +297,6 @@ func TestCountsMerge(t *testing.T) {
 	}
 }
 
-func TestArgs(t *testing.T) {
-	t.Parallel()
-	w := func(v int32) *int32 { return &v }
-	if got := (Args{}).HardWeight(); got != 1 {
-		t.Errorf("default HardWeight = %d, want 1", got)
-	}
-	if got := (Args{HardPodAffinityWeight: w(0)}).HardWeight(); got != 0 {
-		t.Errorf("HardWeight(0) = %d, want 0", got)
-	}
-	for _, v := range []int32{0, 1, 100} {
-		if err := (Args{HardPodAffinityWeight: w(v)}).Validate(); err != nil {
-			t.Errorf("weight %d: %v", v, err)
-		}
-	}
-	const want = "hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]"
-	if err := (Args{HardPodAffinityWeight: w(101)}).Validate(); err == nil || err.Error() != want {
-		t.Errorf("weight 101: %v, want %s", err, want)
-	}
-	if err := (Args{HardPodAffinityWeight: w(-1)}).Validate(); err == nil {
-		t.Error("weight -1 accepted")
-	}
-}
-
 // FuzzMatchLabelsAgreesWithTheSelector checks the direct matchLabels test
 // against apimachinery's selector for any labels on either side.
 func FuzzMatchLabelsAgreesWithTheSelector(f *testing.F) {

@@ -200,8 +200,16 @@ func validateArgs(path *field.Path, plugin string, args any) error {
 	if reflect.TypeOf(args) != want {
 		return field.Invalid(path, internalJSON(args), "has to match plugin args")
 	}
+	return argsErrors(path, args)
+}
+
+// argsErrors checks args of one of kube-scheduler's plugins as its
+// validation does, NodeResourcesFit's included.
+func argsErrors(path *field.Path, args any) error {
 	var errs field.ErrorList
 	switch a := args.(type) {
+	case *configv1.NodeResourcesFitArgs:
+		errs = validateNodeResourcesFitArgs(path, a)
 	case *configv1.DefaultPreemptionArgs:
 		errs = ValidateDefaultPreemptionArgs(path, deref(a.MinCandidateNodesPercentage), deref(a.MinCandidateNodesAbsolute))
 	case *configv1.InterPodAffinityArgs:

@@ -3,8 +3,8 @@
 // the two can never disagree about which constraints a pod has, which nodes
 // take part in spreading, or how many matching pods a domain holds:
 //
-//   - [Args] and [Defaults]: the plugin's arguments, with kube-scheduler's
-//     validation and its system default constraints;
+//   - [Defaults]: the plugin's default constraints, from its checked
+//     arguments or the system's;
 //   - [Defaults.Constraints]: a pod's hard or soft constraints, with
 //     matchLabelKeys merged in, or the default constraints with the selector
 //     of the Services and controllers that select the pod ([DefaultSelector]);
@@ -20,41 +20,12 @@
 package topologyspread
 
 import (
-	"errors"
-	"fmt"
-
 	v1 "k8s.io/api/core/v1"
-	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/util/validation/field"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 )
 
-// DefaultingType says where the default constraints of pods without
-// constraints of their own come from.
-type DefaultingType string
-
-// The defaulting types of kube-scheduler's PodTopologySpreadArgs.
-const (
-	// SystemDefaulting spreads over hostnames (maxSkew 3) and zones
-	// (maxSkew 5), both ScheduleAnyway; see [SystemDefaultConstraints].
-	SystemDefaulting DefaultingType = "System"
-	// ListDefaulting uses Args.DefaultConstraints, which may be empty.
-	ListDefaulting DefaultingType = "List"
-)
-
-// Args configures PodTopologySpread like kube-scheduler's
-// PodTopologySpreadArgs. The zero value is kube-scheduler's default: system
-// defaulting.
-type Args struct {
-	// DefaultConstraints apply to pods without constraints of their own,
-	// with the selector deduced from the Services and controllers that
-	// select the pod. They must not set labelSelector, and need
-	// DefaultingType List.
-	DefaultConstraints []v1.TopologySpreadConstraint
-	// DefaultingType is System (also when empty) or List.
-	DefaultingType DefaultingType
-}
-
-// SystemDefaultConstraints returns the constraints of [SystemDefaulting]:
+// SystemDefaultConstraints returns the constraints of System defaulting,
+// hostnames (maxSkew 3) and zones (maxSkew 5), both ScheduleAnyway:
 // kube-scheduler v1.36.3's, in its order.
 func SystemDefaultConstraints() []v1.TopologySpreadConstraint {
 	return []v1.TopologySpreadConstraint{
@@ -66,80 +37,20 @@ func SystemDefaultConstraints() []v1.TopologySpreadConstraint {
 // systemDefaults is shared by every Defaults, which never modify it.
 var systemDefaults = SystemDefaultConstraints()
 
-// Validate reports every problem kube-scheduler's validation of
-// PodTopologySpreadArgs would, each with its field path, or returns nil.
-func (a Args) Validate() error {
-	var errs field.ErrorList
-	typ := a.DefaultingType
-	if typ == "" {
-		typ = SystemDefaulting
-	}
-	switch {
-	case typ != SystemDefaulting && typ != ListDefaulting:
-		errs = append(errs, field.NotSupported(field.NewPath("defaultingType"), a.DefaultingType, []string{string(SystemDefaulting), string(ListDefaulting)}))
-	case typ == SystemDefaulting && len(a.DefaultConstraints) > 0:
-		errs = append(errs, field.Invalid(field.NewPath("defaultingType"), typ, "must be List when defaultConstraints are set"))
-	}
-	path := field.NewPath("defaultConstraints")
-	for i, c := range a.DefaultConstraints {
-		p := path.Index(i)
-		if c.MaxSkew <= 0 {
-			errs = append(errs, field.Invalid(p.Child("maxSkew"), c.MaxSkew, "must be greater than zero"))
-		}
-		if c.TopologyKey == "" {
-			errs = append(errs, field.Required(p.Child("topologyKey"), "must not be empty"))
-		} else {
-			errs = append(errs, metavalidation.ValidateLabelName(c.TopologyKey, p.Child("topologyKey"))...)
-		}
-		switch c.WhenUnsatisfiable {
-		case v1.DoNotSchedule, v1.ScheduleAnyway:
-		case "":
-			errs = append(errs, field.Required(p.Child("whenUnsatisfiable"), "must not be empty"))
-		default:
-			errs = append(errs, field.NotSupported(p.Child("whenUnsatisfiable"), c.WhenUnsatisfiable, []string{string(v1.DoNotSchedule), string(v1.ScheduleAnyway)}))
-		}
-		if c.LabelSelector != nil {
-			errs = append(errs, field.Forbidden(p.Child("labelSelector"), "must be unset: the selector is deduced for each pod"))
-		}
-		for j := range i {
-			o := &a.DefaultConstraints[j]
-			if o.TopologyKey == c.TopologyKey && o.WhenUnsatisfiable == c.WhenUnsatisfiable {
-				errs = append(errs, field.Duplicate(p, fmt.Sprintf("{%v, %v}", c.TopologyKey, c.WhenUnsatisfiable)))
-				break
-			}
-		}
-	}
-	if len(errs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("invalid PodTopologySpread arguments: %w", errors.Join(errsOf(errs)...))
-}
-
-func errsOf(l field.ErrorList) []error {
-	out := make([]error, len(l))
-	for i, e := range l {
-		out[i] = e
-	}
-	return out
-}
-
-// Defaults are validated arguments: the default constraints and how they
-// were chosen. The zero value is system defaulting.
+// Defaults are the default constraints and how they were chosen. The zero value is system defaulting.
 type Defaults struct {
 	// list is set for ListDefaulting; constraints then holds the list.
 	list        bool
 	constraints []v1.TopologySpreadConstraint
 }
 
-// NewDefaults validates args (see [Args.Validate]).
-func NewDefaults(args Args) (Defaults, error) {
-	if err := args.Validate(); err != nil {
-		return Defaults{}, err
+// NewDefaults returns the defaults of args, defaulted and checked as
+// kube-scheduler checks them.
+func NewDefaults(args *configv1.PodTopologySpreadArgs) Defaults {
+	if args.DefaultingType != configv1.ListDefaulting {
+		return Defaults{}
 	}
-	if args.DefaultingType != ListDefaulting {
-		return Defaults{}, nil
-	}
-	return Defaults{list: true, constraints: append([]v1.TopologySpreadConstraint(nil), args.DefaultConstraints...)}, nil
+	return Defaults{list: true, constraints: append([]v1.TopologySpreadConstraint(nil), args.DefaultConstraints...)}
 }
 
 // System reports whether the defaults are the system's. Scoring then lets

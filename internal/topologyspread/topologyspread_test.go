@@ -13,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -55,55 +56,13 @@ func service(ns string, selector map[string]string) *v1.Service {
 	return &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc", Namespace: ns}, Spec: v1.ServiceSpec{Selector: selector}}
 }
 
-func TestArgsValidate(t *testing.T) {
-	t.Parallel()
-	ok := v1.TopologySpreadConstraint{MaxSkew: 1, TopologyKey: "zone", WhenUnsatisfiable: v1.DoNotSchedule}
-	with := func(f func(*v1.TopologySpreadConstraint)) v1.TopologySpreadConstraint {
-		c := ok
-		f(&c)
-		return c
-	}
-	tests := []struct {
-		name string
-		args Args
-		want string // substring of the error; "" for none
-	}{
-		{"the zero value is valid", Args{}, ""},
-		{"a list of sound constraints is valid", Args{DefaultingType: ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{ok}}, ""},
-		{"an empty list is valid", Args{DefaultingType: ListDefaulting}, ""},
-		{"an unknown defaulting type is rejected", Args{DefaultingType: "Zonal"}, "defaultingType"},
-		{"constraints with system defaulting are rejected", Args{DefaultConstraints: []v1.TopologySpreadConstraint{ok}}, "must be List"},
-		{"a maxSkew of zero is rejected", Args{DefaultingType: ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{with(func(c *v1.TopologySpreadConstraint) { c.MaxSkew = 0 })}}, "defaultConstraints[0].maxSkew"},
-		{"an empty topology key is rejected", Args{DefaultingType: ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{with(func(c *v1.TopologySpreadConstraint) { c.TopologyKey = "" })}}, "defaultConstraints[0].topologyKey"},
-		{"a topology key that is no label name is rejected", Args{DefaultingType: ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{with(func(c *v1.TopologySpreadConstraint) { c.TopologyKey = "a b" })}}, "defaultConstraints[0].topologyKey"},
-		{"an unknown whenUnsatisfiable is rejected", Args{DefaultingType: ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{with(func(c *v1.TopologySpreadConstraint) { c.WhenUnsatisfiable = "Maybe" })}}, "whenUnsatisfiable"},
-		{"a label selector is rejected", Args{DefaultingType: ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{with(func(c *v1.TopologySpreadConstraint) { c.LabelSelector = &metav1.LabelSelector{} })}}, "labelSelector"},
-		{"a repeated key and action is rejected", Args{DefaultingType: ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{ok, ok}}, "defaultConstraints[1]: Duplicate"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			err := tc.args.Validate()
-			switch {
-			case tc.want == "" && err != nil:
-				t.Errorf("got %v, want no error", err)
-			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-				t.Errorf("got %v, want an error mentioning %q", err, tc.want)
-			}
-		})
-	}
-}
-
 func TestConstraints(t *testing.T) {
 	t.Parallel()
 	honor, ignore := v1.NodeInclusionPolicyHonor, v1.NodeInclusionPolicyIgnore
 	three := int32(3)
-	listDefaults, err := NewDefaults(Args{DefaultingType: ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{
+	listDefaults := NewDefaults(&configv1.PodTopologySpreadArgs{DefaultingType: configv1.ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{
 		{MaxSkew: 2, TopologyKey: "zone", WhenUnsatisfiable: v1.DoNotSchedule},
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	webService := framework.Listers{Services: fakeList[*v1.Service]{service("ns", labelled("app", "web"))}}
 	tests := []struct {
 		name     string

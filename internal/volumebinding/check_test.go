@@ -323,10 +323,7 @@ func TestCheckPicksTheSmallestVolume(t *testing.T) {
 	claims := newClaims(t, podUsing("c"), localClass,
 		claim("c", inClass("local"), requesting("5Gi")),
 		volume("big", "local", "20Gi"), volume("small", "local", "10Gi"), volume("tiny", "local", "1Gi"))
-	scorer, err := volumebinding.NewScorer(volumebinding.Args{StorageCapacityScoring: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	scorer := volumebinding.NewScorer(defaultShape)
 	a := nodeIn("a", "")
 	var pl volumebinding.Placement
 	if got, status := claims.Check(a.name, a.labels, &pl); got != 0 || status != nil {

@@ -1,60 +1,13 @@
 package volumebinding
 
 import (
-	"fmt"
 	"math"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/internal/noderesources"
 )
-
-// Args configure VolumeBinding's scoring, as kube-scheduler's
-// VolumeBindingArgs and StorageCapacityScoring feature gate do. The zero
-// value is kube-scheduler v1.36.3's default: no scoring.
-type Args struct {
-	// StorageCapacityScoring turns on the alpha StorageCapacityScoring
-	// gate's scoring: nodes are ranked by how full the pod's claims would
-	// make the storage they use there.
-	StorageCapacityScoring bool
-	// Shape maps a storage class's utilization (percent of capacity the
-	// pod requests, 0-100) to a score (0-10), with utilizations strictly
-	// increasing. Empty means the default, 10 at 0% falling to 0 at 100%,
-	// which favours nodes with more room. It must be nil unless
-	// StorageCapacityScoring is set.
-	Shape []noderesources.UtilizationShapePoint
-}
-
-// defaultShape is kube-scheduler's default scoring shape.
-var defaultShape = []noderesources.UtilizationShapePoint{{Utilization: 0, Score: noderesources.MaxShapeScore}, {Utilization: noderesources.MaxUtilization, Score: 0}}
-
-// Defaulted returns a with the default shape filled in when scoring is on.
-// a is not modified.
-func (a Args) Defaulted() Args {
-	if a.StorageCapacityScoring && len(a.Shape) == 0 {
-		a.Shape = defaultShape
-	}
-	return a
-}
-
-// Validate checks a after defaulting and returns every problem found,
-// each with its field path and in kube-scheduler's wording, or nil.
-func (a Args) Validate() error {
-	a = a.Defaulted()
-	p := field.NewPath("shape")
-	var errs field.ErrorList
-	switch {
-	case a.StorageCapacityScoring:
-		errs = noderesources.ValidateShape(p, a.Shape)
-	case a.Shape != nil:
-		errs = field.ErrorList{field.Invalid(p, a.Shape, "unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring")}
-	}
-	if len(errs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("invalid VolumeBinding args: %w", errs.ToAggregate())
-}
 
 // Scorer ranks a node by the storage utilization the pod's claims would
 // cause there. It is immutable and safe for concurrent use.
@@ -62,17 +15,10 @@ type Scorer struct {
 	shape noderesources.Shape
 }
 
-// NewScorer validates args and returns the scorer, or nil when scoring is
-// off.
-func NewScorer(args Args) (*Scorer, error) {
-	if err := args.Validate(); err != nil {
-		return nil, err
-	}
-	args = args.Defaulted()
-	if !args.StorageCapacityScoring {
-		return nil, nil
-	}
-	return &Scorer{shape: noderesources.NewShape(args.Shape)}, nil
+// NewScorer returns the scorer of a shape checked as kube-scheduler
+// checks it.
+func NewScorer(shape []configv1.UtilizationShapePoint) *Scorer {
+	return &Scorer{shape: noderesources.NewShape(shape)}
 }
 
 // classUse is what the pod would request of a storage class on a node,

@@ -1,73 +1,19 @@
 package volumebinding_test
 
 import (
-	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	"github.com/kubesched/kubesched/internal/noderesources"
 	"github.com/kubesched/kubesched/internal/volumebinding"
 )
 
-func TestArgsValidate(t *testing.T) {
-	t.Parallel()
-	type pt = noderesources.UtilizationShapePoint
-	tests := []struct {
-		name    string
-		args    volumebinding.Args
-		wantErr string // substring; empty means valid
-	}{
-		{name: "the zero value is valid and scores nothing", args: volumebinding.Args{}},
-		{name: "scoring without a shape uses the default", args: volumebinding.Args{StorageCapacityScoring: true}},
-		{name: "scoring with a sorted shape in range is valid", args: volumebinding.Args{StorageCapacityScoring: true, Shape: []pt{{Utilization: 0, Score: 0}, {Utilization: 100, Score: 10}}}},
-		{
-			name:    "a shape without scoring is refused",
-			args:    volumebinding.Args{Shape: []pt{{Utilization: 0, Score: 10}}},
-			wantErr: "invalid VolumeBinding args: shape: Invalid value: ",
-		},
-		{
-			name:    "an empty shape without scoring is refused, as a configured one",
-			args:    volumebinding.Args{Shape: []pt{}},
-			wantErr: "unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring",
-		},
-		{
-			name:    "an unsorted shape is refused",
-			args:    volumebinding.Args{StorageCapacityScoring: true, Shape: []pt{{Utilization: 50, Score: 1}, {Utilization: 50, Score: 2}}},
-			wantErr: "shape[1].utilization: Invalid value: 50: values must be sorted in increasing order",
-		},
-		{
-			name:    "a utilization above 100 is refused",
-			args:    volumebinding.Args{StorageCapacityScoring: true, Shape: []pt{{Utilization: 101, Score: 1}}},
-			wantErr: "shape[0].utilization: Invalid value: 101: not in valid range [0, 100]",
-		},
-		{
-			name:    "a negative score is refused",
-			args:    volumebinding.Args{StorageCapacityScoring: true, Shape: []pt{{Utilization: 0, Score: -1}}},
-			wantErr: "shape[0].score: Invalid value: -1: not in valid range [0, 10]",
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			s, err := volumebinding.NewScorer(tt.args)
-			if tt.wantErr == "" {
-				if err != nil {
-					t.Fatalf("NewScorer = %v", err)
-				}
-				if (s != nil) != tt.args.StorageCapacityScoring {
-					t.Errorf("NewScorer = %v, want a scorer only with StorageCapacityScoring", s)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("NewScorer error = %v, want it to contain %q", err, tt.wantErr)
-			}
-		})
-	}
-}
+// defaultShape is kube-scheduler's default capacity-scoring shape, which
+// favours nodes with more room.
+var defaultShape = []configv1.UtilizationShapePoint{{Utilization: 0, Score: 10}, {Utilization: 100, Score: 0}}
 
 func TestScorerScore(t *testing.T) {
 	t.Parallel()
@@ -127,10 +73,7 @@ func TestScorerScore(t *testing.T) {
 			want: 0,
 		},
 	}
-	scorer, err := volumebinding.NewScorer(volumebinding.Args{StorageCapacityScoring: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	scorer := volumebinding.NewScorer(defaultShape)
 	a := nodeIn("a", "zone-1")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
