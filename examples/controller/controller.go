@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,6 +23,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/cache"
@@ -27,31 +31,46 @@ import (
 	"github.com/kubesched/kubesched/queue"
 )
 
-// Config configures a Controller.
+// Config configures a Controller. Set exactly one of SchedulerName and
+// SchedulerConfig: the first serves one scheduler name with
+// kube-scheduler's default profile, the second every profile of a
+// configuration.
 type Config struct {
-	// SchedulerName is the spec.schedulerName of the pods to schedule.
+	// SchedulerName is the spec.schedulerName of the pods to schedule,
+	// which the controller schedules with kube-scheduler's default
+	// profile.
 	SchedulerName string
+	// SchedulerConfig is a KubeSchedulerConfiguration as
+	// kubesched.LoadConfig returns it (defaulted and valid). The
+	// controller schedules the pods whose spec.schedulerName is one of
+	// its profiles' schedulerName, each with its own profile, and waits
+	// between attempts as its podInitialBackoffSeconds and
+	// podMaxBackoffSeconds say.
+	SchedulerConfig *configv1.KubeSchedulerConfiguration
 	// QueueOptions configure the scheduling queue (for example a fake
-	// clock in tests).
+	// clock in tests). They come after those SchedulerConfig sets.
 	QueueOptions []queue.Option
 	// Logger receives what the controller does; nil discards it.
 	Logger *slog.Logger
 }
 
 // Controller is a scheduler: informers feed a kubesched cache and
-// scheduling queue, a loop pops pods, schedules them with kube-scheduler's
-// default profile on a cache snapshot, and binds them through the API.
-// When no node fits, it acts on what the PostFilter plugins decided
-// (preemption, ResourceClaims to release) as kube-scheduler does. The
-// event handling follows kube-scheduler v1.36.3's.
+// scheduling queue, a loop pops pods, schedules them with the profile
+// their spec.schedulerName names on a cache snapshot, and binds them
+// through the API. When no node fits, it acts on what the profile's
+// PostFilter plugins decided (preemption, ResourceClaims to release) as
+// kube-scheduler does. The event handling follows kube-scheduler
+// v1.36.3's.
 type Controller struct {
 	client  kubernetes.Interface
-	name    string
 	log     *slog.Logger
 	factory informers.SharedInformerFactory
 	cache   *cache.Cache
 	queue   *queue.PriorityQueue
-	fw      *framework.Framework
+	// profiles are the frameworks the controller schedules with, keyed
+	// by the schedulerName of the pods they schedule. All share the
+	// queue and its nominations, as kube-scheduler's profiles do.
+	profiles map[string]*framework.Framework
 	// handlers are the event handlers' registrations, which report when
 	// the informers' initial lists have reached the cache and the queue.
 	handlers []toolscache.ResourceEventHandlerRegistration
@@ -59,10 +78,12 @@ type Controller struct {
 	async sync.WaitGroup
 }
 
-// New builds a controller on client. Call Run to start it.
+// New builds a controller on client. Call Run to start it. It returns an
+// error when cfg sets neither or both of SchedulerName and
+// SchedulerConfig, and kubesched's error when a profile cannot be built.
 func New(client kubernetes.Interface, cfg Config) (*Controller, error) {
-	if cfg.SchedulerName == "" {
-		return nil, errors.New("controller: no scheduler name")
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	logger := cfg.Logger
 	if logger == nil {
@@ -73,8 +94,79 @@ func New(client kubernetes.Interface, cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
+	listers := newListers(factory)
+	qopts := append(backoffOptions(cfg.SchedulerConfig), queue.WithListers(listers))
+	q, err := queue.New(append(qopts, cfg.QueueOptions...)...)
+	if err != nil {
+		return nil, err
+	}
+	profiles, err := cfg.frameworks(
+		framework.WithListers(listers),
+		// Pods that preemption nominated keep their room. The queue's
+		// Nominations is a NominationUpdater: the framework records the
+		// nominations a preemption makes and clears there itself.
+		framework.WithNominator(q.Nominations()),
+	)
+	if err != nil {
+		return nil, err
+	}
+	ctrl := &Controller{client: client, log: logger, factory: factory, cache: c, queue: q, profiles: profiles}
+	if err := ctrl.addEventHandlers(); err != nil {
+		return nil, err
+	}
+	return ctrl, nil
+}
+
+// check reports a Config that names no scheduler, or names them twice.
+func (cfg Config) check() error {
+	switch {
+	case cfg.SchedulerName == "" && cfg.SchedulerConfig == nil:
+		return errors.New("controller: no scheduler name: set Config.SchedulerName, or Config.SchedulerConfig to serve its profiles")
+	case cfg.SchedulerName != "" && cfg.SchedulerConfig != nil:
+		return fmt.Errorf("controller: Config.SchedulerName %q and Config.SchedulerConfig both name schedulers: "+
+			"leave SchedulerName empty, the configuration's profiles name them", cfg.SchedulerName)
+	}
+	return nil
+}
+
+// frameworks builds the profiles cfg asks for, with opts: its
+// configuration's, or the default profile named SchedulerName.
+func (cfg Config) frameworks(opts ...framework.Option) (map[string]*framework.Framework, error) {
+	if cfg.SchedulerConfig != nil {
+		profiles, err := kubesched.FrameworksFromConfig(cfg.SchedulerConfig, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("controller: %w", err)
+		}
+		return profiles, nil
+	}
+	fw, err := kubesched.DefaultFramework(opts...)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]*framework.Framework{cfg.SchedulerName: fw}, nil
+}
+
+// backoffOptions are the queue options sc's podInitialBackoffSeconds and
+// podMaxBackoffSeconds give, none for a nil sc or unset fields.
+func backoffOptions(sc *configv1.KubeSchedulerConfiguration) []queue.Option {
+	if sc == nil {
+		return nil
+	}
+	var opts []queue.Option
+	if s := sc.PodInitialBackoffSeconds; s != nil {
+		opts = append(opts, queue.WithPodInitialBackoffDuration(time.Duration(*s)*time.Second))
+	}
+	if s := sc.PodMaxBackoffSeconds; s != nil {
+		opts = append(opts, queue.WithPodMaxBackoffDuration(time.Duration(*s)*time.Second))
+	}
+	return opts
+}
+
+// newListers returns the listers of factory's informers that the queue
+// and the plugins read.
+func newListers(factory informers.SharedInformerFactory) framework.Listers {
 	storage := factory.Storage().V1()
-	listers := framework.Listers{
+	return framework.Listers{
 		Namespaces:             factory.Core().V1().Namespaces().Lister(),
 		Services:               factory.Core().V1().Services().Lister(),
 		ReplicaSets:            factory.Apps().V1().ReplicaSets().Lister(),
@@ -90,26 +182,11 @@ func New(client kubernetes.Interface, cfg Config) (*Controller, error) {
 		// DefaultPreemption prefers victims whose eviction no budget forbids.
 		PodDisruptionBudgets: factory.Policy().V1().PodDisruptionBudgets().Lister(),
 	}
-	q, err := queue.New(append([]queue.Option{queue.WithListers(listers)}, cfg.QueueOptions...)...)
-	if err != nil {
-		return nil, err
-	}
-	fw, err := kubesched.DefaultFramework(
-		framework.WithListers(listers),
-		// Pods that preemption nominated keep their room. The queue's
-		// Nominations is a NominationUpdater: the framework records the
-		// nominations a preemption makes and clears there itself.
-		framework.WithNominator(q.Nominations()),
-	)
-	if err != nil {
-		return nil, err
-	}
-	ctrl := &Controller{client: client, name: cfg.SchedulerName, log: logger, factory: factory, cache: c, queue: q, fw: fw}
-	if err := ctrl.addEventHandlers(); err != nil {
-		return nil, err
-	}
-	return ctrl, nil
 }
+
+// schedulerNames returns the spec.schedulerName values the controller
+// serves, sorted.
+func (c *Controller) schedulerNames() []string { return slices.Sorted(maps.Keys(c.profiles)) }
 
 // Run starts the informers, waits for them to sync, and schedules pods
 // until ctx is done; it then waits for the bindings and preemptions in
@@ -136,7 +213,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	go c.queue.Run(ctx)
 	stop := context.AfterFunc(ctx, c.queue.Close)
 	defer stop()
-	c.log.Info("scheduling", "schedulerName", c.name)
+	c.log.Info("scheduling", "schedulerNames", c.schedulerNames())
 	for c.scheduleOne(ctx) {
 	}
 	c.async.Wait()
@@ -155,7 +232,15 @@ func (c *Controller) scheduleOne(ctx context.Context) bool {
 		c.queue.Done(pod)
 		return true
 	}
-	res, err := c.fw.ScheduleSnapshot(ctx, pod, c.cache.Snapshot())
+	fw, ok := c.profiles[pod.Spec.SchedulerName]
+	if !ok {
+		// The event handlers queue only the pods of the profiles, and
+		// spec.schedulerName is immutable.
+		c.log.Error("dropping a queued pod no profile serves", "pod", key(pod), "schedulerName", pod.Spec.SchedulerName)
+		c.queue.Done(pod)
+		return true
+	}
+	res, err := fw.ScheduleSnapshot(ctx, pod, c.cache.Snapshot())
 	if err != nil {
 		c.failed(ctx, pi, err)
 		return true
@@ -169,17 +254,14 @@ func (c *Controller) scheduleOne(ctx context.Context) bool {
 		return true
 	}
 	c.queue.Nominations().Delete(pod)
-	c.async.Go(func() { c.bind(ctx, pi, assumed) })
+	c.async.Go(func() { c.bind(ctx, fw, pi, assumed) })
 	return true
 }
 
-// bind binds an assumed pod, or undoes the assumption if that fails.
-func (c *Controller) bind(ctx context.Context, pi *queue.QueuedPodInfo, assumed *v1.Pod) {
-	binding := &v1.Binding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: assumed.Namespace, Name: assumed.Name, UID: assumed.UID},
-		Target:     v1.ObjectReference{Kind: "Node", Name: assumed.Spec.NodeName},
-	}
-	if err := c.client.CoreV1().Pods(assumed.Namespace).Bind(ctx, binding, metav1.CreateOptions{}); err != nil {
+// bind binds an assumed pod with the framework that scheduled it, or
+// undoes the assumption if that fails.
+func (c *Controller) bind(ctx context.Context, fw *framework.Framework, pi *queue.QueuedPodInfo, assumed *v1.Pod) {
+	if err := c.bindPod(ctx, fw, assumed); err != nil {
 		if err := c.cache.ForgetPod(assumed); err != nil {
 			c.log.Error("forgetting the assumed pod", "pod", key(assumed), "err", err)
 		}
@@ -193,6 +275,21 @@ func (c *Controller) bind(ctx context.Context, pi *queue.QueuedPodInfo, assumed 
 	}
 	c.queue.Done(pi.Pod)
 	c.log.Info("bound", "pod", key(assumed), "node", assumed.Spec.NodeName)
+}
+
+// bindPod binds pod to its spec.nodeName as kube-scheduler does: through
+// the profile's binding extender (a configuration's extender with a
+// bindVerb) when it is interested in pod, else by creating the pod's
+// Binding, as DefaultBinder does.
+func (c *Controller) bindPod(ctx context.Context, fw *framework.Framework, pod *v1.Pod) error {
+	if took, err := fw.BindWithExtenders(ctx, pod, pod.Spec.NodeName); took || err != nil {
+		return err
+	}
+	binding := &v1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
+		Target:     v1.ObjectReference{Kind: "Node", Name: pod.Spec.NodeName},
+	}
+	return c.client.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{})
 }
 
 // failed handles a pod that could not be scheduled as kube-scheduler's
@@ -334,7 +431,12 @@ func key(pod *v1.Pod) string { return pod.Namespace + "/" + pod.Name }
 
 func assigned(pod *v1.Pod) bool { return pod.Spec.NodeName != "" }
 
-func (c *Controller) responsible(pod *v1.Pod) bool { return pod.Spec.SchedulerName == c.name }
+// responsible reports whether one of the controller's profiles schedules
+// pod.
+func (c *Controller) responsible(pod *v1.Pod) bool {
+	_, ok := c.profiles[pod.Spec.SchedulerName]
+	return ok
+}
 
 // addEventHandlers wires the informers to the cache and the queue.
 func (c *Controller) addEventHandlers() error {

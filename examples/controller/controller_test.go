@@ -154,9 +154,40 @@ func TestControllerSchedulesBindsAndRequeues(t *testing.T) {
 	eventually(t, "the cache forgets a deleted pod", func() bool { return ctrl.cache.PodCount() == 3 })
 }
 
-func TestNewNeedsASchedulerName(t *testing.T) {
+func TestNewRefusesAConfigItCannotServe(t *testing.T) {
 	t.Parallel()
-	if _, err := New(fake.NewClientset(), Config{}); err == nil {
-		t.Error("New accepted an empty scheduler name")
+	tests := []struct {
+		name string
+		// config is a KubeSchedulerConfiguration's body for
+		// Config.SchedulerConfig; "" for none.
+		config        string
+		schedulerName string
+		wantErr       string
+	}{
+		{name: "a config that names no scheduler is refused", wantErr: "no scheduler name"},
+		{
+			name:          "a config with both a scheduler name and a scheduler configuration is refused",
+			config:        "profiles:\n- schedulerName: a\n",
+			schedulerName: "kubesched",
+			wantErr:       `Config.SchedulerName "kubesched" and Config.SchedulerConfig both name schedulers`,
+		},
+		{
+			name:    "a profile kubesched cannot build is refused with its error",
+			config:  "profiles:\n- schedulerName: a\n  plugins:\n    filter:\n      enabled: [{name: Mine}]\n",
+			wantErr: `initializing profiles: creating profile for scheduler name a: FilterPlugin "Mine" does not exist`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := Config{SchedulerName: tt.schedulerName}
+			if tt.config != "" {
+				cfg.SchedulerConfig = loadTestConfig(t, tt.config)
+			}
+			_, err := New(fake.NewClientset(), cfg)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("New: %v, want an error saying %q", err, tt.wantErr)
+			}
+		})
 	}
 }

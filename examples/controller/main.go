@@ -2,7 +2,8 @@
 // watches a cluster through client-go informers, keeps kubesched's cache
 // and scheduling queue up to date, and schedules the pods whose
 // spec.schedulerName names it with kube-scheduler v1.36.3's default
-// profile, binding them through the API. A pod that fits nowhere may
+// profile, or with the profiles of a scheduler configuration file,
+// binding them through the API. A pod that fits nowhere may
 // preempt: the controller marks and deletes the victims DefaultPreemption
 // chose and nominates the pod to their node, where a later cycle places
 // it, reading PodDisruptionBudgets as kube-scheduler does.
@@ -13,12 +14,52 @@
 // in-cluster configuration. It is a separate module so that kubesched
 // itself never depends on client-go. Run a single replica: it has no
 // leader election.
+//
+// # Profiles from a configuration file
+//
+// With -config FILE the controller reads a KubeSchedulerConfiguration
+// (kubescheduler.config.k8s.io/v1), the file kube-scheduler reads with
+// --config, and serves every profile in it: a pod is the controller's
+// when its spec.schedulerName is one of the profiles' schedulerName, and
+// that profile's plugins schedule it and decide whether it preempts.
+// Here pods with schedulerName kubesched are spread as by the default
+// profile, and those with kubesched-packing are packed onto the busiest
+// nodes that fit them:
+//
+//	go run . -config scheduler.yaml
+//
+//	# scheduler.yaml
+//	apiVersion: kubescheduler.config.k8s.io/v1
+//	kind: KubeSchedulerConfiguration
+//	profiles:
+//	- schedulerName: kubesched
+//	- schedulerName: kubesched-packing
+//	  pluginConfig:
+//	  - name: NodeResourcesFit
+//	    args:
+//	      scoringStrategy:
+//	        type: MostAllocated
+//
+// The file is read as kube-scheduler reads it: strictly (an unknown field
+// is an error), defaulted, and validated, and a bad file stops the
+// controller with kube-scheduler's message. A file without profiles gets
+// kube-scheduler's single profile, default-scheduler, which would compete
+// with the cluster's own scheduler: name your profiles.
+//
+// The profiles name the schedulers, so giving -scheduler-name with
+// -config is an error. Besides the profiles, the controller uses the
+// file's parallelism, percentageOfNodesToScore, extenders (including one
+// that binds) and podInitialBackoffSeconds and podMaxBackoffSeconds. It
+// ignores the rest, clientConnection and leaderElection among them: give
+// the cluster with -kubeconfig.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -26,34 +67,122 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/kubesched/kubesched"
 )
 
+// defaultSchedulerName is the scheduler name served without -config or
+// -scheduler-name.
+const defaultSchedulerName = "kubesched"
+
 func main() {
-	kubeconfig := flag.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)")
-	name := flag.String("scheduler-name", "kubesched", "schedule the pods whose spec.schedulerName is this")
-	flag.Parse()
-	if err := run(*kubeconfig, *name); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stderr)
+	stop()
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		// -h: the usage is printed.
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "controller:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig, name string) error {
+// run parses the command line args (without the command's name), builds
+// the controller they describe, and runs it until ctx is done. Usage and
+// flag errors are printed to stderr, the controller's log too. A bad
+// command line or -config file is an error before the cluster is
+// contacted.
+func run(ctx context.Context, args []string, stderr io.Writer) error {
+	opts, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	client, err := newClient(opts.kubeconfig)
+	if err != nil {
+		return err
+	}
+	opts.config.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	ctrl, err := New(client, opts.config)
+	if err != nil {
+		return err
+	}
+	return ctrl.Run(ctx)
+}
+
+// options are what the command line asks for.
+type options struct {
+	// kubeconfig is the -kubeconfig file, "" for client-go's defaults.
+	kubeconfig string
+	// config is the controller's configuration, without a logger.
+	config Config
+}
+
+// parseFlags parses args and reads the -config file they name. It
+// returns flag.ErrHelp for -h, and an error for a bad flag, an argument
+// that is no flag, -scheduler-name given with -config, or a -config file
+// that cannot be read or that kube-scheduler would refuse.
+func parseFlags(args []string, output io.Writer) (*options, error) {
+	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
+	fs.SetOutput(output)
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)")
+	name := fs.String("scheduler-name", defaultSchedulerName, "schedule the pods whose spec.schedulerName is this, with the default profile (not with -config)")
+	configFile := fs.String("config", "", "KubeSchedulerConfiguration file: schedule the pods of each of its profiles with that profile")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q: the controller takes only flags (see -h)", fs.Arg(0))
+	}
+	opts := &options{kubeconfig: *kubeconfig}
+	if *configFile == "" {
+		opts.config.SchedulerName = *name
+		return opts, nil
+	}
+	if flagSet(fs, "scheduler-name") {
+		return nil, fmt.Errorf("-scheduler-name %q cannot be used with -config: the profiles of %s name the schedulers; "+
+			"drop -scheduler-name, or set the name as a profile's schedulerName", *name, *configFile)
+	}
+	sc, err := loadConfig(*configFile)
+	if err != nil {
+		return nil, err
+	}
+	opts.config.SchedulerConfig = sc
+	return opts, nil
+}
+
+// flagSet reports whether the command line gave the flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// loadConfig reads the KubeSchedulerConfiguration in file as
+// kube-scheduler does; its errors are kube-scheduler's, after the file's
+// name.
+func loadConfig(file string) (*configv1.KubeSchedulerConfiguration, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("reading -config: %w", err)
+	}
+	sc, err := kubesched.LoadConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("-config %s: %w", file, err)
+	}
+	return sc, nil
+}
+
+// newClient connects to the cluster kubeconfig names, or, when it is "",
+// to the one $KUBECONFIG, ~/.kube/config or the in-cluster configuration
+// does.
+func newClient(kubeconfig string) (kubernetes.Interface, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = kubeconfig
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	ctrl, err := New(client, Config{SchedulerName: name, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
-	if err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return ctrl.Run(ctx)
+	return kubernetes.NewForConfig(cfg)
 }

@@ -103,7 +103,14 @@ func scheduledCondition(pod *v1.Pod) *v1.PodCondition {
 // on clock, until the test ends.
 func runController(t *testing.T, client *fake.Clientset, clock *queue.FakeClock) {
 	t.Helper()
-	ctrl, err := New(client, Config{SchedulerName: "kubesched", QueueOptions: []queue.Option{queue.WithClock(clock)}})
+	runControllerWith(t, client, Config{SchedulerName: "kubesched", QueueOptions: []queue.Option{queue.WithClock(clock)}})
+}
+
+// runControllerWith runs a controller configured by cfg on client until
+// the test ends.
+func runControllerWith(t *testing.T, client *fake.Clientset, cfg Config) {
+	t.Helper()
+	ctrl, err := New(client, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,8 +139,16 @@ func TestControllerPreemptsAsKubeScheduler(t *testing.T) {
 	never := v1.PreemptNever
 	neverPreempts := prioritized(testPod("high", "2", "kubesched"), 1000)
 	neverPreempts.Spec.PreemptionPolicy = &never
+	// Two profiles of a configuration: kube-scheduler's default one, and
+	// one without preemption.
+	const profiles = "profiles:\n- schedulerName: kubesched\n- schedulerName: no-preemption\n" +
+		"  plugins:\n    postFilter:\n      disabled: [{name: DefaultPreemption}]\n"
 	tests := []struct {
-		name      string
+		name string
+		// config is a KubeSchedulerConfiguration's body for the
+		// controller to serve; "" serves the default profile as
+		// kubesched.
+		config    string
 		objs      []runtime.Object
 		preemptor *v1.Pod
 		// wantNode is where the preemptor is nominated and then bound;
@@ -177,13 +192,39 @@ func TestControllerPreemptsAsKubeScheduler(t *testing.T) {
 			wantEvicted: []string{"unguarded"},
 			wantMessage: "0/2 nodes are available: 2 Insufficient cpu.",
 		},
+		{
+			name:   "a pod of a configuration's profile that runs DefaultPreemption preempts, beside a profile that does not",
+			config: profiles,
+			objs: []runtime.Object{
+				testNode("full", "2"),
+				boundPod("low-1", "1", "full"), boundPod("low-2", "1", "full"),
+			},
+			preemptor:   prioritized(testPod("high", "2", "kubesched"), 1000),
+			wantNode:    "full",
+			wantEvicted: []string{"low-1", "low-2"},
+			wantMessage: "0/1 nodes are available: 1 Insufficient cpu.",
+		},
+		{
+			name:   "a pod of a configuration's profile that disables DefaultPreemption evicts nothing and is not nominated",
+			config: profiles,
+			objs: []runtime.Object{
+				testNode("full", "2"),
+				boundPod("low-1", "1", "full"), boundPod("low-2", "1", "full"),
+			},
+			preemptor:   prioritized(testPod("high", "2", "no-preemption"), 1000),
+			wantMessage: "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			client := newFakeCluster(append(slices.Clone(tt.objs), tt.preemptor)...)
 			deleted := recordDeletions(client)
-			runController(t, client, queue.NewFakeClock(time.Unix(0, 0)))
+			cfg := Config{SchedulerName: "kubesched", QueueOptions: []queue.Option{queue.WithClock(queue.NewFakeClock(time.Unix(0, 0)))}}
+			if tt.config != "" {
+				cfg.SchedulerName, cfg.SchedulerConfig = "", loadTestConfig(t, tt.config)
+			}
+			runControllerWith(t, client, cfg)
 
 			eventually(t, "the preemptor is marked unschedulable", func() bool {
 				c := scheduledCondition(getPod(t, client, tt.preemptor.Name))

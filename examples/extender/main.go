@@ -15,6 +15,16 @@
 // no node cache. In a cluster, give newHandler a server.NodeSource built on
 // a node informer, and a bind function that creates the Binding with
 // client-go.
+//
+// With -config FILE, the KubeSchedulerConfiguration kube-scheduler runs
+// with (the seed's ConfigMap), the demo reads the file as kube-scheduler
+// reads it and refuses to start unless the extenders it lists on -addr's
+// port call only the verbs above, at the root of the URL, with
+// nodeCacheCapable false; it then logs the profiles whose pods
+// kube-scheduler will send it (all of them: a configuration's extenders
+// serve every profile):
+//
+//	go run ./examples/extender -addr 127.0.0.1:8080 -config scheduler-config.yaml
 package main
 
 import (
@@ -26,6 +36,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -34,7 +45,21 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8888", "address to listen on")
+	config := flag.String("config", "", "the KubeSchedulerConfiguration kube-scheduler runs with: refuse to start unless the extenders it lists on -addr's port call verbs the demo serves")
 	flag.Parse()
+	if *config != "" {
+		data, err := os.ReadFile(*config)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "extender: reading -config:", err)
+			os.Exit(1)
+		}
+		profiles, err := checkConfig(data, *addr)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "extender: -config %s: %v\n", *config, err)
+			os.Exit(1)
+		}
+		log.Printf("called for the pods of the profiles %s", strings.Join(profiles, ", "))
+	}
 	if err := run(*addr); err != nil {
 		fmt.Fprintln(os.Stderr, "extender:", err)
 		os.Exit(1)

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// writeFile writes content to a file named name in a directory of the
+// test's, and returns its path.
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// unreachableKubeconfig names a cluster nothing listens for, so that a
+// test that got as far as connecting fails instead of reaching a real
+// one.
+const unreachableKubeconfig = `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`
+
+func TestRunRefusesABadCommandLineBeforeScheduling(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		// config is the -config file's body after the header; "" gives
+		// no -config.
+		config string
+		args   []string
+		// wantErr are what the error must say.
+		wantErr []string
+	}{
+		{
+			name:    "a -config file with an unknown field is refused with kube-scheduler's strict decoding error",
+			config:  "profiles:\n- schedulerNme: a\n",
+			wantErr: []string{"-config ", `strict decoding error: unknown field "profiles[0].schedulerNme"`},
+		},
+		{
+			name:    "invalid plugin args are refused with kube-scheduler's validation message",
+			config:  "profiles:\n- schedulerName: a\n  pluginConfig:\n  - name: InterPodAffinity\n    args: {hardPodAffinityWeight: 101}\n",
+			wantErr: []string{"profiles[0].pluginConfig[0].args.hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]"},
+		},
+		{
+			name:   "two profiles with the same schedulerName are refused with kube-scheduler's message",
+			config: "profiles:\n- schedulerName: a\n- schedulerName: a\n",
+			// kube-scheduler names the duplicate by its path, which prints as {}.
+			wantErr: []string{"profiles[1].schedulerName: Duplicate value"},
+		},
+		{
+			name:    "-scheduler-name with -config is an error that says which to drop",
+			config:  "profiles:\n- schedulerName: a\n",
+			args:    []string{"-scheduler-name", "b"},
+			wantErr: []string{`-scheduler-name "b" cannot be used with -config`, "drop -scheduler-name"},
+		},
+		{
+			name:    "-scheduler-name with -config is an error even when it gives the default name",
+			config:  "profiles:\n- schedulerName: kubesched\n",
+			args:    []string{"-scheduler-name", "kubesched"},
+			wantErr: []string{`-scheduler-name "kubesched" cannot be used with -config`},
+		},
+		{
+			name:    "a -config file that does not exist is an error that names it",
+			args:    []string{"-config", "no-such-file.yaml"},
+			wantErr: []string{"reading -config: open no-such-file.yaml"},
+		},
+		{
+			name:    "an argument that is not a flag is an error",
+			args:    []string{"extra"},
+			wantErr: []string{`unexpected argument "extra"`},
+		},
+		{
+			name:    "an unknown flag is an error",
+			args:    []string{"-confg", "scheduler.yaml"},
+			wantErr: []string{"flag provided but not defined: -confg"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			args := []string{"-kubeconfig", writeFile(t, "kubeconfig", unreachableKubeconfig)}
+			if tt.config != "" {
+				args = append(args, "-config", writeFile(t, "scheduler.yaml", configHeader+tt.config))
+			}
+			// Run stops at once should it get as far as starting.
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			err := run(ctx, append(args, tt.args...), io.Discard)
+			if err == nil {
+				t.Fatal("run accepted the command line")
+			}
+			for _, want := range tt.wantErr {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("run: %v; want an error saying %q", err, want)
+				}
+			}
+		})
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	t.Parallel()
+	twoProfiles := writeFile(t, "scheduler.yaml", configHeader+"profiles:\n- schedulerName: a\n- schedulerName: b\n")
+	tests := []struct {
+		name           string
+		args           []string
+		wantKubeconfig string
+		// wantName is Config.SchedulerName; wantProfiles are the
+		// schedulerNames of Config.SchedulerConfig, nil for none.
+		wantName     string
+		wantProfiles []string
+	}{
+		{name: "without flags the controller serves kubesched with the default profile", wantName: "kubesched"},
+		{name: "-scheduler-name names the one scheduler served", args: []string{"-scheduler-name", "mine"}, wantName: "mine"},
+		{
+			name:           "-config serves the file's profiles, and no -scheduler-name",
+			args:           []string{"-config", twoProfiles, "-kubeconfig", "cluster.yaml"},
+			wantKubeconfig: "cluster.yaml",
+			wantProfiles:   []string{"a", "b"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			opts, err := parseFlags(tt.args, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var profiles []string
+			if sc := opts.config.SchedulerConfig; sc != nil {
+				for _, p := range sc.Profiles {
+					profiles = append(profiles, *p.SchedulerName)
+				}
+			}
+			if opts.kubeconfig != tt.wantKubeconfig || opts.config.SchedulerName != tt.wantName || !slices.Equal(profiles, tt.wantProfiles) {
+				t.Errorf("kubeconfig %q, scheduler name %q, profiles %v; want %q, %q, %v",
+					opts.kubeconfig, opts.config.SchedulerName, profiles, tt.wantKubeconfig, tt.wantName, tt.wantProfiles)
+			}
+		})
+	}
+	if _, err := parseFlags([]string{"-h"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("-h: %v, want flag.ErrHelp", err)
+	}
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// schedulerConfig is the seed's configuration with extender replaced by
+// the given YAML lines (indented under "- ").
+func schedulerConfig(extender string) []byte {
+	return []byte(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: i-scheduler-extender
+- schedulerName: another
+extenders:
+- ` + extender + "\n")
+}
+
+const seedExtender = `urlPrefix: "http://localhost:8080"
+  filterVerb: filter_onlyone
+  prioritizeVerb: prioritize
+  bindVerb: bind
+  weight: 1
+  nodeCacheCapable: false`
+
+func TestCheckConfig(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		config   []byte
+		addr     string
+		profiles []string
+		wantErr  string // prefix of the error; "" for none
+	}{
+		{name: "the seed's configuration calls the demo for every profile", config: schedulerConfig(seedExtender), addr: "0.0.0.0:8080",
+			profiles: []string{"another", "i-scheduler-extender"}},
+		{name: "an extender on another port is not the demo's business", addr: "127.0.0.1:8080",
+			config:  schedulerConfig(`urlPrefix: "http://other:9000"` + "\n  filterVerb: anything"),
+			wantErr: "no extender in the configuration has a urlPrefix on port 8080"},
+		{name: "a verb the demo does not serve is refused", addr: ":8080",
+			config:  schedulerConfig(strings.Replace(seedExtender, "filter_onlyone", "filtr", 1)),
+			wantErr: `extenders[0] (http://localhost:8080): filterVerb "filtr": the demo serves ["filter" "filter_onlyone"]`},
+		{name: "a preempt verb is refused", addr: ":8080",
+			config:  schedulerConfig(seedExtender + "\n  preemptVerb: preempt"),
+			wantErr: `extenders[0] (http://localhost:8080): preemptVerb "preempt": the demo serves no such verb; remove it`},
+		{name: "a node cache capable scheduler is refused", addr: ":8080",
+			config:  schedulerConfig(strings.Replace(seedExtender, "nodeCacheCapable: false", "nodeCacheCapable: true", 1)),
+			wantErr: "extenders[0] (http://localhost:8080): nodeCacheCapable: the demo has no node cache"},
+		{name: "verbs under a path are refused", addr: ":8080",
+			config:  schedulerConfig(strings.Replace(seedExtender, "8080", "8080/scheduler", 1)),
+			wantErr: `extenders[0] (http://localhost:8080/scheduler): the demo serves its verbs at the root, not under "/scheduler"`},
+		{name: "an https urlPrefix without a port is port 443", addr: ":443",
+			config:   schedulerConfig(strings.Replace(strings.Replace(seedExtender, "http:", "https:", 1), ":8080", "", 1) + "\n  enableHTTPS: true"),
+			profiles: []string{"another", "i-scheduler-extender"}},
+		{name: "a configuration kube-scheduler refuses is refused with its message", addr: ":8080",
+			config:  schedulerConfig(strings.Replace(seedExtender, "weight: 1", "weight: -1", 1)),
+			wantErr: "extenders[0].weight: Invalid value: -1: must have a positive weight applied to it"},
+		{name: "an unknown field is refused", addr: ":8080",
+			config:  schedulerConfig(seedExtender + "\n  filterverb: filter"),
+			wantErr: "strict decoding error: unknown field"},
+		{name: "a bad -addr is refused", addr: "8080", config: schedulerConfig(seedExtender), wantErr: `-addr "8080": address 8080: missing port in address`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			profiles, err := checkConfig(tc.config, tc.addr)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("checkConfig = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(profiles, tc.profiles) {
+				t.Errorf("profiles %v, want %v", profiles, tc.profiles)
+			}
+		})
+	}
+}
