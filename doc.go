@@ -13,8 +13,13 @@
 //   - package [github.com/kubesched/kubesched/framework] composes plugins
 //     with weights over a parallel worker pool and runs kube-scheduler's
 //     scheduling cycle in [framework.Framework.Schedule];
-//   - this package assembles the default profile ([DefaultFramework]) and
-//     offers [Schedule] for the common case.
+//   - package [github.com/kubesched/kubesched/sim] is a cluster to fork,
+//     change and place pods on, decision after decision, for autoscalers
+//     and simulations;
+//   - this package assembles the default profile ([DefaultPlugins],
+//     [DefaultFramework]), builds a KubeSchedulerConfiguration's profiles
+//     ([LoadConfig], [FrameworksFromConfig]), and offers [Schedule] for the
+//     common case.
 //
 // A decision needs nothing but the objects:
 //

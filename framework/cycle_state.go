@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -37,6 +38,22 @@ type CycleState struct {
 	skipScore []bool
 	// fw is the framework running the cycle; nil outside one.
 	fw *Framework
+	// excluded is the verdict on the nodes outside PreFilter's result,
+	// kept, as Framework.RunPreFilterPlugins records them; nil when
+	// PreFilter kept every node.
+	excluded *Status
+	kept     sets.Set[string]
+}
+
+// ExcludedByPreFilter returns kube-scheduler's verdict on the node called
+// name when the PreFilter plugins of [Framework.RunPreFilterPlugins] left
+// it out ("node(s) didn't satisfy plugin(s) [NodeAffinity]",
+// UnschedulableAndUnresolvable), and nil when they kept it.
+func (s *CycleState) ExcludedByPreFilter(name string) *Status {
+	if s == nil || s.excluded == nil || s.kept.Has(name) {
+		return nil
+	}
+	return s.excluded
 }
 
 // NewCycleState returns the state for one scheduling cycle over allNodes.

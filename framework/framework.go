@@ -48,8 +48,9 @@ type Framework struct {
 	percentage  int32
 	parallelism int
 
-	randMu sync.Mutex
-	rand   *rand.Rand // nil: the global, concurrency-safe source
+	// rng is the random source, shared with frameworks derived by
+	// UsingListers; nil: the global, concurrency-safe source.
+	rng *lockedRand
 
 	nextStart atomic.Int64
 	// index and snapIndex are the last node lists indexed, plain and
@@ -193,7 +194,10 @@ func New(opts ...Option) (*Framework, error) {
 			return nil, err
 		}
 	}
-	f := &Framework{percentage: c.percentage, parallelism: c.parallelism, rand: c.rand, listers: c.listers, nominator: c.nominator}
+	f := &Framework{percentage: c.percentage, parallelism: c.parallelism, listers: c.listers, nominator: c.nominator}
+	if c.rand != nil {
+		f.rng = &lockedRand{r: c.rand}
+	}
 	f.scratch.New = func() any { return new(scratch) }
 	var err error
 	if f.extenders, err = orderExtenders(c.extenders); err != nil {

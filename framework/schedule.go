@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
@@ -573,10 +574,16 @@ func (f *Framework) selectHost(totals []int64) int {
 }
 
 func (f *Framework) intN(n int) int {
-	if f.rand == nil {
+	if f.rng == nil {
 		return rand.IntN(n)
 	}
-	f.randMu.Lock()
-	defer f.randMu.Unlock()
-	return f.rand.IntN(n)
+	f.rng.mu.Lock()
+	defer f.rng.mu.Unlock()
+	return f.rng.r.IntN(n)
+}
+
+// lockedRand is a seeded random source that frameworks share.
+type lockedRand struct {
+	mu sync.Mutex
+	r  *rand.Rand
 }

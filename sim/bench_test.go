@@ -1,0 +1,89 @@
+package sim_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/kubesched/kubesched"
+	"github.com/kubesched/kubesched/internal/testcluster"
+	"github.com/kubesched/kubesched/sim"
+)
+
+// BenchmarkPlace places pods one after the other, each committed, on
+// scheduler_perf-shaped clusters: the loop of a simulation.
+func BenchmarkPlace(b *testing.B) {
+	for _, workload := range []string{testcluster.Basic, testcluster.TopologySpreading, testcluster.PodAntiAffinity} {
+		for _, n := range []int{5000} {
+			b.Run(fmt.Sprintf("%s/%d", workload, n), func(b *testing.B) {
+				nodes := testcluster.Nodes(n, workload)
+				existing := testcluster.ExistingPods(n/5, nodes, workload)
+				objs := testcluster.Objects(nodes, existing, "", workload)
+				fw, err := kubesched.DefaultFramework()
+				if err != nil {
+					b.Fatal(err)
+				}
+				c, err := sim.New(fw, nodes, existing, objs...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ctx := context.Background()
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					if _, err := c.Place(ctx, testcluster.Pod(fmt.Sprintf("p-%d", i), workload)); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+			})
+		}
+	}
+}
+
+// basicCluster is 5000 plain nodes with 1000 plain pods.
+func basicCluster(b *testing.B) *sim.Cluster {
+	nodes := testcluster.Nodes(5000, testcluster.Basic)
+	fw, err := kubesched.DefaultFramework()
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := sim.New(fw, nodes, testcluster.ExistingPods(1000, nodes, testcluster.Basic))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// BenchmarkPlaceFirstFit is cluster-autoscaler's first-fit loop.
+func BenchmarkPlaceFirstFit(b *testing.B) {
+	c := basicCluster(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := c.PlaceFirstFit(ctx, testcluster.Pod(fmt.Sprintf("p-%d", i), testcluster.Basic)); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
+// BenchmarkForkRevert forks, places ten pods and reverts: the cost is the
+// ten placements, whatever the cluster's size.
+func BenchmarkForkRevert(b *testing.B) {
+	c := basicCluster(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		c.Fork()
+		for i := range 10 {
+			if _, err := c.PlaceFirstFit(ctx, testcluster.Pod(fmt.Sprintf("p-%d", i), testcluster.Basic)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := c.Revert(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

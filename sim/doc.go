@@ -1,0 +1,22 @@
+// Package sim is a simulated cluster for the callers that ask "what would
+// kube-scheduler do?" many times over a cluster they change as they go:
+// autoscalers, deschedulers, capacity planners.
+//
+// A [Cluster] holds nodes, the pods bound to them and the objects the
+// plugins read. [Cluster.Place] makes kube-scheduler's decision for a pod
+// and commits it, so the next decision sees the pod (and the
+// ResourceClaims it was allocated); [Cluster.PlaceFirstFit] is
+// cluster-autoscaler's first-fit search; [Cluster.PlaceAll] places a
+// list; [Cluster.CheckPod] asks whether a pod fits one node given the
+// whole cluster, without filtering the others.
+//
+// [Cluster.Fork] starts changes that [Cluster.Revert] undoes or
+// [Cluster.Commit] keeps, nested, each at a cost in proportion to the
+// changes, not to the cluster's size: add template nodes, place the
+// pending pods, read where they went, revert.
+//
+// Not simulated yet: PersistentVolume binding (a pod's unbound
+// WaitForFirstConsumer claims are checked, but no volume is set aside
+// for it, so the next pod may be offered the same one), and preemption
+// (a FitError's Preemption is returned, not acted on).
+package sim

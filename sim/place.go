@@ -1,0 +1,212 @@
+package sim
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+
+	"github.com/kubesched/kubesched/framework"
+)
+
+// ErrNoNodeFits is returned, wrapped with the reasons, by
+// [Cluster.PlaceFirstFit] for a pod no node fits.
+var ErrNoNodeFits = errors.New("no node fits the pod")
+
+// Place schedules pod as kube-scheduler would (filter, score, select, on
+// the cluster as it is now) and commits the decision: the pod, a copy
+// bound to the chosen node, joins the cluster, and the ResourceClaims the
+// placement allocated replace the cluster's, so the next placement sees
+// them. It returns the framework's Result, or its error: a
+// *framework.FitError when no node fits (nothing is committed, and no
+// preemption is acted on).
+func (c *Cluster) Place(ctx context.Context, pod *v1.Pod) (*framework.Result, error) {
+	if err := c.placeable(pod); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	res, err := c.fw.ScheduleSnapshot(ctx, pod, c.snapshot())
+	if err != nil {
+		return nil, err
+	}
+	if err := c.commit(pod, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// PlaceFirstFit places pod as cluster-autoscaler's first-fit search does:
+// filters only, on the nodes in the order given to New followed by those
+// added, starting just past the node the previous search chose (or
+// stopped at), and the first node that fits takes the pod, committed as
+// by [Cluster.Place]. It returns the node's name, or an error wrapping
+// ErrNoNodeFits with the last node's reasons when none fits.
+func (c *Cluster) PlaceFirstFit(ctx context.Context, pod *v1.Pod) (string, error) {
+	res, err := c.placeFirstFit(ctx, pod)
+	if err != nil {
+		return "", err
+	}
+	return res.SuggestedHost, nil
+}
+
+func (c *Cluster) placeFirstFit(ctx context.Context, pod *v1.Pod) (*framework.Result, error) {
+	if err := c.placeable(pod); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	snap := c.snapshot()
+	state, status := c.fw.RunPreFilterPlugins(ctx, pod, snap)
+	if status != nil {
+		return nil, noFit(pod, status)
+	}
+	n := len(c.order)
+	var last *framework.Status
+	for k := range n {
+		i := (c.nextFit + k) % n
+		name := c.order[i]
+		if s := state.ExcludedByPreFilter(name); s != nil {
+			last = s
+			continue
+		}
+		ni, _ := snap.Get(name)
+		s := c.fw.RunFilterPluginsWithNominatedPods(ctx, state, pod, ni)
+		if s.Code() == framework.Error {
+			return nil, s.AsError()
+		}
+		if s != nil {
+			last = s
+			continue
+		}
+		res, s := c.fw.RunReservePlugins(ctx, state, pod, name)
+		if s != nil {
+			return nil, s.AsError()
+		}
+		if err := c.commit(pod, res); err != nil {
+			return nil, err
+		}
+		c.nextFit = (i + 1) % n
+		return res, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return nil, noFit(pod, last)
+}
+
+func noFit(pod *v1.Pod, s *framework.Status) error {
+	if s == nil || s.Code() == framework.Error {
+		if err := s.AsError(); err != nil {
+			return err
+		}
+		return fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, ErrNoNodeFits)
+	}
+	return fmt.Errorf("pod %s/%s: %w: %v", pod.Namespace, pod.Name, ErrNoNodeFits, s)
+}
+
+// placeable refuses a pod Place cannot take.
+func (c *Cluster) placeable(pod *v1.Pod) error {
+	if pod == nil {
+		return errors.New("sim: nil pod")
+	}
+	if pod.Spec.NodeName != "" {
+		return fmt.Errorf("sim: pod %s/%s is already bound to %q", pod.Namespace, pod.Name, pod.Spec.NodeName)
+	}
+	return nil
+}
+
+// commit binds a copy of pod to the node res names, with the claims res
+// allocated, as kube-scheduler's binding would.
+func (c *Cluster) commit(pod *v1.Pod, res *framework.Result) error {
+	if _, dup := c.pods[key(pod.Namespace, pod.Name)]; dup {
+		return fmt.Errorf("sim: pod %s is already in the cluster", key(pod.Namespace, pod.Name))
+	}
+	bound := pod.DeepCopy()
+	bound.Spec.NodeName = res.SuggestedHost
+	if res.ExtendedResourceClaimStatus != nil {
+		bound.Status.ExtendedResourceClaimStatus = res.ExtendedResourceClaimStatus
+	}
+	for _, claim := range res.Claims {
+		if err := c.setClaim(claim); err != nil {
+			return err
+		}
+	}
+	return c.addPod(bound)
+}
+
+// PlaceOption changes how [Cluster.PlaceAll] places its pods.
+type PlaceOption func(*placeConfig)
+
+type placeConfig struct {
+	queueOrder bool
+	firstFit   bool
+	progress   func(done, total int)
+}
+
+// InQueueOrder places the pods in kube-scheduler's queue order: higher
+// priority first, then older (creation timestamp), the given order
+// breaking ties, rather than in the given order.
+func InQueueOrder() PlaceOption { return func(c *placeConfig) { c.queueOrder = true } }
+
+// FirstFit places each pod as [Cluster.PlaceFirstFit] does, rather than
+// as [Cluster.Place].
+func FirstFit() PlaceOption { return func(c *placeConfig) { c.firstFit = true } }
+
+// Progress has fn called after each pod, with the pods done so far and
+// their total, for long runs.
+func Progress(fn func(done, total int)) PlaceOption {
+	return func(c *placeConfig) { c.progress = fn }
+}
+
+// PlaceAll places pods one after the other, each placement committed
+// before the next, and returns one Result per pod, in the order given,
+// nil for a pod no node fits. It stops at the first other error (a
+// cancelled context, a plugin error), returning the results so far.
+func (c *Cluster) PlaceAll(ctx context.Context, pods []*v1.Pod, opts ...PlaceOption) ([]*framework.Result, error) {
+	var cfg placeConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	order := make([]int, len(pods))
+	for i := range order {
+		order[i] = i
+	}
+	if cfg.queueOrder {
+		slices.SortStableFunc(order, func(a, b int) int {
+			pa, pb := pods[a], pods[b]
+			if pa == nil || pb == nil {
+				return 0
+			}
+			return cmp.Or(
+				cmp.Compare(corev1helpers.PodPriority(pb), corev1helpers.PodPriority(pa)),
+				pa.CreationTimestamp.Compare(pb.CreationTimestamp.Time))
+		})
+	}
+	results := make([]*framework.Result, len(pods))
+	for done, i := range order {
+		var res *framework.Result
+		var err error
+		if cfg.firstFit {
+			res, err = c.placeFirstFit(ctx, pods[i])
+		} else {
+			res, err = c.Place(ctx, pods[i])
+		}
+		var fitErr *framework.FitError
+		switch {
+		case err == nil:
+			results[i] = res
+		case errors.As(err, &fitErr), errors.Is(err, ErrNoNodeFits):
+		default:
+			return results, fmt.Errorf("pod %d: %w", i, err)
+		}
+		if cfg.progress != nil {
+			cfg.progress(done+1, len(pods))
+		}
+	}
+	return results, nil
+}
