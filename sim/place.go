@@ -109,13 +109,12 @@ func noFit(pod *v1.Pod, s *framework.Status) error {
 	return fmt.Errorf("pod %s/%s: %w: %v", pod.Namespace, pod.Name, ErrNoNodeFits, s)
 }
 
-// placeable refuses a pod Place cannot take.
+// placeable refuses a pod Place cannot take. A pod whose spec.nodeName
+// is set is placed as the framework judges it (NodeName's filter keeps
+// it to that node), as simulators ask about such pods.
 func (c *Cluster) placeable(pod *v1.Pod) error {
 	if pod == nil {
 		return errors.New("sim: nil pod")
-	}
-	if pod.Spec.NodeName != "" {
-		return fmt.Errorf("sim: pod %s/%s is already bound to %q", pod.Namespace, pod.Name, pod.Spec.NodeName)
 	}
 	return nil
 }

@@ -1,0 +1,129 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubesched/kubesched"
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/sim"
+)
+
+// simSequence is a cluster drawn as the generator draws one, with
+// affinity, spreading and their objects, and pending pods to place one
+// after another.
+func simSequence(seed uint64, pending int) (*Scenario, []*v1.Pod) {
+	g := &generator{r: rand.New(rand.NewPCG(seed, 0x5e9))}
+	s := &Scenario{Seed: seed}
+	for i := range 4 + g.r.IntN(12) {
+		s.Nodes = append(s.Nodes, g.node(i))
+	}
+	for i := range g.r.IntN(len(s.Nodes) + 1) {
+		p := g.pod(fmt.Sprintf("running-%d", i), 0.01)
+		p.Spec.NodeName = g.pick(s.Nodes).Name
+		s.Pods = append(s.Pods, p)
+	}
+	s.Objects = g.namespaces()
+	owners := g.controllers()
+	for _, o := range owners {
+		s.Objects = append(s.Objects, o.object)
+	}
+	for i := range g.r.IntN(4) {
+		s.Objects = append(s.Objects, g.service(i))
+	}
+	for _, p := range s.Pods {
+		g.workload(p, owners, 0.3)
+		g.podAffinity(p, 0.1, 0.1)
+	}
+	var pods []*v1.Pod
+	for k := range pending {
+		p := g.incomingPod(s.Nodes)
+		p.Name, p.UID = fmt.Sprintf("pending-%d", k), types.UID(fmt.Sprintf("uid-pending-%d", k))
+		g.workload(p, owners, 0.5)
+		g.podAffinity(p, 0.1, 0.2)
+		if g.chance(0.4) {
+			p.Spec.TopologySpreadConstraints = g.spreadConstraints(p)
+		}
+		pods = append(pods, p)
+	}
+	return s, pods
+}
+
+// TestSimPlacementsAgreeWithUpstream places pods one after another
+// through sim.Cluster, and asks upstream about each on the same committed
+// state (the pods placed so far): every decision must agree, the node
+// kubesched chose being among upstream's best. Each sequence forks in the
+// middle, places, commits an inner fork and reverts the outer one, and
+// goes on from the reverted state.
+func TestSimPlacementsAgreeWithUpstream(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const seeds, perSequence = 20, 40
+	outcomes := map[string]int{}
+	for seed := range uint64(seeds) {
+		s, pending := simSequence(seed, perSequence)
+		fw, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100), framework.WithRandSource(rand.NewPCG(seed, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := sim.New(fw, s.Nodes, s.Pods, schedulingObjects(s.Objects)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bound := slices.Clone(s.Pods)
+		var saved [][]*v1.Pod
+		for i, pod := range pending {
+			switch i {
+			case perSequence / 4, perSequence / 3:
+				c.Fork()
+				saved = append(saved, slices.Clone(bound))
+			case perSequence / 2:
+				if err := c.Commit(); err != nil {
+					t.Fatal(err)
+				}
+				saved = saved[:1]
+			case 2 * perSequence / 3:
+				if err := c.Revert(); err != nil {
+					t.Fatal(err)
+				}
+				bound, saved = saved[0], nil
+				outcomes["reverted"]++
+			}
+			step := &Scenario{Seed: seed, Nodes: s.Nodes, Pods: slices.Clone(bound), Pod: pod, Objects: s.Objects}
+			want, err := testOracle.RunScenario(ctx, step)
+			if err != nil {
+				t.Fatalf("seed %d, %s: oracle: %v", seed, pod.Name, err)
+			}
+			got, err := c.Place(ctx, pod)
+			if diffs := diffResults(step, want, got, err); len(diffs) > 0 {
+				t.Fatalf("seed %d, %s (after %d bound): %d disagreement(s) with kube-scheduler:\n%s",
+					seed, pod.Name, len(bound), len(diffs), formatDiffs(diffs, 20))
+			}
+			var fitErr *framework.FitError
+			switch {
+			case errors.As(err, &fitErr):
+				outcomes["unschedulable"]++
+			case err != nil:
+				outcomes["error"]++
+			default:
+				outcomes["placed"]++
+				placed, ok := c.Pod(pod.Namespace, pod.Name)
+				if !ok || placed.Spec.NodeName != got.SuggestedHost {
+					t.Fatalf("seed %d, %s: placed on %s, but the cluster holds %v", seed, pod.Name, got.SuggestedHost, placed)
+				}
+				bound = append(bound, placed)
+			}
+		}
+	}
+	t.Logf("outcomes: %v", outcomes)
+	if outcomes["placed"] < seeds*perSequence/4 || outcomes["unschedulable"] < seeds || outcomes["reverted"] != seeds {
+		t.Errorf("outcomes %v: want many placements, some pods that fit nowhere, and every sequence reverted", outcomes)
+	}
+}
