@@ -74,11 +74,19 @@ func NewPodInfo(pod *v1.Pod) *PodInfo {
 // kube-scheduler's cache. (The type is internal: this is for kubesched's
 // own plugins.)
 func (pi *PodInfo) AffinityTerms() *podaffinity.Terms {
-	if pi.affinity == nil {
-		return parseAffinity(pi.Pod)
+	switch {
+	case pi.affinity != nil:
+		return pi.affinity
+	case pi.facts.known && !pi.facts.affinity:
+		// Most pods: nothing to parse, and nothing to allocate.
+		return &noTerms
 	}
-	return pi.affinity
+	return parseAffinity(pi.Pod)
 }
+
+// noTerms are the terms of every pod without pod affinity; shared, so
+// never modified.
+var noTerms podaffinity.Terms
 
 func parseAffinity(pod *v1.Pod) *podaffinity.Terms {
 	t, _ := podaffinity.Parse(pod)
