@@ -8,7 +8,9 @@
 // ResourceClaims it was allocated); [Cluster.PlaceFirstFit] is
 // cluster-autoscaler's first-fit search; [Cluster.PlaceAll] places a
 // list; [Cluster.CheckPod] asks whether a pod fits one node given the
-// whole cluster, without filtering the others.
+// whole cluster, without filtering the others; [Cluster.Estimate] is
+// cluster-autoscaler's binpacking estimate of the nodes of a [Template]
+// some pending pods need.
 //
 // [Cluster.Fork] starts changes that [Cluster.Revert] undoes or
 // [Cluster.Commit] keeps, nested, each at a cost in proportion to the

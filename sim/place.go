@@ -60,24 +60,39 @@ func (c *Cluster) placeFirstFit(ctx context.Context, pod *v1.Pod) (*framework.Re
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	res, i, err := c.firstFit(ctx, pod, c.order, c.nextFit)
+	if err != nil {
+		return nil, err
+	}
+	c.nextFit = (i + 1) % len(c.order)
+	return res, nil
+}
+
+// firstFit places pod on the first of the nodes called names, from
+// start round-robin, that it fits, and returns the placement and that
+// node's position in names. The caller holds c.mu.
+func (c *Cluster) firstFit(ctx context.Context, pod *v1.Pod, names []string, start int) (*framework.Result, int, error) {
 	snap := c.snapshot()
 	state, status := c.fw.RunPreFilterPlugins(ctx, pod, snap)
 	if status != nil {
-		return nil, noFit(pod, status)
+		return nil, 0, noFit(pod, status)
 	}
-	n := len(c.order)
+	n := len(names)
 	var last *framework.Status
 	for k := range n {
-		i := (c.nextFit + k) % n
-		name := c.order[i]
+		i := (start + k) % n
+		name := names[i]
 		if s := state.ExcludedByPreFilter(name); s != nil {
 			last = s
 			continue
 		}
-		ni, _ := snap.Get(name)
+		ni, ok := snap.Get(name)
+		if !ok {
+			continue
+		}
 		s := c.fw.RunFilterPluginsWithNominatedPods(ctx, state, pod, ni)
 		if s.Code() == framework.Error {
-			return nil, s.AsError()
+			return nil, 0, s.AsError()
 		}
 		if s != nil {
 			last = s
@@ -85,18 +100,17 @@ func (c *Cluster) placeFirstFit(ctx context.Context, pod *v1.Pod) (*framework.Re
 		}
 		res, s := c.fw.RunReservePlugins(ctx, state, pod, name)
 		if s != nil {
-			return nil, s.AsError()
+			return nil, 0, s.AsError()
 		}
 		if err := c.commit(pod, res); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		c.nextFit = (i + 1) % n
-		return res, nil
+		return res, i, nil
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return nil, noFit(pod, last)
+	return nil, 0, noFit(pod, last)
 }
 
 func noFit(pod *v1.Pod, s *framework.Status) error {
