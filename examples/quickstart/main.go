@@ -25,7 +25,7 @@ import (
 
 	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/framework"
-	"github.com/kubesched/kubesched/nodeinfo"
+	"github.com/kubesched/kubesched/sim"
 )
 
 var (
@@ -60,11 +60,15 @@ func run(out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The cluster keeps each placement for the next pod.
+	cluster, err := sim.New(f, nodes, bound)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(out, "Cluster: %d nodes, %d pods running.\n", len(nodes), len(bound))
 	for _, pod := range pending {
-		infos := nodeinfo.Build(nodes, bound)
 		fmt.Fprintf(out, "\nPod %s/%s\n", pod.Namespace, pod.Name)
-		res, err := f.Schedule(context.Background(), pod, infos)
+		res, err := cluster.Place(context.Background(), pod)
 		var fitErr *framework.FitError
 		switch {
 		case errors.As(err, &fitErr):
@@ -76,10 +80,6 @@ func run(out io.Writer) error {
 		fmt.Fprintf(out, "  -> %s (%d of %d nodes feasible)\n", res.SuggestedHost, res.FeasibleNodes, res.EvaluatedNodes)
 		printRejections(out, res.Diagnosis)
 		printScores(out, res)
-		// Bind it, so the next pod sees it.
-		placed := pod.DeepCopy()
-		placed.Spec.NodeName = res.SuggestedHost
-		bound = append(bound, placed)
 	}
 	return nil
 }
