@@ -87,3 +87,26 @@ func BenchmarkForkRevert(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkNew loads clusters of ten plain pods per node, up to 100,000
+// nodes and 1,000,000 pods (run it alone: -bench New -benchtime 1x).
+func BenchmarkNew(b *testing.B) {
+	for _, n := range []int{5000, 15000, 100000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			nodes := testcluster.Nodes(n, testcluster.Basic)
+			pods := testcluster.ExistingPods(10*n, nodes, testcluster.Basic)
+			fw, err := kubesched.DefaultFramework()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				c, err := sim.New(fw, nodes, pods)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_ = c.Snapshot()
+			}
+		})
+	}
+}

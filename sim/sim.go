@@ -32,8 +32,10 @@ type Cluster struct {
 	// fw is the caller's framework reading the cluster's listers.
 	fw    *framework.Framework
 	cache *cache.Cache
-	// order is the node names in the order given to New, then added.
+	// order is the node names in the order given to New, then added;
+	// named holds the same names, for lookups.
 	order []string
+	named map[string]bool
 	// pods are the bound pods, by namespace/name.
 	pods map[string]*v1.Pod
 	// nextFit is where the next first-fit search starts in order.
@@ -76,7 +78,7 @@ func New(fw *framework.Framework, nodes []*v1.Node, pods []*v1.Pod, objs ...runt
 		return nil, err
 	}
 	listers.ResourceClaims = ch.ResourceClaims()
-	c := &Cluster{fw: fw.UsingListers(listers), cache: ch, pods: map[string]*v1.Pod{}}
+	c := &Cluster{fw: fw.UsingListers(listers), cache: ch, pods: map[string]*v1.Pod{}, named: map[string]bool{}}
 	for _, claim := range claims {
 		if err := ch.AddClaim(claim); err != nil {
 			return nil, fmt.Errorf("sim: %w", err)
@@ -186,15 +188,23 @@ func (c *Cluster) AddNode(node *v1.Node) error {
 }
 
 func (c *Cluster) addNode(node *v1.Node) error {
-	if slices.Contains(c.order, node.Name) {
+	if c.named[node.Name] {
 		return fmt.Errorf("sim: node %q is already in the cluster", node.Name)
 	}
 	if _, err := c.cache.AddNode(node); err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
 	c.order = append(c.order, node.Name)
+	c.named[node.Name] = true
 	c.undo(func() error {
-		c.order = slices.DeleteFunc(c.order, func(n string) bool { return n == node.Name })
+		// Undone in reverse, so the node is last unless a later change
+		// was kept by a Commit: then look for it.
+		if n := len(c.order); n > 0 && c.order[n-1] == node.Name {
+			c.order = c.order[:n-1]
+		} else {
+			c.order = slices.DeleteFunc(c.order, func(n string) bool { return n == node.Name })
+		}
+		delete(c.named, node.Name)
 		return c.cache.RemoveNode(node)
 	})
 	return nil
@@ -219,8 +229,10 @@ func (c *Cluster) RemoveNode(name string) error {
 	}
 	at := slices.Index(c.order, name)
 	c.order = slices.Delete(c.order, at, at+1)
+	delete(c.named, name)
 	c.undo(func() error {
 		c.order = slices.Insert(c.order, at, name)
+		c.named[name] = true
 		_, err := c.cache.AddNode(node)
 		return err
 	})
@@ -240,7 +252,7 @@ func (c *Cluster) AddPod(pod *v1.Pod) error {
 	if pod.Spec.NodeName == "" {
 		return fmt.Errorf("sim: pod %s/%s has no spec.nodeName", pod.Namespace, pod.Name)
 	}
-	if !slices.Contains(c.order, pod.Spec.NodeName) {
+	if !c.named[pod.Spec.NodeName] {
 		return fmt.Errorf("sim: pod %s/%s is bound to %q, which is not in the cluster", pod.Namespace, pod.Name, pod.Spec.NodeName)
 	}
 	return c.addPod(pod)
