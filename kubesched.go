@@ -18,7 +18,10 @@ import (
 // WeightedPlugin is one plugin of a profile and its score weight, which
 // only a score plugin uses.
 type WeightedPlugin struct {
+	// Plugin is the plugin, or one part of one: see [Plugins].
 	Plugin framework.Plugin
+	// Weight multiplies the plugin's scores; ignored for a plugin that
+	// does not score.
 	Weight int32
 }
 

@@ -19,7 +19,10 @@ import (
 // cluster-autoscaler builds them: the node, and the DaemonSet pods each
 // new node runs from the start.
 type Template struct {
-	Node          *v1.Node
+	// Node is copied for each new node, under a name of its own (and
+	// with its kubernetes.io/hostname label, if any, set to it).
+	Node *v1.Node
+	// DaemonSetPods are copied onto each new node, named after it.
 	DaemonSetPods []*v1.Pod
 }
 
