@@ -110,3 +110,46 @@ func BenchmarkNew(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAtScale places pods, best fit and first fit, on clusters of
+// ten plain pods per node, up to 100,000 nodes (loading takes seconds:
+// run it alone, -bench AtScale).
+func BenchmarkAtScale(b *testing.B) {
+	for _, n := range []int{5000, 15000, 100000} {
+		nodes := testcluster.Nodes(n, testcluster.Basic)
+		fw, err := kubesched.DefaultFramework()
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := sim.New(fw, nodes, testcluster.ExistingPods(10*n, nodes, testcluster.Basic))
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx := context.Background()
+		for _, firstFit := range []bool{false, true} {
+			name := fmt.Sprintf("Place/%d", n)
+			if firstFit {
+				name = fmt.Sprintf("PlaceFirstFit/%d", n)
+			}
+			b.Run(name, func(b *testing.B) {
+				c.Fork()
+				defer func() { _ = c.Revert() }()
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					p := testcluster.Pod(fmt.Sprintf("p-%d", i), testcluster.Basic)
+					var err error
+					if firstFit {
+						_, err = c.PlaceFirstFit(ctx, p)
+					} else {
+						_, err = c.Place(ctx, p)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+			})
+		}
+	}
+}
