@@ -127,3 +127,72 @@ func TestSimPlacementsAgreeWithUpstream(t *testing.T) {
 		t.Errorf("outcomes %v: want many placements, some pods that fit nowhere, and every sequence reverted", outcomes)
 	}
 }
+
+// TestSimFirstFitAgreesWithUpstream places pods one after another with
+// sim.Cluster.PlaceFirstFit, cluster-autoscaler's search, and checks
+// each choice against upstream's filters on the same committed state:
+// the node chosen is the first, in the cluster's order from just past
+// the previous choice, that upstream finds feasible; and a pod that fits
+// nowhere for upstream fits nowhere for kubesched.
+func TestSimFirstFitAgreesWithUpstream(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const seeds, perSequence = 20, 30
+	outcomes := map[string]int{}
+	for seed := range uint64(seeds) {
+		s, pending := simSequence(seed+1000, perSequence)
+		fw, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := sim.New(fw, s.Nodes, s.Pods, schedulingObjects(s.Objects)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bound := slices.Clone(s.Pods)
+		next := 0
+		for _, pod := range pending {
+			// cluster-autoscaler's search does not try a nominated node
+			// first, as kube-scheduler's cycle does: without one, upstream
+			// judges every node.
+			pod.Status.NominatedNodeName = ""
+			step := &Scenario{Seed: seed, Nodes: s.Nodes, Pods: slices.Clone(bound), Pod: pod, Objects: s.Objects}
+			want, err := testOracle.RunScenario(ctx, step)
+			if err != nil {
+				t.Fatalf("seed %d, %s: oracle: %v", seed, pod.Name, err)
+			}
+			first := -1
+			for k := range s.Nodes {
+				i := (next + k) % len(s.Nodes)
+				if want.Nodes[s.Nodes[i].Name].Feasible {
+					first = i
+					break
+				}
+			}
+			got, err := c.PlaceFirstFit(ctx, pod)
+			switch {
+			case want.NotTried != nil || len(want.Errors) > 0:
+				if err == nil {
+					t.Fatalf("seed %d, %s: placed on %s; upstream does not place it: %+v", seed, pod.Name, got, want)
+				}
+				outcomes["not placed"]++
+			case first < 0:
+				if !errors.Is(err, sim.ErrNoNodeFits) {
+					t.Fatalf("seed %d, %s: got %q, %v; upstream finds no feasible node (%s)", seed, pod.Name, got, err, want.FitErrorMessage)
+				}
+				outcomes["unschedulable"]++
+			case err != nil || got != s.Nodes[first].Name:
+				t.Fatalf("seed %d, %s: first fit from %s chose %q (%v); upstream's first feasible node is %s", seed, pod.Name, s.Nodes[next].Name, got, err, s.Nodes[first].Name)
+			default:
+				outcomes["placed"]++
+				next = (first + 1) % len(s.Nodes)
+				placed, _ := c.Pod(pod.Namespace, pod.Name)
+				bound = append(bound, placed)
+			}
+		}
+	}
+	t.Logf("outcomes: %v", outcomes)
+	if outcomes["placed"] < seeds*perSequence/4 || outcomes["unschedulable"] < seeds {
+		t.Errorf("outcomes %v: want many placements and some pods that fit nowhere", outcomes)
+	}
+}
