@@ -55,14 +55,7 @@ var (
 // anti-affinity and topology spread constraints, the incoming pod more
 // often; a few bound pods are terminating.
 func (g *generator) affinityAndSpread(s *Scenario) {
-	s.Objects = g.namespaces()
-	owners := g.controllers()
-	for _, o := range owners {
-		s.Objects = append(s.Objects, o.object)
-	}
-	for i := range g.r.IntN(4) {
-		s.Objects = append(s.Objects, g.service(i))
-	}
+	owners := g.workloadObjects(s)
 	for _, p := range s.Pods {
 		g.workload(p, owners, 0.3)
 		g.podAffinity(p, 0.1, 0.1)
@@ -82,6 +75,20 @@ func (g *generator) affinityAndSpread(s *Scenario) {
 	if g.chance(0.5) {
 		s.Pod.Spec.TopologySpreadConstraints = g.spreadConstraints(s.Pod)
 	}
+}
+
+// workloadObjects makes s's objects the Namespaces, controllers and
+// Services that pods may belong to, and returns the controllers.
+func (g *generator) workloadObjects(s *Scenario) []owner {
+	s.Objects = g.namespaces()
+	owners := g.controllers()
+	for _, o := range owners {
+		s.Objects = append(s.Objects, o.object)
+	}
+	for i := range g.r.IntN(4) {
+		s.Objects = append(s.Objects, g.service(i))
+	}
+	return owners
 }
 
 // namespaces returns the pods' namespaces, labelled for namespace

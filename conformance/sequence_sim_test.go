@@ -30,14 +30,7 @@ func simSequence(seed uint64, pending int) (*Scenario, []*v1.Pod) {
 		p.Spec.NodeName = g.pick(s.Nodes).Name
 		s.Pods = append(s.Pods, p)
 	}
-	s.Objects = g.namespaces()
-	owners := g.controllers()
-	for _, o := range owners {
-		s.Objects = append(s.Objects, o.object)
-	}
-	for i := range g.r.IntN(4) {
-		s.Objects = append(s.Objects, g.service(i))
-	}
+	owners := g.workloadObjects(s)
 	for _, p := range s.Pods {
 		g.workload(p, owners, 0.3)
 		g.podAffinity(p, 0.1, 0.1)
@@ -56,6 +49,22 @@ func simSequence(seed uint64, pending int) (*Scenario, []*v1.Pod) {
 	return s, pods
 }
 
+// simCluster is s as a sim.Cluster of the default profile, every node
+// scored as the oracle scores them, ties broken by a source seeded with
+// s's seed.
+func simCluster(t *testing.T, s *Scenario) *sim.Cluster {
+	t.Helper()
+	fw, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100), framework.WithRandSource(rand.NewPCG(s.Seed, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := sim.New(fw, s.Nodes, s.Pods, schedulingObjects(s.Objects)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestSimPlacementsAgreeWithUpstream places pods one after another
 // through sim.Cluster, and asks upstream about each on the same committed
 // state (the pods placed so far): every decision must agree, the node
@@ -69,14 +78,7 @@ func TestSimPlacementsAgreeWithUpstream(t *testing.T) {
 	outcomes := map[string]int{}
 	for seed := range uint64(seeds) {
 		s, pending := simSequence(seed, perSequence)
-		fw, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100), framework.WithRandSource(rand.NewPCG(seed, 1)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := sim.New(fw, s.Nodes, s.Pods, schedulingObjects(s.Objects)...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := simCluster(t, s)
 		bound := slices.Clone(s.Pods)
 		var saved [][]*v1.Pod
 		for i, pod := range pending {
@@ -141,14 +143,7 @@ func TestSimFirstFitAgreesWithUpstream(t *testing.T) {
 	outcomes := map[string]int{}
 	for seed := range uint64(seeds) {
 		s, pending := simSequence(seed+1000, perSequence)
-		fw, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := sim.New(fw, s.Nodes, s.Pods, schedulingObjects(s.Objects)...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := simCluster(t, s)
 		bound := slices.Clone(s.Pods)
 		next := 0
 		for _, pod := range pending {
