@@ -193,13 +193,15 @@ func (e *estimator) place(ctx context.Context, pod *v1.Pod, names []string, star
 
 // addNode adds a node like the template's, with its DaemonSet pods.
 func (e *estimator) addNode() (string, error) {
+	e.c.mu.Lock()
 	name := ""
 	for k := len(e.est.Nodes); ; k++ {
 		name = fmt.Sprintf("%s-estimate-%d", e.tmpl.Node.Name, k)
-		if _, taken := e.c.NodeInfo(name); !taken {
+		if !e.c.named[name] {
 			break
 		}
 	}
+	e.c.mu.Unlock()
 	node := e.tmpl.Node.DeepCopy()
 	node.Name = name
 	node.UID = types.UID("uid-" + name)

@@ -197,13 +197,8 @@ func (c *Cluster) addNode(node *v1.Node) error {
 	c.order = append(c.order, node.Name)
 	c.named[node.Name] = true
 	c.undo(func() error {
-		// Undone in reverse, so the node is last unless a later change
-		// was kept by a Commit: then look for it.
-		if n := len(c.order); n > 0 && c.order[n-1] == node.Name {
-			c.order = c.order[:n-1]
-		} else {
-			c.order = slices.DeleteFunc(c.order, func(n string) bool { return n == node.Name })
-		}
+		// Changes are undone newest first, so the node is last again.
+		c.order = c.order[:len(c.order)-1]
 		delete(c.named, node.Name)
 		return c.cache.RemoveNode(node)
 	})

@@ -43,12 +43,7 @@ func CapacityScoringArgs(args *configv1.VolumeBindingArgs) (*configv1.VolumeBind
 	if len(out.Shape) == 0 {
 		out.Shape = []configv1.UtilizationShapePoint{{Utilization: 0, Score: maxCustomPriorityScore}, {Utilization: maxUtilization, Score: 0}}
 	}
-	var errs field.ErrorList
-	if t := deref(out.BindTimeoutSeconds); t < 0 {
-		errs = append(errs, field.Invalid(field.NewPath("bindTimeoutSeconds"), t, "invalid BindTimeoutSeconds, should not be a negative value"))
-	}
-	errs = append(errs, validateFunctionShape(out.Shape, field.NewPath("shape"))...)
-	if err := errs.ToAggregate(); err != nil {
+	if err := validateVolumeBindingArgs(nil, out, true).ToAggregate(); err != nil {
 		return nil, err
 	}
 	return out, nil

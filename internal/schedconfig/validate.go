@@ -233,13 +233,8 @@ func argsErrors(path *field.Path, args any) error {
 	case *configv1.PodTopologySpreadArgs:
 		errs = validatePodTopologySpreadArgs(path, a)
 	case *configv1.VolumeBindingArgs:
-		if t := deref(a.BindTimeoutSeconds); t < 0 {
-			errs = append(errs, field.Invalid(path.Child("bindTimeoutSeconds"), t, "invalid BindTimeoutSeconds, should not be a negative value"))
-		}
 		// StorageCapacityScoring is off.
-		if a.Shape != nil {
-			errs = append(errs, field.Invalid(path.Child("shape"), internalShape(a.Shape), "unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring"))
-		}
+		errs = validateVolumeBindingArgs(path, a, false)
 	case *configv1.DynamicResourcesArgs:
 		// DRASchedulerFilterTimeout, DRADeviceBindingConditions and
 		// DRAResourceClaimDeviceStatus are on.
@@ -251,6 +246,23 @@ func argsErrors(path *field.Path, args any) error {
 		}
 	}
 	return errs.ToAggregate()
+}
+
+// validateVolumeBindingArgs is kube-scheduler's check of
+// VolumeBindingArgs, with the StorageCapacityScoring feature gate on or
+// off.
+func validateVolumeBindingArgs(path *field.Path, a *configv1.VolumeBindingArgs, capacityScoring bool) field.ErrorList {
+	var errs field.ErrorList
+	if t := deref(a.BindTimeoutSeconds); t < 0 {
+		errs = append(errs, field.Invalid(path.Child("bindTimeoutSeconds"), t, "invalid BindTimeoutSeconds, should not be a negative value"))
+	}
+	switch {
+	case capacityScoring:
+		errs = append(errs, validateFunctionShape(a.Shape, path.Child("shape"))...)
+	case a.Shape != nil:
+		errs = append(errs, field.Invalid(path.Child("shape"), internalShape(a.Shape), "unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring"))
+	}
+	return errs
 }
 
 // ValidateDefaultPreemptionArgs is kube-scheduler's check of
