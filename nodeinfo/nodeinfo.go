@@ -8,6 +8,7 @@ import (
 	ndf "k8s.io/component-helpers/nodedeclaredfeatures"
 
 	"github.com/kubesched/kubesched/internal/podaffinity"
+	"github.com/kubesched/kubesched/internal/podcount"
 )
 
 // PodInfo is a bound pod with the request totals the plugins need, computed
@@ -146,6 +147,20 @@ type NodeInfo struct {
 	PodsWithAffinity []*PodInfo
 	// PodsWithRequiredAntiAffinity are the pods with required anti-affinity.
 	PodsWithRequiredAntiAffinity []*PodInfo
+
+	// memo remembers plugins' counts of matching pods for the current
+	// Generation (package internal/podcount); nil in a NodeInfo built as a
+	// literal, which is then counted afresh every time.
+	memo *podcount.Memo
+}
+
+func init() {
+	podcount.Of = func(v any) *podcount.Memo {
+		if n, ok := v.(*NodeInfo); ok {
+			return n.memo
+		}
+		return nil
+	}
 }
 
 var generation atomic.Int64
@@ -170,6 +185,7 @@ func New(node *v1.Node, pods ...*v1.Pod) *NodeInfo {
 
 func (n *NodeInfo) init(node *v1.Node, pods []*v1.Pod) {
 	n.UsedPorts = HostPortInfo{}
+	n.memo = new(podcount.Memo)
 	n.SetNode(node)
 	for _, p := range pods {
 		n.AddPod(p)
@@ -284,6 +300,8 @@ func (n *NodeInfo) RemovePod(pod *v1.Pod) error {
 // objects and image summaries are shared, not copied.
 func (n *NodeInfo) Clone() *NodeInfo {
 	c := *n
+	// The copy's counts start afresh: the two part ways at the first change.
+	c.memo = new(podcount.Memo)
 	c.Pods = append([]*PodInfo(nil), n.Pods...)
 	c.PodsWithAffinity = append([]*PodInfo(nil), n.PodsWithAffinity...)
 	c.PodsWithRequiredAntiAffinity = append([]*PodInfo(nil), n.PodsWithRequiredAntiAffinity...)

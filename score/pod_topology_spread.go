@@ -150,9 +150,14 @@ func (pl *PodTopologySpread) Score(ctx context.Context, state *framework.CycleSt
 	if ni.Node() == nil {
 		return 0, errNilNode
 	}
-	s, err := pl.stateScores(ctx, state, pod, []*nodeinfo.NodeInfo{ni})
-	if err != nil {
-		return 0, framework.AsStatus(err)
+	// PreScore's result, read here before stateScores so that the slice
+	// for its fallback is made only without one.
+	s, ok := spreadScoresKey.Read(state)
+	if !ok {
+		var err error
+		if s, err = pl.stateScores(ctx, state, pod, []*nodeinfo.NodeInfo{ni}); err != nil {
+			return 0, framework.AsStatus(err)
+		}
 	}
 	if s == nil {
 		return 0, nil

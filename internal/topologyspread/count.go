@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubesched/kubesched/internal/nodeaffinity"
 	"github.com/kubesched/kubesched/internal/parallel"
+	"github.com/kubesched/kubesched/internal/podcount"
 	"github.com/kubesched/kubesched/internal/taints"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -50,14 +51,20 @@ func hasAllKeys(nodeLabels map[string]string, cs []Constraint) bool {
 	return true
 }
 
-// countMatching counts the pods that sel selects in namespace ns, leaving
-// out pods being deleted. An empty selector counts nothing.
-func countMatching(pods []*nodeinfo.PodInfo, sel labels.Selector, ns string) int {
+// countMatching counts the pods on ni that sel selects in namespace ns,
+// leaving out pods being deleted; key is matchKey(sel, ns), under which
+// the count is remembered for ni's generation. An empty selector counts
+// nothing.
+func countMatching(ni *nodeinfo.NodeInfo, sel labels.Selector, ns string, key podcount.Key) int {
 	if sel.Empty() {
 		return 0
 	}
+	memo := podcount.Of(ni)
+	if n, ok := podcount.Lookup(memo, ni.Generation, key); ok {
+		return n
+	}
 	n := 0
-	for _, pi := range pods {
+	for _, pi := range ni.Pods {
 		p := pi.Pod
 		if p.DeletionTimestamp != nil || p.Namespace != ns {
 			continue
@@ -66,7 +73,20 @@ func countMatching(pods []*nodeinfo.PodInfo, sel labels.Selector, ns string) int
 			n++
 		}
 	}
+	podcount.Store(memo, ni.Generation, key, n)
 	return n
+}
+
+// matchKey is the key countMatching remembers counts of sel's pods in ns
+// under, from the selector's text, which names its requirements in a set
+// order, so that equal texts select alike. A selector without text (the
+// one selecting nothing) is not remembered.
+func matchKey(sel labels.Selector, ns string) podcount.Key {
+	text := sel.String()
+	if text == "" {
+		return 0
+	}
+	return podcount.KeyOf(ns + "\x00" + text)
 }
 
 // minNodesPerWorker keeps countDomains from starting goroutines for
@@ -85,6 +105,10 @@ const minNodesPerWorker = 256
 // few, so merging is cheap. It returns ctx's error if cancelled.
 func countDomains(ctx context.Context, pod *v1.Pod, cs []Constraint, e *eligibility, nodes []*nodeinfo.NodeInfo, requireAll bool, want func(i int, value string) bool) ([]map[string]int, error) {
 	k := len(cs)
+	keys := make([]podcount.Key, k)
+	for i := range cs {
+		keys[i] = matchKey(cs[i].Selector, pod.Namespace)
+	}
 	partial := make([][]map[string]int, max(1, min(workers, runtime.GOMAXPROCS(0), len(nodes)/minNodesPerWorker)))
 	for w := range partial {
 		partial[w] = make([]map[string]int, k)
@@ -108,7 +132,7 @@ func countDomains(ctx context.Context, pod *v1.Pod, cs []Constraint, e *eligibil
 				if !e.includes(c, node) || (want != nil && !want(i, value)) {
 					continue
 				}
-				counts[i][value] += countMatching(ni.Pods, c.Selector, pod.Namespace)
+				counts[i][value] += countMatching(ni, c.Selector, pod.Namespace, keys[i])
 			}
 		}
 	})

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/podcount"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -28,6 +29,8 @@ type Scores struct {
 	// weights[i] is log(domains of constraint i + 2), so that constraints
 	// with few domains (zones) are not drowned by those with many (hosts).
 	weights []float64
+	// keys[i] is constraint i's key for countMatching.
+	keys []podcount.Key
 }
 
 // NewScores prepares the scoring of pod's soft constraints cs over
@@ -43,6 +46,10 @@ func NewScores(ctx context.Context, pod *v1.Pod, cs []Constraint, requireAll boo
 		ignored:     sets.New[string](),
 		counts:      make([]map[string]int64, len(cs)),
 		weights:     make([]float64, len(cs)),
+		keys:        make([]podcount.Key, len(cs)),
+	}
+	for i := range cs {
+		s.keys[i] = matchKey(cs[i].Selector, pod.Namespace)
 	}
 	domains := make([]int, len(cs))
 	for i := range cs {
@@ -114,7 +121,7 @@ func (s *Scores) Score(ni *nodeinfo.NodeInfo) int64 {
 		}
 		var n int64
 		if c.TopologyKey == v1.LabelHostname {
-			n = int64(countMatching(ni.Pods, c.Selector, s.namespace))
+			n = int64(countMatching(ni, c.Selector, s.namespace, s.keys[i]))
 		} else {
 			n = s.counts[i][v]
 		}

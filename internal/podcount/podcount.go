@@ -1,0 +1,111 @@
+// Package podcount remembers, per NodeInfo, how many of its pods match a
+// selector, so that a simulation placing pod after pod, where one node
+// changes per placement, counts the pods of only that node again.
+//
+// A count is valid for the NodeInfo's generation it was taken at: any
+// change to the NodeInfo gives it a new generation, and the counts of the
+// old one are ignored. The NodeInfo holds its Memo (see [Of]); the memo
+// of a NodeInfo built without nodeinfo's constructors is nil, and
+// counting then always recounts.
+package podcount
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// maxKeys bounds how many ways of counting one node remembers; past it,
+// the oldest is forgotten.
+const maxKeys = 8
+
+// Memo is one NodeInfo's remembered counts. The zero value is empty and
+// ready; it is safe for concurrent use.
+type Memo struct {
+	t atomic.Pointer[table]
+}
+
+// table is a Memo's counts at one generation, never changed once stored:
+// one object, so that a look-up follows no further pointer.
+type table struct {
+	gen    int64
+	n      int
+	keys   [maxKeys]Key
+	counts [maxKeys]int32
+}
+
+// Key names one way of counting: see [KeyOf].
+type Key uint64
+
+// Of returns the memo of a *nodeinfo.NodeInfo, or nil. Package nodeinfo
+// sets it: the memo is an unexported field of NodeInfo, which this
+// internal package reaches without nodeinfo exporting it.
+var Of func(nodeInfo any) *Memo
+
+// maxInterned bounds the texts KeyOf remembers; past it they are
+// forgotten and new keys handed out, so that a long-lived process seeing
+// ever new selectors does not grow without end. Keys are never reused.
+const maxInterned = 1 << 16
+
+var interned struct {
+	sync.Mutex
+	keys map[string]Key
+	next Key
+}
+
+// KeyOf returns the key of a way of counting described by text, the same
+// key for the same text; 0, which remembers nothing, for the empty text.
+func KeyOf(text string) Key {
+	if text == "" {
+		return 0
+	}
+	interned.Lock()
+	defer interned.Unlock()
+	if k, ok := interned.keys[text]; ok {
+		return k
+	}
+	if interned.keys == nil || len(interned.keys) >= maxInterned {
+		interned.keys = map[string]Key{}
+	}
+	interned.next++
+	interned.keys[text] = interned.next
+	return interned.next
+}
+
+// Lookup returns the count remembered under key at generation gen, if
+// any. A nil memo and the zero key remember nothing.
+func Lookup(m *Memo, gen int64, key Key) (int, bool) {
+	if m == nil || key == 0 {
+		return 0, false
+	}
+	t := m.t.Load()
+	if t == nil || t.gen != gen {
+		return 0, false
+	}
+	for i := range t.n {
+		if t.keys[i] == key {
+			return int(t.counts[i]), true
+		}
+	}
+	return 0, false
+}
+
+// Store remembers n under key at generation gen, forgetting the counts
+// of other generations. When another goroutine stores at the same time,
+// one of the two counts may be dropped; both are right.
+func Store(m *Memo, gen int64, key Key, n int) {
+	if m == nil || key == 0 {
+		return
+	}
+	old := m.t.Load()
+	next := &table{gen: gen}
+	if old != nil && old.gen == gen {
+		// Keep the newest maxKeys-1 others.
+		from := max(0, old.n-(maxKeys-1))
+		next.n = copy(next.keys[:], old.keys[from:old.n])
+		copy(next.counts[:], old.counts[from:old.n])
+	}
+	next.keys[next.n] = key
+	next.counts[next.n] = int32(n)
+	next.n++
+	m.t.CompareAndSwap(old, next)
+}
