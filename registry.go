@@ -22,8 +22,7 @@ type inTreePlugin struct {
 	build func(args runtime.Object) ([]framework.Plugin, error)
 	// elsewhere are the extension points kube-scheduler's plugin also
 	// implements that kubesched does not run (binding, queue order,
-	// workload placement, preemption's PreEnqueue, VolumeBinding's
-	// Reserve).
+	// workload placement, preemption's PreEnqueue).
 	elsewhere []schedconfig.Point
 	// companions are points where kubesched's parts do, for their own
 	// ends, what kube-scheduler's plugin does at another point: the part
@@ -102,7 +101,7 @@ var inTree = map[string]inTreePlugin{
 	names.VolumeRestrictions: {build: parts(filter.VolumeRestrictions{})},
 	names.NodeVolumeLimits:   {build: parts(filter.NodeVolumeLimits{})},
 	names.VolumeBinding: {build: one(names.VolumeBinding, score.NewVolumeBinding, filter.VolumeBinding{}),
-		elsewhere: []schedconfig.Point{schedconfig.Reserve, schedconfig.PreBind}},
+		elsewhere: []schedconfig.Point{schedconfig.PreBind}},
 	names.VolumeZone:        {build: parts(filter.VolumeZone{})},
 	names.PodTopologySpread: {build: both(names.PodTopologySpread, filter.NewPodTopologySpread, score.NewPodTopologySpread)},
 	names.InterPodAffinity:  {build: both(names.InterPodAffinity, filter.NewInterPodAffinity, score.NewInterPodAffinity)},

@@ -2,6 +2,7 @@ package filter
 
 import (
 	"context"
+	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -105,4 +106,39 @@ func (VolumeBinding) Filter(_ context.Context, state *framework.CycleState, pod 
 		return status
 	}
 	return conflicts.Status()
+}
+
+// Reserve records in r what kube-scheduler's Reserve assumes when the pod
+// goes to nodeName: the volumes its unbound claims bind, in r.Volumes,
+// and the claims to provision, in r.ProvisionedClaims (see
+// [framework.Result]). A pod whose claims are all bound adds nothing. It
+// returns Error when nodeName is not in the cycle or the pod's volumes do
+// not fit there.
+func (VolumeBinding) Reserve(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodeName string, r *framework.Result) *framework.Status {
+	claims, status := volumebinding.ClaimsOf(state, pod)
+	if status != nil {
+		if status.IsSkip() {
+			return nil
+		}
+		return status
+	}
+	if claims == nil {
+		return nil
+	}
+	ni, ok := state.NodeInfo(nodeName)
+	if !ok {
+		return framework.AsStatus(fmt.Errorf("reserving volumes: node %q is not in the cycle", nodeName))
+	}
+	var placement volumebinding.Placement
+	conflicts, status := claims.Check(nodeName, ni.Labels(), &placement)
+	if status != nil {
+		return status
+	}
+	if conflicts != 0 {
+		return framework.AsStatus(fmt.Errorf("reserving volumes on node %q: %v", nodeName, conflicts.Status().Reasons()))
+	}
+	pvs, provisioned := placement.Assume(nodeName)
+	r.Volumes = append(r.Volumes, pvs...)
+	r.ProvisionedClaims = append(r.ProvisionedClaims, provisioned...)
+	return nil
 }

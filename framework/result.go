@@ -48,6 +48,17 @@ type Result struct {
 	// of the claim's requests serves each container's extended resource.
 	// Nil when the pod has no such claim.
 	ExtendedResourceClaimStatus *v1.PodExtendedResourceClaimStatus
+	// Volumes are the PersistentVolumes kube-scheduler assumes bound to
+	// the pod's unbound claims on SuggestedHost (VolumeBinding's Reserve):
+	// copies with spec.claimRef naming the claim. Empty when the pod's
+	// claims are all bound or provisioned. Giving them to the listers the
+	// next cycle reads keeps a volume from being matched to two claims.
+	Volumes []*v1.PersistentVolume
+	// ProvisionedClaims are the pod's unbound claims that kube-scheduler
+	// assumes will be provisioned for SuggestedHost: copies annotated
+	// volume.kubernetes.io/selected-node with its name, as kube-scheduler
+	// writes them for the provisioner.
+	ProvisionedClaims []*v1.PersistentVolumeClaim
 
 	scores scoreTable
 }

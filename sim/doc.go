@@ -17,8 +17,13 @@
 // changes, not to the cluster's size: add template nodes, place the
 // pending pods, read where they went, revert.
 //
-// Not simulated yet: PersistentVolume binding (a pod's unbound
-// WaitForFirstConsumer claims are checked, but no volume is set aside
-// for it, so the next pod may be offered the same one), and preemption
-// (a FitError's Preemption is returned, not acted on).
+// A placement commits what kube-scheduler assumes when it binds a pod:
+// the pod on its node, its ResourceClaims allocated, the
+// PersistentVolumes its unbound claims match bound to them (spec.claimRef)
+// and the claims to provision annotated with the node
+// (volume.kubernetes.io/selected-node), so that the next pod is not
+// offered the same devices or volumes.
+//
+// Not simulated yet: preemption (a FitError's Preemption is returned, not
+// acted on).
 package sim

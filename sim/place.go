@@ -20,7 +20,9 @@ var ErrNoNodeFits = errors.New("no node fits the pod")
 // Place schedules pod as kube-scheduler would (filter, score, select, on
 // the cluster as it is now) and commits the decision: the pod, a copy
 // bound to the chosen node, joins the cluster, and the ResourceClaims the
-// placement allocated replace the cluster's, so the next placement sees
+// placement allocated, the PersistentVolumes it bound and the claims it
+// selected for provisioning ([framework.Result]'s Claims, Volumes and
+// ProvisionedClaims) replace the cluster's, so the next placement sees
 // them. It returns the framework's Result, or its error: a
 // *framework.FitError when no node fits (nothing is committed, and no
 // preemption is acted on).
@@ -133,8 +135,9 @@ func (c *Cluster) placeable(pod *v1.Pod) error {
 	return nil
 }
 
-// commit binds a copy of pod to the node res names, with the claims res
-// allocated, as kube-scheduler's binding would.
+// commit binds a copy of pod to the node res names, with the
+// ResourceClaims res allocated, the volumes it bound and the claims it
+// selected for provisioning, as kube-scheduler assumes them.
 func (c *Cluster) commit(pod *v1.Pod, res *framework.Result) error {
 	if _, dup := c.pods[key(pod.Namespace, pod.Name)]; dup {
 		return fmt.Errorf("sim: pod %s is already in the cluster", key(pod.Namespace, pod.Name))
@@ -148,6 +151,12 @@ func (c *Cluster) commit(pod *v1.Pod, res *framework.Result) error {
 		if err := c.setClaim(claim); err != nil {
 			return err
 		}
+	}
+	for _, pv := range res.Volumes {
+		c.setVolume(pv)
+	}
+	for _, claim := range res.ProvisionedClaims {
+		c.setVolumeClaim(claim)
 	}
 	return c.addPod(bound)
 }

@@ -40,6 +40,10 @@ type Cluster struct {
 	pods map[string]*v1.Pod
 	// nextFit is where the next first-fit search starts in order.
 	nextFit int
+	// volumes and volumeClaims are the PersistentVolumes and their claims,
+	// which placements bind and select for provisioning.
+	volumes      *store[*v1.PersistentVolume]
+	volumeClaims *store[*v1.PersistentVolumeClaim]
 	// snap is the cache's snapshot, nil once a change made it stale.
 	snap *cache.Snapshot
 	// forks holds, per open fork, the undo steps of its changes, oldest
@@ -61,13 +65,24 @@ func New(fw *framework.Framework, nodes []*v1.Node, pods []*v1.Pod, objs ...runt
 		return nil, errors.New("sim: nil framework")
 	}
 	var claims []*resourceapi.ResourceClaim
+	volumes := newStore(func(pv *v1.PersistentVolume) string { return pv.Name })
+	volumeClaims := newStore(func(c *v1.PersistentVolumeClaim) string { return key(c.Namespace, c.Name) })
 	others := make([]runtime.Object, 0, len(objs))
 	for _, o := range objs {
-		if c, ok := o.(*resourceapi.ResourceClaim); ok {
-			claims = append(claims, c)
-			continue
+		switch o := o.(type) {
+		case *resourceapi.ResourceClaim:
+			claims = append(claims, o)
+		case *v1.PersistentVolume:
+			if _, dup := volumes.set(o); dup {
+				return nil, fmt.Errorf("sim: two PersistentVolumes called %s", o.Name)
+			}
+		case *v1.PersistentVolumeClaim:
+			if _, dup := volumeClaims.set(o); dup {
+				return nil, fmt.Errorf("sim: two PersistentVolumeClaims called %s", key(o.Namespace, o.Name))
+			}
+		default:
+			others = append(others, o)
 		}
-		others = append(others, o)
 	}
 	listers, err := framework.NewListers(others...)
 	if err != nil {
@@ -78,7 +93,9 @@ func New(fw *framework.Framework, nodes []*v1.Node, pods []*v1.Pod, objs ...runt
 		return nil, err
 	}
 	listers.ResourceClaims = ch.ResourceClaims()
-	c := &Cluster{fw: fw.UsingListers(listers), cache: ch, pods: map[string]*v1.Pod{}, named: map[string]bool{}}
+	listers.PersistentVolumes, listers.PersistentVolumeClaims = volumes, volumeClaims
+	c := &Cluster{fw: fw.UsingListers(listers), cache: ch, pods: map[string]*v1.Pod{}, named: map[string]bool{},
+		volumes: volumes, volumeClaims: volumeClaims}
 	for _, claim := range claims {
 		if err := ch.AddClaim(claim); err != nil {
 			return nil, fmt.Errorf("sim: %w", err)
