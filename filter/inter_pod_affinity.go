@@ -3,6 +3,7 @@ package filter
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/podaffinity"
+	"github.com/kubesched/kubesched/internal/podcount"
 	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -116,7 +118,10 @@ func (s *interPodAffinityState) count(placed *v1.Pod, placedTerms *podaffinity.T
 	s.countIncoming(placed, nodeLabels, n)
 }
 
-func (s *interPodAffinityState) countExisting(anti []podaffinity.Term, nodeLabels map[string]string, n int64) {
+// countExisting counts the terms of anti that match the pod, and returns
+// how many it counted.
+func (s *interPodAffinityState) countExisting(anti []podaffinity.Term, nodeLabels map[string]string, n int64) int {
+	counted := 0
 	for i := range anti {
 		t := &anti[i]
 		if !t.Matches(s.pod, s.nsLabels) {
@@ -124,10 +129,13 @@ func (s *interPodAffinityState) countExisting(anti []podaffinity.Term, nodeLabel
 		}
 		if v, ok := nodeLabels[t.TopologyKey]; ok {
 			s.existingAnti.Add(t.TopologyKey, v, n)
+			counted++
 		}
 	}
+	return counted
 }
 
+// countIncoming counts placed for each term of the pod it matches.
 func (s *interPodAffinityState) countIncoming(placed *v1.Pod, nodeLabels map[string]string, n int64) {
 	if podaffinity.MatchesAll(s.affinity, placed) {
 		for i := range s.affinity {
@@ -144,6 +152,88 @@ func (s *interPodAffinityState) countIncoming(placed *v1.Pod, nodeLabels map[str
 		}
 		if v, ok := nodeLabels[t.TopologyKey]; ok {
 			s.antiAffinityCounts.Add(t.TopologyKey, v, n)
+		}
+	}
+}
+
+// existingKey is the key under which a node remembers whether its pods'
+// required anti-affinity terms count anything for the pod: the pod's
+// namespace, labels and namespace labels decide it.
+func (s *interPodAffinityState) existingKey() podcount.Key {
+	var b strings.Builder
+	b.WriteString("interpodaffinity-existing\x00")
+	b.WriteString(s.pod.Namespace)
+	b.WriteByte(0)
+	podcount.SetText(&b, s.pod.Labels)
+	podcount.SetText(&b, s.nsLabels)
+	return podcount.KeyOf(b.String())
+}
+
+// incomingKeys are the keys under which a node remembers how many of its
+// pods the pod's required terms match: the first for its affinity terms
+// together (a pod counts for them when it matches all of them), then one
+// per anti-affinity term.
+func (s *interPodAffinityState) incomingKeys() []podcount.Key {
+	var b strings.Builder
+	b.WriteString("interpodaffinity-affinity\x00")
+	for i := range s.affinity {
+		s.affinity[i].WriteKey(&b)
+	}
+	keys := []podcount.Key{podcount.KeyOf(b.String())}
+	for i := range s.antiAffinity {
+		b.Reset()
+		b.WriteString("interpodaffinity-anti\x00")
+		s.antiAffinity[i].WriteKey(&b)
+		keys = append(keys, podcount.KeyOf(b.String()))
+	}
+	return keys
+}
+
+// countIncomingOn counts the pods of ni that the pod's required terms
+// match, from ni's memo where it holds the counts (keys from
+// incomingKeys), by matching every pod otherwise, and remembers them.
+// counts is scratch space of len(keys).
+func (s *interPodAffinityState) countIncomingOn(ni *nodeinfo.NodeInfo, nodeLabels map[string]string, keys []podcount.Key, counts []int) {
+	memo := podcount.Of(ni)
+	known := true
+	for i, k := range keys {
+		var ok bool
+		if counts[i], ok = podcount.Lookup(memo, ni.Generation, k); !ok {
+			known = false
+			break
+		}
+	}
+	if !known {
+		clear(counts)
+		for _, pi := range ni.Pods {
+			if podaffinity.MatchesAll(s.affinity, pi.Pod) {
+				counts[0]++
+			}
+			for i := range s.antiAffinity {
+				// The pod's own terms are resolved: no namespace labels needed.
+				if s.antiAffinity[i].Matches(pi.Pod, nil) {
+					counts[1+i]++
+				}
+			}
+		}
+		for i, k := range keys {
+			podcount.Store(memo, ni.Generation, k, counts[i])
+		}
+	}
+	if counts[0] > 0 {
+		for i := range s.affinity {
+			if v, ok := nodeLabels[s.affinity[i].TopologyKey]; ok {
+				s.affinityCounts.Add(s.affinity[i].TopologyKey, v, int64(counts[0]))
+			}
+		}
+	}
+	for i := range s.antiAffinity {
+		if counts[1+i] == 0 {
+			continue
+		}
+		t := &s.antiAffinity[i]
+		if v, ok := nodeLabels[t.TopologyKey]; ok {
+			s.antiAffinityCounts.Add(t.TopologyKey, v, int64(counts[1+i]))
 		}
 	}
 }
@@ -192,21 +282,37 @@ func newInterPodAffinityState(ctx context.Context, state *framework.CycleState, 
 		partial[i].affinityCounts = &podaffinity.Counts{}
 		partial[i].antiAffinityCounts = &podaffinity.Counts{}
 	}
+	// A node remembers, for its generation, when its pods counted nothing
+	// for a pod like this one, so that a simulation placing pod after pod
+	// visits again only the nodes that changed or count something.
+	existingKey := s.existingKey()
+	var incomingKeys []podcount.Key
+	if hasTerms {
+		incomingKeys = s.incomingKeys()
+	}
 	state.ParallelChunks(ctx, len(nodes), func(worker, start, end int) {
 		p := &partial[worker]
+		counts := make([]int, len(incomingKeys))
 		for _, ni := range nodes[start:end] {
 			// A node without pods counts nothing; every count is by a node label.
 			nodeLabels := ni.Labels()
 			if len(ni.Pods) == 0 || ni.Node() == nil || len(nodeLabels) == 0 {
 				continue
 			}
-			for _, pi := range ni.PodsWithRequiredAntiAffinity {
-				p.countExisting(placedTerms(pi).RequiredAntiAffinity, nodeLabels, 1)
+			memo := podcount.Of(ni)
+			if len(ni.PodsWithRequiredAntiAffinity) > 0 {
+				if n, ok := podcount.Lookup(memo, ni.Generation, existingKey); !ok || n > 0 {
+					counted := 0
+					for _, pi := range ni.PodsWithRequiredAntiAffinity {
+						counted += p.countExisting(placedTerms(pi).RequiredAntiAffinity, nodeLabels, 1)
+					}
+					if !ok {
+						podcount.Store(memo, ni.Generation, existingKey, counted)
+					}
+				}
 			}
 			if hasTerms {
-				for _, pi := range ni.Pods {
-					p.countIncoming(pi.Pod, nodeLabels, 1)
-				}
+				p.countIncomingOn(ni, nodeLabels, incomingKeys, counts)
 			}
 		}
 	})

@@ -23,12 +23,16 @@ package podaffinity
 import (
 	"fmt"
 	"maps"
+	"strconv"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kubesched/kubesched/internal/podcount"
 )
 
 // NamespaceLister is the part of a namespace lister this package reads;
@@ -395,4 +399,27 @@ func (c *Counts) Clone() *Counts {
 		out.values[k] = maps.Clone(values)
 	}
 	return out
+}
+
+// WriteKey writes to b what decides which pods t matches and where, its
+// topology key, selector, namespaces and namespace selector, so that two
+// terms are written alike only when they match alike (see
+// podcount.SelectorText).
+func (t *Term) WriteKey(b *strings.Builder) {
+	b.WriteString(strconv.Itoa(len(t.TopologyKey)))
+	b.WriteByte(':')
+	b.WriteString(t.TopologyKey)
+	podcount.SelectorText(b, t.selector)
+	namespaces := sets.List(t.namespaces)
+	b.WriteString(strconv.Itoa(len(namespaces)))
+	b.WriteByte('[')
+	for _, ns := range namespaces {
+		b.WriteString(strconv.Itoa(len(ns)))
+		b.WriteByte(':')
+		b.WriteString(ns)
+	}
+	podcount.SelectorText(b, t.nsSelector)
+	if t.listNamespaces {
+		b.WriteString("unresolved;")
+	}
 }

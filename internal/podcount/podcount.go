@@ -10,13 +10,18 @@
 package podcount
 
 import (
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // maxKeys bounds how many ways of counting one node remembers; past it,
 // the oldest is forgotten.
-const maxKeys = 8
+const maxKeys = 32
 
 // Memo is one NodeInfo's remembered counts. The zero value is empty and
 // ready; it is safe for concurrent use.
@@ -108,4 +113,57 @@ func Store(m *Memo, gen int64, key Key, n int) {
 	next.counts[next.n] = int32(n)
 	next.n++
 	m.t.CompareAndSwap(old, next)
+}
+
+// SelectorText writes sel to b so that two selectors are written alike
+// only when they select alike: its requirements in order, each key,
+// operator and value prefixed with its length, so that no value, however
+// odd, reads as two. A nil selector, one selecting nothing and one
+// selecting everything are written as such.
+func SelectorText(b *strings.Builder, sel labels.Selector) {
+	if sel == nil {
+		b.WriteString("nil;")
+		return
+	}
+	reqs, selectable := sel.Requirements()
+	if !selectable {
+		b.WriteString("none;")
+		return
+	}
+	b.WriteString("reqs:")
+	for _, r := range reqs {
+		field(b, r.Key())
+		field(b, string(r.Operator()))
+		values := r.ValuesUnsorted()
+		slices.Sort(values)
+		b.WriteString(strconv.Itoa(len(values)))
+		b.WriteByte('[')
+		for _, v := range values {
+			field(b, v)
+		}
+	}
+	b.WriteByte(';')
+}
+
+// SetText writes a label set (or namespace labels) to b as SelectorText
+// writes selectors: sorted by key, every key and value length-prefixed.
+func SetText(b *strings.Builder, set map[string]string) {
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b.WriteString(strconv.Itoa(len(keys)))
+	b.WriteByte('{')
+	for _, k := range keys {
+		field(b, k)
+		field(b, set[k])
+	}
+}
+
+// field writes s prefixed with its length.
+func field(b *strings.Builder, s string) {
+	b.WriteString(strconv.Itoa(len(s)))
+	b.WriteByte(':')
+	b.WriteString(s)
 }

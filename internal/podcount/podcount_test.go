@@ -2,8 +2,12 @@ package podcount
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 )
 
 func TestMemo(t *testing.T) {
@@ -86,4 +90,58 @@ func TestConcurrentStoresKeepRightCounts(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+func TestSelectorText(t *testing.T) {
+	text := func(sel labels.Selector) string {
+		var b strings.Builder
+		SelectorText(&b, sel)
+		return b.String()
+	}
+	req := func(key string, op selection.Operator, values ...string) labels.Selector {
+		r, err := labels.NewRequirement(key, op, values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return labels.NewSelector().Add(*r)
+	}
+	// NewRequirement refuses values no API object can hold; a selector
+	// built from a set is not checked, so odd values reach here.
+	odd := labels.SelectorFromValidatedSet(labels.Set{"app": "a,b"})
+	tests := []struct {
+		name string
+		a, b labels.Selector
+		same bool
+	}{
+		{"a nil selector is not one selecting nothing", nil, labels.Nothing(), false},
+		{"a selector selecting nothing is not one selecting everything", labels.Nothing(), labels.Everything(), false},
+		{"one set written twice is alike", labels.SelectorFromSet(labels.Set{"app": "web", "tier": "fe"}), labels.SelectorFromSet(labels.Set{"tier": "fe", "app": "web"}), true},
+		{"values in another order are alike", req("app", selection.In, "a", "b"), req("app", selection.In, "b", "a"), true},
+		{"another operator differs", req("app", selection.In, "a"), req("app", selection.NotIn, "a"), false},
+		{"a value with a comma is not two values", odd, req("app", selection.In, "a", "b"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := text(tt.a) == text(tt.b); got != tt.same {
+				t.Errorf("%q and %q alike = %v, want %v", text(tt.a), text(tt.b), got, tt.same)
+			}
+		})
+	}
+}
+
+func TestSetText(t *testing.T) {
+	text := func(set map[string]string) string {
+		var b strings.Builder
+		SetText(&b, set)
+		return b.String()
+	}
+	if text(map[string]string{"a": "1", "b": "2"}) != text(map[string]string{"b": "2", "a": "1"}) {
+		t.Error("one set written two ways")
+	}
+	if text(map[string]string{"a": "1,b=2"}) == text(map[string]string{"a": "1", "b": "2"}) {
+		t.Error("a value holding a pair reads as two pairs")
+	}
+	if text(nil) != text(map[string]string{}) {
+		t.Error("no labels and empty labels differ")
+	}
 }

@@ -3,6 +3,7 @@ package topologyspread
 import (
 	"context"
 	"runtime"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -78,15 +79,14 @@ func countMatching(ni *nodeinfo.NodeInfo, sel labels.Selector, ns string, key po
 }
 
 // matchKey is the key countMatching remembers counts of sel's pods in ns
-// under, from the selector's text, which names its requirements in a set
-// order, so that equal texts select alike. A selector without text (the
-// one selecting nothing) is not remembered.
+// under (see podcount.SelectorText).
 func matchKey(sel labels.Selector, ns string) podcount.Key {
-	text := sel.String()
-	if text == "" {
-		return 0
-	}
-	return podcount.KeyOf(ns + "\x00" + text)
+	var b strings.Builder
+	b.WriteString("topologyspread\x00")
+	b.WriteString(ns)
+	b.WriteByte(0)
+	podcount.SelectorText(&b, sel)
+	return podcount.KeyOf(b.String())
 }
 
 // minNodesPerWorker keeps countDomains from starting goroutines for
