@@ -13,7 +13,9 @@
 // against.
 //
 // [Upstream] is kube-scheduler's own scheduler, whose SchedulePod the
-// side-by-side timings measure kubesched against.
+// side-by-side timings measure kubesched against, and whose placements,
+// committed one after another, the simulation timings measure package
+// sim against ([NewSimWorkload]).
 //
 // This module imports k8s.io/kubernetes, which the root module must never do;
 // that is the whole reason it is a separate module.
@@ -25,6 +27,7 @@
 //	go test -run 'TestDifferential/group/seed=42$'         # one scenario
 //	go test -run '^$' -bench SideBySide                    # timings
 //	go run ./cmd/sidebyside -nodes 500,5000 -duration 5s   # timing tables
+//	go run ./cmd/simbyside                                 # simulation timings
 //
 // KUBESCHED_CONFORMANCE_SCENARIOS sets the number of scenarios as well.
 // KUBESCHED_CONFORMANCE_AFFINITY=0 leaves pod affinity, topology spreading
@@ -341,22 +344,31 @@ type cycleResult struct {
 	state fwk.CycleState
 }
 
-// cycle runs PreFilter, Filter (across nodes, with the framework's
-// parallelizer, as upstream does), PreScore and Score for pod against the
-// installed snapshot. Rejections are in the Diagnosis, and a plugin's
-// internal error ends the cycle with it in errors; Filter runs on every
-// node all the same, and every node's error is kept, since which one
-// upstream reports depends on timing. The returned error is the oracle's
-// own.
+// cycle is [runCycle] for pod against the installed snapshot.
 func (o *Oracle) cycle(ctx context.Context, pod *v1.Pod) (*cycleResult, error) {
-	all, err := o.snapshot.NodeInfos().List()
+	return runCycle(ctx, o.fw, o.snapshot.NodeInfos(), pod)
+}
+
+// runCycle runs fw's PreFilter, Filter (across nodes, with the
+// framework's parallelizer, as upstream does), PreScore and Score for pod
+// against the nodes listed, as kube-scheduler's scheduling cycle would at
+// percentageOfNodesToScore 100, whatever fw's own setting: every node is
+// filtered, and every feasible one scored. Rejections are in the
+// Diagnosis, and a plugin's internal error ends the cycle with it in
+// errors; Filter runs on every node all the same, and every node's error
+// is kept, since which one upstream reports depends on timing. The
+// returned error is the lister's. [Oracle] and
+// [Upstream] share it, so that the oracle's verdicts and the best nodes
+// the simulation timings check kubesched against are computed alike.
+func runCycle(ctx context.Context, fw schedframework.Framework, nodes fwk.NodeInfoLister, pod *v1.Pod) (*cycleResult, error) {
+	all, err := nodes.List()
 	if err != nil {
 		return nil, err
 	}
 	state := schedframework.NewCycleState()
 	c := &cycleResult{all: all, Diagnosis: schedframework.Diagnosis{NodeToStatus: schedframework.NewDefaultNodeToStatus()}, state: state}
 
-	preResult, status, unschedulablePlugins := o.fw.RunPreFilterPlugins(ctx, state, pod)
+	preResult, status, unschedulablePlugins := fw.RunPreFilterPlugins(ctx, state, pod)
 	c.Diagnosis.UnschedulablePlugins = unschedulablePlugins
 	if !status.IsSuccess() {
 		if !status.IsRejected() {
@@ -374,8 +386,8 @@ func (o *Oracle) cycle(ctx context.Context, pod *v1.Pod) (*cycleResult, error) {
 	// taken without scoring if it fits, even if a PreFilterResult left it
 	// out. Upstream logs a failure here and goes on with every node.
 	if name := pod.Status.NominatedNodeName; name != "" {
-		if nodeInfo, err := o.snapshot.NodeInfos().Get(name); err == nil {
-			status := o.fw.RunFilterPlugins(ctx, state, pod, nodeInfo)
+		if nodeInfo, err := nodes.Get(name); err == nil {
+			status := fw.RunFilterPlugins(ctx, state, pod, nodeInfo)
 			switch {
 			case status.IsSuccess():
 				c.Feasible, c.nominatedOnly = []fwk.NodeInfo{nodeInfo}, true
@@ -403,8 +415,8 @@ func (o *Oracle) cycle(ctx context.Context, pod *v1.Pod) (*cycleResult, error) {
 	// nominated pods that is exactly RunFilterPlugins, and it needs no
 	// PodNominator.
 	statuses := make([]*fwk.Status, len(candidates))
-	o.fw.Parallelizer().Until(ctx, len(candidates), func(i int) {
-		statuses[i] = o.fw.RunFilterPlugins(ctx, state, pod, candidates[i])
+	fw.Parallelizer().Until(ctx, len(candidates), func(i int) {
+		statuses[i] = fw.RunFilterPlugins(ctx, state, pod, candidates[i])
 	}, metrics.Filter)
 	errs := sets.New[string]()
 	for i, status := range statuses {
@@ -428,11 +440,11 @@ func (o *Oracle) cycle(ctx context.Context, pod *v1.Pod) (*cycleResult, error) {
 	if len(c.Feasible) < 2 {
 		return c, nil
 	}
-	if status := o.fw.RunPreScorePlugins(ctx, state, pod, c.Feasible); !status.IsSuccess() {
+	if status := fw.RunPreScorePlugins(ctx, state, pod, c.Feasible); !status.IsSuccess() {
 		c.errors = []string{status.AsError().Error()}
 		return c, nil
 	}
-	scores, status := o.fw.RunScorePlugins(ctx, state, pod, c.Feasible)
+	scores, status := fw.RunScorePlugins(ctx, state, pod, c.Feasible)
 	if !status.IsSuccess() {
 		c.errors = []string{status.AsError().Error()}
 		return c, nil

@@ -37,7 +37,10 @@ const pluginMetricsSamplePercent = 10
 // found, the rotating start node, the PreFilterResult lookup by node name,
 // and the scheduler's own snapshot, and the DRA manager scheduler.New
 // builds. It is meant for timing, and for checking the oracle's own DRA
-// manager against scheduler.New's.
+// manager against scheduler.New's. [Upstream.Place] and
+// [Upstream.FirstFit] commit their placements ([Upstream.Bind]) and
+// [Upstream.Unbind] takes them back, for timing simulations, where each
+// pod sees those placed before it.
 //
 // Create it with [NewUpstream] and stop it with [Upstream.Close]. Its
 // methods are safe for concurrent use but serialised: SchedulePod keeps
@@ -55,6 +58,9 @@ type Upstream struct {
 	// next call can take them out again.
 	nodes []*v1.Node
 	pods  []*v1.Pod
+	// bound are the pods Bind added since, oldest first, for Unbind (or
+	// SetCluster) to take out again.
+	bound []*v1.Pod
 	// objects are what SetObjects put in the fake API server.
 	objects *clusterObjects
 	stop    context.CancelFunc
@@ -153,7 +159,8 @@ func (u *Upstream) Close() {
 // SetCluster replaces the scheduler's cluster with nodes and the pods bound
 // to them (by spec.nodeName), written into its cache as its informers'
 // event handlers would, then brings its snapshot up to date. Pods bound to
-// no node in nodes are left out, as [Oracle.Run] leaves them out. It
+// no node in nodes are left out, as [Oracle.Run] leaves them out; pods
+// [Upstream.Bind] added to the cluster it replaces go with it. It
 // returns an error when the cache refuses a node or pod, for example two
 // pods with one UID.
 func (u *Upstream) SetCluster(nodes []*v1.Node, pods []*v1.Pod) error {
@@ -161,6 +168,9 @@ func (u *Upstream) SetCluster(nodes []*v1.Node, pods []*v1.Pod) error {
 	defer u.mu.Unlock()
 	// Pods first: the cache keeps a removed node's entry while it still
 	// holds pods.
+	if err := u.unbind(); err != nil {
+		return err
+	}
 	for _, p := range u.pods {
 		if err := u.sched.Cache.RemovePod(u.logger, p); err != nil {
 			return fmt.Errorf("removing pod %s from upstream's cache: %w", p.Name, err)
