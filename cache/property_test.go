@@ -44,7 +44,7 @@ func TestSnapshotEqualsBuildAfterAnyEvents(t *testing.T) {
 	const sequences, events = 200, 150
 	snapshots := 0
 	for seed := range uint64(sequences) {
-		snapshots += runSequence(t, seed, events)
+		snapshots += runSequence(t, seed, events, false)
 		if t.Failed() {
 			return
 		}
@@ -52,7 +52,23 @@ func TestSnapshotEqualsBuildAfterAnyEvents(t *testing.T) {
 	t.Logf("%d sequences of %d events, %d snapshots compared with nodeinfo.Build", sequences, events, snapshots)
 }
 
-func runSequence(t *testing.T, seed uint64, events int) int {
+// TestUpdatedSnapshotEqualsBuildAfterAnyEvents is the same with one
+// snapshot brought up to date in place (Cache.UpdateSnapshot) each time.
+func TestUpdatedSnapshotEqualsBuildAfterAnyEvents(t *testing.T) {
+	t.Parallel()
+	const sequences, events = 200, 150
+	for seed := range uint64(sequences) {
+		runSequence(t, seed, events, true)
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+// runSequence applies random events to a cache and compares snapshots
+// taken now and then with nodeinfo.Build; with inPlace, one snapshot is
+// updated in place each time, and earlier ones are not kept.
+func runSequence(t *testing.T, seed uint64, events int, inPlace bool) int {
 	t.Helper()
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
 	c := newCache(t, WithClock(clock), WithAssumedPodTTL(propertyTTL))
@@ -62,18 +78,27 @@ func runSequence(t *testing.T, seed uint64, events int) int {
 		assumed: map[types.UID]bool{}, deadline: map[types.UID]time.Time{},
 	}
 	var taken []checked
+	var live *Snapshot
 	for i := range events {
 		if err := w.step(c); err != nil {
 			t.Fatalf("seed %d, event %d: %v", seed, i, err)
 		}
 		if w.r.IntN(8) == 0 || i == events-1 {
-			snap := c.Snapshot()
+			var snap *Snapshot
+			if inPlace {
+				live = c.UpdateSnapshot(live)
+				snap = live
+			} else {
+				snap = c.Snapshot()
+			}
 			w.expire()
 			want := w.build(snap)
 			if err := compare(snap, want); err != nil {
 				t.Fatalf("seed %d, snapshot after event %d: %v", seed, i, err)
 			}
-			taken = append(taken, checked{snap, want})
+			if !inPlace {
+				taken = append(taken, checked{snap, want})
+			}
 		}
 	}
 	for i, ck := range taken {

@@ -51,13 +51,15 @@ func (s *Snapshot) NodesWithRequiredPodAntiAffinity() []*nodeinfo.NodeInfo {
 
 // listAffinity sets the affinity lists from the nodes, or keeps prev's
 // when no node that changed since prev holds or held such pods: the
-// lists then hold only NodeInfos both snapshots share. A nil prev, or
+// lists then hold only NodeInfos both snapshots share. olds[k] is the
+// NodeInfo that was at position changed[k] in prev. A nil prev, or
 // changed nodes without prev positions (the node list was rebuilt),
-// means a full pass.
-func (s *Snapshot) listAffinity(prev *Snapshot, changed []int) {
+// means a full pass. The lists are always new slices, since prev's may
+// still be read.
+func (s *Snapshot) listAffinity(prev *Snapshot, changed []int, olds []*nodeinfo.NodeInfo) {
 	anyChanged, antiChanged := prev == nil || changed == nil, prev == nil || changed == nil
-	for _, i := range changed {
-		old, now := prev.nodes[i], s.nodes[i]
+	for k, i := range changed {
+		old, now := olds[k], s.nodes[i]
 		anyChanged = anyChanged || len(old.PodsWithAffinity) > 0 || len(now.PodsWithAffinity) > 0
 		antiChanged = antiChanged || len(old.PodsWithRequiredAntiAffinity) > 0 || len(now.PodsWithRequiredAntiAffinity) > 0
 	}
@@ -78,6 +80,17 @@ func (s *Snapshot) listAffinity(prev *Snapshot, changed []int) {
 			s.withRequiredAnti = append(s.withRequiredAnti, ni)
 		}
 	}
+}
+
+// Generation returns the highest NodeInfo generation s has seen. It
+// changes only when [Cache.UpdateSnapshot] updates s in place; a
+// framework compares it to tell an updated snapshot from the one it
+// indexed.
+func (s *Snapshot) Generation() int64 {
+	if s == nil {
+		return 0
+	}
+	return s.generation
 }
 
 // Nodes returns the nodes, in scheduling order. The slice is the
@@ -129,6 +142,36 @@ func (s *Snapshot) Len() int { return len(s.Nodes()) }
 func (c *Cache) Snapshot() *Snapshot {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.snapshot(nil)
+}
+
+// UpdateSnapshot brings s, the snapshot this cache returned last, up to
+// date in place, as kube-scheduler's cache updates its scheduler's
+// snapshot, and returns it: only the positions of the nodes that changed
+// are written, where [Cache.Snapshot] copies the whole node list, which
+// is most of the cost of a simulation placing pod after pod on a large
+// cluster. Its [Snapshot.Generation] grows with each change, so that a
+// framework sees it changed. When s is not the cache's latest snapshot,
+// or nodes joined or left since, it returns a new snapshot instead, as
+// Snapshot does.
+//
+// This breaks the promise that a Snapshot never changes: call it only
+// when nothing else reads s, and s's NodeInfos read before may no longer
+// be its own. Results computed over s still name their nodes right,
+// since nodes keep their positions.
+func (c *Cache) UpdateSnapshot(s *Snapshot) *Snapshot {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s == nil || s != c.last {
+		return c.snapshot(nil)
+	}
+	return c.snapshot(s)
+}
+
+// snapshot is Snapshot's work, updating reuse in place rather than
+// copying it when reuse is the latest snapshot and no node joined or
+// left. The caller holds c.mu.
+func (c *Cache) snapshot(reuse *Snapshot) *Snapshot {
 	c.expire()
 	c.respreadImages()
 
@@ -158,10 +201,17 @@ func (c *Cache) Snapshot() *Snapshot {
 				s.nodes[i] = info.Clone()
 			}
 		}
-		s.listAffinity(prev, nil)
+		s.listAffinity(prev, nil, nil)
 	} else {
-		s.nodes, s.index = slices.Clone(prev.nodes), prev.index
+		inPlace := reuse == prev
+		if inPlace {
+			s.nodes = prev.nodes
+		} else {
+			s.nodes = slices.Clone(prev.nodes)
+		}
+		s.index = prev.index
 		changed := []int{} // not nil: only these nodes changed
+		var olds []*nodeinfo.NodeInfo
 		// Changes move their node to the front, so the changed nodes come
 		// first, newest first.
 		for e := c.recent.Front(); e != nil; e = e.Next() {
@@ -170,11 +220,16 @@ func (c *Cache) Snapshot() *Snapshot {
 				break
 			}
 			if i, ok := s.index[item.name]; ok {
+				olds = append(olds, s.nodes[i])
 				s.nodes[i] = item.info.Clone()
 				changed = append(changed, i)
 			}
 		}
-		s.listAffinity(prev, changed)
+		s.listAffinity(prev, changed, olds)
+		if inPlace {
+			*prev = *s
+			s = prev
+		}
 	}
 	c.membershipChanged = false
 	c.last = s

@@ -96,3 +96,44 @@ func TestNodeTreeListsZonesInTurn(t *testing.T) {
 		t.Errorf("after removing zone b's last node: list %v, zones %v", got, tree.zones)
 	}
 }
+
+func TestUpdateSnapshot(t *testing.T) {
+	t.Parallel()
+	c := newCache(t)
+	mustNode(t, c, node("a", "z1"))
+	mustNode(t, c, node("b", "z1"))
+	first := c.Snapshot()
+	a, _ := first.Get("a")
+	gen := first.Generation()
+
+	must(t, c.AddPod(pod("1", "b", "1")))
+	if got := c.UpdateSnapshot(first); got != first {
+		t.Fatal("the latest snapshot was not updated in place")
+	}
+	if b, _ := first.Get("b"); len(b.Pods) != 1 {
+		t.Errorf("node b has %d pods after the update, want 1", len(b.Pods))
+	}
+	if got, _ := first.Get("a"); got != a {
+		t.Error("node a did not change but was copied")
+	}
+	if first.Generation() <= gen {
+		t.Errorf("generation %d after an update, want more than %d", first.Generation(), gen)
+	}
+	if got := c.UpdateSnapshot(first); got != first || first.Generation() == gen {
+		t.Error("an update with nothing changed did not return the snapshot as it was")
+	}
+
+	// A snapshot that is not the latest is left alone.
+	stale := &Snapshot{}
+	must(t, c.AddPod(pod("2", "a", "1")))
+	if got := c.UpdateSnapshot(stale); got == stale || got.Len() != 2 {
+		t.Errorf("updating a snapshot that is not the latest gave %v, want a new one of 2 nodes", got)
+	}
+
+	// A node joining makes a new snapshot.
+	last := c.Snapshot()
+	mustNode(t, c, node("c", "z2"))
+	if got := c.UpdateSnapshot(last); got == last || got.Len() != 3 || last.Len() != 2 {
+		t.Errorf("after a node joined: got %d nodes (same snapshot: %v), want a new snapshot of 3", got.Len(), got == last)
+	}
+}

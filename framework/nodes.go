@@ -89,6 +89,19 @@ type snapshotIndex struct {
 	snap     NodeSnapshot
 	nodes    []*nodeinfo.NodeInfo
 	affinity affinityNodes
+	// generation is the snapshot's when indexed, for snapshots that are
+	// updated in place (see generationOf).
+	generation int64
+}
+
+// generationOf returns the generation of a snapshot updated in place
+// (cache.Cache.UpdateSnapshot), which changes when its nodes do, or 0
+// for one that never changes.
+func generationOf(snap NodeSnapshot) int64 {
+	if g, ok := snap.(interface{ Generation() int64 }); ok {
+		return g.Generation()
+	}
+	return 0
 }
 
 func (x *snapshotIndex) position(name string) (int, bool) { return x.snap.Index(name) }
@@ -106,16 +119,18 @@ func (x *snapshotIndex) podAffinity() *affinityNodes {
 }
 
 // indexSnapshot returns the index of snap, the cached one when snap is
-// the snapshot of the previous call: its node slice is the same one.
+// the snapshot of the previous call: its node slice is the same one, and
+// it was not updated in place since.
 func (f *Framework) indexSnapshot(snap NodeSnapshot) (*snapshotIndex, []*nodeinfo.NodeInfo) {
 	nodes := snap.Nodes()
 	if len(nodes) == 0 {
 		return nil, nil
 	}
-	if x := f.snapIndex.Load(); x != nil && len(x.nodes) == len(nodes) && &x.nodes[0] == &nodes[0] {
+	generation := generationOf(snap)
+	if x := f.snapIndex.Load(); x != nil && len(x.nodes) == len(nodes) && &x.nodes[0] == &nodes[0] && x.generation == generation {
 		return x, nodes
 	}
-	x := &snapshotIndex{snap: snap, nodes: nodes}
+	x := &snapshotIndex{snap: snap, nodes: nodes, generation: generation}
 	f.snapIndex.Store(x)
 	return x, nodes
 }

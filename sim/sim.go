@@ -44,8 +44,12 @@ type Cluster struct {
 	// which placements bind and select for provisioning.
 	volumes      *store[*v1.PersistentVolume]
 	volumeClaims *store[*v1.PersistentVolumeClaim]
-	// snap is the cache's snapshot, nil once a change made it stale.
-	snap *cache.Snapshot
+	// snap is the cache's latest snapshot; stale once a change made it
+	// out of date. Unless shared (handed to a caller, who may keep it), it
+	// is brought up to date in place (cache.Cache.UpdateSnapshot), which
+	// costs what changed rather than a copy of the node list.
+	snap          *cache.Snapshot
+	stale, shared bool
 	// forks holds, per open fork, the undo steps of its changes, oldest
 	// first.
 	forks [][]func() error
@@ -144,7 +148,7 @@ func (c *Cluster) Revert() error {
 			errs = append(errs, err)
 		}
 	}
-	c.snap = nil
+	c.stale = true
 	if len(errs) > 0 {
 		return fmt.Errorf("sim: revert: %w", errors.Join(errs...))
 	}
@@ -190,7 +194,7 @@ func (c *Cluster) undo(step func() error) {
 	if n := len(c.forks); n > 0 {
 		c.forks[n-1] = append(c.forks[n-1], step)
 	}
-	c.snap = nil
+	c.stale = true
 }
 
 // AddNode adds a node, after the others in first-fit order. It returns an
@@ -364,13 +368,21 @@ func (c *Cluster) Pod(namespace, name string) (*v1.Pod, bool) {
 func (c *Cluster) Snapshot() *cache.Snapshot {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.snapshot()
+	snap := c.snapshot()
+	c.shared = true
+	return snap
 }
 
+// snapshot returns the cluster's snapshot, up to date. The caller holds
+// c.mu and must not let it out (see Snapshot).
 func (c *Cluster) snapshot() *cache.Snapshot {
-	if c.snap == nil {
-		c.snap = c.cache.Snapshot()
+	switch {
+	case c.snap == nil || c.shared && c.stale:
+		c.snap, c.shared = c.cache.Snapshot(), false
+	case c.stale:
+		c.snap = c.cache.UpdateSnapshot(c.snap)
 	}
+	c.stale = false
 	return c.snap
 }
 

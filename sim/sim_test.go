@@ -492,3 +492,28 @@ func TestConcurrentReadersWhilePlacing(t *testing.T) {
 	cancel()
 	wg.Wait()
 }
+
+// TestSnapshotsHandedOutNeverChange places pods after a caller took a
+// snapshot, which the cluster then brings up to date in place no more:
+// the caller's snapshot still holds the cluster as it was.
+func TestSnapshotsHandedOutNeverChange(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := newCluster(t, []*v1.Node{node("a", "4"), node("b", "4")}, nil)
+	if _, err := c.Place(ctx, pod("p0", "1")); err != nil {
+		t.Fatal(err)
+	}
+	taken := c.Snapshot()
+	before := slices.Clone(taken.Nodes())
+	for i := range 3 {
+		if _, err := c.Place(ctx, pod(fmt.Sprint("p", i+1), "1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(taken.Nodes(), before) {
+		t.Error("a snapshot handed out changed as pods were placed")
+	}
+	if got := layout(c.Nodes()); got != layout(c.Snapshot().Nodes()) || strings.Count(got, "p") != 4 {
+		t.Errorf("the cluster holds %q, want the four pods", got)
+	}
+}

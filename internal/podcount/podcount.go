@@ -19,9 +19,10 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
-// maxKeys bounds how many ways of counting one node remembers; past it,
-// the oldest is forgotten.
-const maxKeys = 32
+// slots is how many counts a table holds; a key always goes to the same
+// slot (its low bits), so two keys sharing one take turns, as in a
+// direct-mapped cache.
+const slots = 128
 
 // Memo is one NodeInfo's remembered counts. The zero value is empty and
 // ready; it is safe for concurrent use.
@@ -29,14 +30,21 @@ type Memo struct {
 	t atomic.Pointer[table]
 }
 
-// table is a Memo's counts at one generation, never changed once stored:
-// one object, so that a look-up follows no further pointer.
+// table is a Memo's counts at one generation. Each slot packs a key (the
+// high bits) with its count plus one (the low countBits bits), so that
+// a look-up is one atomic load and an empty slot matches no key.
 type table struct {
-	gen    int64
-	n      int
-	keys   [maxKeys]Key
-	counts [maxKeys]int32
+	gen  int64
+	slot [slots]atomic.Uint64
 }
+
+// countBits is how many low bits of a slot hold the count; keys and
+// counts too large to pack are not remembered.
+const (
+	countBits = 24
+	maxCount  = 1<<countBits - 2
+	maxKey    = 1<<(64-countBits) - 1
+)
 
 // Key names one way of counting: see [KeyOf].
 type Key uint64
@@ -86,33 +94,29 @@ func Lookup(m *Memo, gen int64, key Key) (int, bool) {
 	if t == nil || t.gen != gen {
 		return 0, false
 	}
-	for i := range t.n {
-		if t.keys[i] == key {
-			return int(t.counts[i]), true
-		}
+	e := t.slot[key%slots].Load()
+	if Key(e>>countBits) != key {
+		return 0, false
 	}
-	return 0, false
+	return int(e&(1<<countBits-1)) - 1, true
 }
 
-// Store remembers n under key at generation gen, forgetting the counts
-// of other generations. When another goroutine stores at the same time,
-// one of the two counts may be dropped; both are right.
+// Store remembers n under key at generation gen, in place of the key
+// sharing its slot, and forgets the counts of other generations.
 func Store(m *Memo, gen int64, key Key, n int) {
-	if m == nil || key == 0 {
+	if m == nil || key == 0 || key > maxKey || n < 0 || n > maxCount {
 		return
 	}
-	old := m.t.Load()
-	next := &table{gen: gen}
-	if old != nil && old.gen == gen {
-		// Keep the newest maxKeys-1 others.
-		from := max(0, old.n-(maxKeys-1))
-		next.n = copy(next.keys[:], old.keys[from:old.n])
-		copy(next.counts[:], old.counts[from:old.n])
+	t := m.t.Load()
+	if t == nil || t.gen != gen {
+		fresh := &table{gen: gen}
+		if m.t.CompareAndSwap(t, fresh) {
+			t = fresh
+		} else if t = m.t.Load(); t == nil || t.gen != gen {
+			return
+		}
 	}
-	next.keys[next.n] = key
-	next.counts[next.n] = int32(n)
-	next.n++
-	m.t.CompareAndSwap(old, next)
+	t.slot[key%slots].Store(uint64(key)<<countBits | uint64(n+1))
 }
 
 // SelectorText writes sel to b so that two selectors are written alike

@@ -27,18 +27,11 @@ func TestMemo(t *testing.T) {
 		{"counts of several keys are kept", func(m *Memo) { Store(m, 1, a, 3); Store(m, 1, b, 5) }, 1, a, 3, true},
 		{"a new generation forgets the old one's counts", func(m *Memo) { Store(m, 1, a, 3); Store(m, 2, b, 5) }, 1, a, 0, false},
 		{"the zero key is never remembered", func(m *Memo) { Store(m, 1, 0, 3) }, 1, 0, 0, false},
-		{"past maxKeys the oldest key is forgotten", func(m *Memo) {
-			Store(m, 1, a, 3)
-			for i := range maxKeys {
-				Store(m, 1, KeyOf(fmt.Sprint("other", i)), i)
-			}
-		}, 1, a, 0, false},
-		{"past maxKeys the newest keys are kept", func(m *Memo) {
-			for i := range maxKeys {
-				Store(m, 1, KeyOf(fmt.Sprint("other", i)), i)
-			}
-			Store(m, 1, a, 3)
-		}, 1, a, 3, true},
+		{"a key sharing another's slot takes it", func(m *Memo) { Store(m, 1, a, 3); Store(m, 1, a+slots, 5) }, 1, a, 0, false},
+		{"the key that took a slot is found", func(m *Memo) { Store(m, 1, a, 3); Store(m, 1, a+slots, 5) }, 1, a + slots, 5, true},
+		{"a count of zero is remembered", func(m *Memo) { Store(m, 1, a, 0) }, 1, a, 0, true},
+		{"a count too large to pack is not remembered", func(m *Memo) { Store(m, 1, a, maxCount+1) }, 1, a, 0, false},
+		{"a key too large to pack is not remembered", func(m *Memo) { Store(m, 1, maxKey+1, 3) }, 1, maxKey + 1, 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
