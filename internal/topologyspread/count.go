@@ -101,9 +101,11 @@ const minNodesPerWorker = 256
 // read as the domain ""), fails the constraint's inclusion policies, or
 // want(i, value) is false; a counted node's domain is in the map even with
 // no matching pods. want may be nil and must be safe for concurrent use.
+// counted, when not nil, leaves out the constraints i for which it is
+// false, whose maps stay empty: a cheaper want that needs no domain.
 // Workers count into maps of their own, merged at the end; domains are
 // few, so merging is cheap. It returns ctx's error if cancelled.
-func countDomains(ctx context.Context, pod *v1.Pod, cs []Constraint, e *eligibility, nodes []*nodeinfo.NodeInfo, requireAll bool, want func(i int, value string) bool) ([]map[string]int, error) {
+func countDomains(ctx context.Context, pod *v1.Pod, cs []Constraint, e *eligibility, nodes []*nodeinfo.NodeInfo, requireAll bool, want func(i int, value string) bool, counted []bool) ([]map[string]int, error) {
 	k := len(cs)
 	keys := make([]podcount.Key, k)
 	for i := range cs {
@@ -127,6 +129,9 @@ func countDomains(ctx context.Context, pod *v1.Pod, cs []Constraint, e *eligibil
 				continue
 			}
 			for i := range cs {
+				if counted != nil && !counted[i] {
+					continue
+				}
 				c := &cs[i]
 				value := nodeLabels[c.TopologyKey]
 				if !e.includes(c, node) || (want != nil && !want(i, value)) {

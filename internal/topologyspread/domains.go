@@ -57,7 +57,7 @@ func NewDomains(ctx context.Context, pod *v1.Pod, cs []Constraint, nodes []*node
 		return d, nil
 	}
 	var err error
-	if d.counts, err = countDomains(ctx, pod, cs, &d.eligibility, nodes, true, nil); err != nil {
+	if d.counts, err = countDomains(ctx, pod, cs, &d.eligibility, nodes, true, nil, nil); err != nil {
 		return nil, err
 	}
 	podLabels := labels.Set(pod.Labels)

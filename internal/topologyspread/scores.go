@@ -92,7 +92,12 @@ func NewScores(ctx context.Context, pod *v1.Pod, cs []Constraint, requireAll boo
 		return ok
 	}
 	e := eligibilityOf(pod)
-	counts, err := countDomains(ctx, pod, cs, &e, all, requireAll, want)
+	// Hostname constraints are counted per node when scored.
+	counted := make([]bool, len(cs))
+	for i := range cs {
+		counted[i] = cs[i].TopologyKey != v1.LabelHostname
+	}
+	counts, err := countDomains(ctx, pod, cs, &e, all, requireAll, want, counted)
 	if err != nil {
 		return nil, err
 	}
