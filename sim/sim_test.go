@@ -14,6 +14,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubesched/kubesched"
@@ -89,6 +90,7 @@ func TestNewRefusesWhatItCannotHold(t *testing.T) {
 		fw    *framework.Framework
 		nodes []*v1.Node
 		pods  []*v1.Pod
+		objs  []runtime.Object
 		want  string
 	}{
 		{name: "no framework", nodes: []*v1.Node{node("a", "1")}, want: "sim: nil framework"},
@@ -96,11 +98,15 @@ func TestNewRefusesWhatItCannotHold(t *testing.T) {
 		{name: "two nodes of one name", fw: fw, nodes: []*v1.Node{node("a", "1"), node("a", "2")}, want: `sim: node "a" is already in the cluster`},
 		{name: "two pods of one name", fw: fw, nodes: []*v1.Node{node("a", "1")}, pods: []*v1.Pod{on(pod("p", "1"), "a"), on(pod("p", "1"), "a")},
 			want: "sim: pod default/p is already in the cluster"},
+		{name: "two PersistentVolumes of one name", fw: fw, nodes: []*v1.Node{node("a", "1")},
+			objs: []runtime.Object{localVolume("pv", "local", "a"), localVolume("pv", "local", "b")}, want: "sim: two PersistentVolumes called pv"},
+		{name: "two PersistentVolumeClaims of one name", fw: fw, nodes: []*v1.Node{node("a", "1")},
+			objs: []runtime.Object{unboundClaim("c", "local"), unboundClaim("c", "fast")}, want: "sim: two PersistentVolumeClaims called default/c"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if _, err := sim.New(tc.fw, tc.nodes, tc.pods); err == nil || err.Error() != tc.want {
+			if _, err := sim.New(tc.fw, tc.nodes, tc.pods, tc.objs...); err == nil || err.Error() != tc.want {
 				t.Errorf("New = %v, want %q", err, tc.want)
 			}
 		})

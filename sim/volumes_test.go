@@ -127,26 +127,3 @@ func TestPlaceBindsVolumesAndSelectsNodesForProvisioning(t *testing.T) {
 		t.Fatalf("after the revert: %v, %v; want data-1 bound to pv-a on a", again, err)
 	}
 }
-
-func TestNewRefusesTwoVolumesOfOneName(t *testing.T) {
-	t.Parallel()
-	fw, err := kubesched.DefaultFramework()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name string
-		objs []runtime.Object
-		want string
-	}{
-		{"two PersistentVolumes", []runtime.Object{localVolume("pv", "local", "a"), localVolume("pv", "local", "b")}, "sim: two PersistentVolumes called pv"},
-		{"two PersistentVolumeClaims", []runtime.Object{unboundClaim("c", "local"), unboundClaim("c", "fast")}, "sim: two PersistentVolumeClaims called default/c"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if _, err := sim.New(fw, []*v1.Node{node("a", "1")}, nil, tc.objs...); err == nil || err.Error() != tc.want {
-				t.Errorf("New = %v, want %q", err, tc.want)
-			}
-		})
-	}
-}
