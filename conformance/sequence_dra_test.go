@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/cache"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/sim"
 )
 
 // TestPlacingClaimingPodsOneAfterAnotherAgreesWithUpstream places pods
@@ -32,19 +34,7 @@ import (
 func TestPlacingClaimingPodsOneAfterAnotherAgreesWithUpstream(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	nodes := []*v1.Node{node("n0", 16000), node("n1", 16000), node("n2", 16000), node("n3", 16000)}
-	// n3 offers example.com/gpu from a device plugin too, so that
-	// NodeResourcesFit checks it there and DRA allocates it elsewhere.
-	nodes[3].Status.Allocatable["example.com/gpu"] = resource.MustParse("2")
-	objects := []runtime.Object{
-		deviceClass("a100", "a100", "", created),
-		deviceClass("gpu", "", "example.com/gpu", created),
-		gpuSlice("n0", "a100", "t4", "t4"),
-		gpuSlice("n1", "t4", "t4"),
-		gpuSlice("n2", "a100", "a100", "t4", "t4"),
-		gpuSlice("n3", "t4"),
-	}
+	nodes, objects := draSequenceCluster()
 
 	c, err := cache.New()
 	if err != nil {
@@ -120,6 +110,103 @@ func TestPlacingClaimingPodsOneAfterAnotherAgreesWithUpstream(t *testing.T) {
 			t.Fatal(err)
 		}
 		bound = append(bound, b)
+	}
+	t.Logf("outcomes: %v; devices handed out: %d", outcomes, len(holder))
+	if outcomes["placed"] < 6 || outcomes["unschedulable"] < 2 {
+		t.Errorf("outcomes %v: want the GPUs to run out after several placements", outcomes)
+	}
+}
+
+// draSequenceCluster is the cluster the DRA sequences place pods on:
+// four nodes publishing A100 and T4 GPUs, the classes selecting them, one
+// of which backs the extended resource example.com/gpu.
+func draSequenceCluster() ([]*v1.Node, []runtime.Object) {
+	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	nodes := []*v1.Node{node("n0", 16000), node("n1", 16000), node("n2", 16000), node("n3", 16000)}
+	// n3 offers example.com/gpu from a device plugin too, so that
+	// NodeResourcesFit checks it there and DRA allocates it elsewhere.
+	nodes[3].Status.Allocatable["example.com/gpu"] = resource.MustParse("2")
+	return nodes, []runtime.Object{
+		deviceClass("a100", "a100", "", created),
+		deviceClass("gpu", "", "example.com/gpu", created),
+		gpuSlice("n0", "a100", "t4", "t4"),
+		gpuSlice("n1", "t4", "t4"),
+		gpuSlice("n2", "a100", "a100", "t4", "t4"),
+		gpuSlice("n3", "t4"),
+	}
+}
+
+// TestSimPlacingClaimingPodsAgreesWithUpstream places the same pods
+// through sim.Cluster, every claim given to sim.New up front, as a
+// simulator loads a cluster's pending pods and their claims: before each
+// placement upstream is asked about the same state (the pods placed so
+// far and every claim as the placements allocated it), each decision
+// must agree, and no device may be handed out twice.
+func TestSimPlacingClaimingPodsAgreesWithUpstream(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	nodes, objects := draSequenceCluster()
+	var pods []*v1.Pod
+	claims := map[string]*resourceapi.ResourceClaim{}
+	for i := range 16 {
+		pod, claim := sequencePod(i)
+		pods = append(pods, pod)
+		if claim != nil {
+			claims[claim.Name] = claim
+		}
+	}
+	current := func() []runtime.Object {
+		objs := slices.Clone(objects)
+		for _, name := range slices.Sorted(maps.Keys(claims)) {
+			objs = append(objs, claims[name])
+		}
+		return objs
+	}
+	fw, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := sim.New(fw, nodes, nil, current()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bound []*v1.Pod
+	holder := map[string]string{} // pool/device -> pod
+	outcomes := map[string]int{}
+	for _, pod := range pods {
+		s := &Scenario{Nodes: nodes, Pods: slices.Clone(bound), Pod: pod, Objects: current()}
+		want, err := testOracle.RunScenario(ctx, s)
+		if err != nil {
+			t.Fatalf("%s: oracle: %v", pod.Name, err)
+		}
+		res, err := c.Place(ctx, pod)
+		if diffs := diffResults(s, want, res, err); len(diffs) > 0 {
+			t.Fatalf("%s (after %d placed): %d disagreement(s) with kube-scheduler:\n%s", pod.Name, len(bound), len(diffs), formatDiffs(diffs, 20))
+		}
+		var fitErr *framework.FitError
+		if errors.As(err, &fitErr) {
+			outcomes["unschedulable"]++
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", pod.Name, err)
+		}
+		outcomes["placed"]++
+		for _, claim := range res.Claims {
+			for _, r := range claim.Status.Allocation.Devices.Results {
+				id := r.Pool + "/" + r.Device
+				if prev, taken := holder[id]; taken && prev != pod.Name {
+					t.Fatalf("device %s handed to %s and %s", id, prev, pod.Name)
+				}
+				holder[id] = pod.Name
+			}
+			claims[claim.Name] = claim
+		}
+		placed, ok := c.Pod(pod.Namespace, pod.Name)
+		if !ok || placed.Spec.NodeName != res.SuggestedHost {
+			t.Fatalf("%s: placed on %s, but the cluster holds %v", pod.Name, res.SuggestedHost, placed)
+		}
+		bound = append(bound, placed)
 	}
 	t.Logf("outcomes: %v; devices handed out: %d", outcomes, len(holder))
 	if outcomes["placed"] < 6 || outcomes["unschedulable"] < 2 {
