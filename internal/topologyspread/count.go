@@ -104,13 +104,32 @@ const minNodesPerWorker = 256
 // counted, when not nil, leaves out the constraints i for which it is
 // false, whose maps stay empty: a cheaper want that needs no domain.
 // Workers count into maps of their own, merged at the end; domains are
-// few, so merging is cheap. It returns ctx's error if cancelled.
+// few, so merging is cheap. When the counts are a sum of each node's
+// share (see cacheable), an aggregate kept from the last count over the
+// same positions counts only the nodes that changed since. It returns
+// ctx's error if cancelled.
 func countDomains(ctx context.Context, pod *v1.Pod, cs []Constraint, e *eligibility, nodes []*nodeinfo.NodeInfo, requireAll bool, want func(i int, value string) bool, counted []bool) ([]map[string]int, error) {
 	k := len(cs)
 	keys := make([]podcount.Key, k)
 	for i := range cs {
 		keys[i] = matchKey(cs[i].Selector, pod.Namespace)
 	}
+	if cacheable(pod, cs) {
+		if a := takeAggregate(aggregateKey(pod.Namespace, cs, requireAll, counted)); a != nil {
+			defer a.mu.Unlock()
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			return a.count(pod, cs, keys, nodes, requireAll, want, counted), nil
+		}
+	}
+	return countEach(ctx, pod, cs, keys, e, nodes, requireAll, want, counted)
+}
+
+// countEach is countDomains without an aggregate: every node counted, in
+// parallel.
+func countEach(ctx context.Context, pod *v1.Pod, cs []Constraint, keys []podcount.Key, e *eligibility, nodes []*nodeinfo.NodeInfo, requireAll bool, want func(i int, value string) bool, counted []bool) ([]map[string]int, error) {
+	k := len(cs)
 	partial := make([][]map[string]int, max(1, min(workers, runtime.GOMAXPROCS(0), len(nodes)/minNodesPerWorker)))
 	for w := range partial {
 		partial[w] = make([]map[string]int, k)

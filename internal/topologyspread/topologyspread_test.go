@@ -3,6 +3,7 @@ package topologyspread
 import (
 	"context"
 	"maps"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/podcount"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -354,11 +356,13 @@ func TestCountsAreTheSameOnOneWorkerAsOnMany(t *testing.T) {
 	}
 	count := func(procs int) []map[string]int {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-		d, err := NewDomains(context.Background(), incoming, cs, cluster)
+		e := eligibilityOf(incoming)
+		keys := []podcount.Key{matchKey(cs[0].Selector, "ns"), matchKey(cs[1].Selector, "ns")}
+		counts, err := countEach(context.Background(), incoming, cs, keys, &e, cluster, true, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return d.counts
+		return counts
 	}
 	one, many := count(1), count(8)
 	if len(one) != 2 || len(one[0]) != 7 || len(one[1]) != len(nodes) {
@@ -367,6 +371,73 @@ func TestCountsAreTheSameOnOneWorkerAsOnMany(t *testing.T) {
 	for i := range one {
 		if !maps.Equal(one[i], many[i]) {
 			t.Errorf("constraint %d: %v on one worker, %v on many", i, one[i], many[i])
+		}
+	}
+}
+
+// TestAggregatesCountAsEveryNodeCountedAgain changes random nodes of a
+// cluster, some through new NodeInfos, some in place, some by replacing
+// the list, and checks after each change that counting through the
+// aggregate, which visits only the changed nodes, finds what counting
+// every node finds, for filtering and for scoring.
+func TestAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var nodes []*v1.Node
+	for i := range 60 {
+		name := "n" + strconv.Itoa(i)
+		kv := []string{"kubernetes.io/hostname", name}
+		if i%10 != 0 {
+			kv = append(kv, "zone", "z"+strconv.Itoa(i%4))
+		}
+		nodes = append(nodes, nodeIn(name, kv...))
+	}
+	cluster := nodeinfo.Build(nodes, nil)
+	incoming := withConstraints(pod("ns", "app", "web"),
+		constraint("zone", v1.ScheduleAnyway, "web"), constraint("kubernetes.io/hostname", v1.ScheduleAnyway, "web"))
+	cs, err := Defaults{}.Constraints(incoming, v1.ScheduleAnyway, framework.Listers{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cacheable(incoming, cs) {
+		t.Fatal("the constraints are not cacheable")
+	}
+	keys := []podcount.Key{matchKey(cs[0].Selector, "ns"), matchKey(cs[1].Selector, "ns")}
+	e := eligibilityOf(incoming)
+	wantZ1 := func(_ int, value string) bool { return value != "z1" }
+	for step := range 300 {
+		i := r.IntN(len(cluster))
+		p := on(pod([]string{"ns", "other"}[r.IntN(2)], "app", []string{"web", "db"}[r.IntN(2)]), cluster[i].Name())
+		p.Name = "p" + strconv.Itoa(step)
+		switch r.IntN(3) {
+		case 0: // a new NodeInfo, as a snapshot gets
+			ni := cluster[i].Clone()
+			ni.AddPod(p)
+			cluster[i] = ni
+		case 1: // the same NodeInfo changed in place
+			cluster[i].AddPod(p)
+		default: // a new list of the same length
+			cluster = slices.Clone(cluster)
+			cluster[i] = cluster[i].Clone()
+			cluster[i].AddPod(p)
+		}
+		for _, tc := range []struct {
+			requireAll bool
+			want       func(int, string) bool
+			counted    []bool
+		}{{true, nil, nil}, {false, wantZ1, []bool{true, false}}} {
+			got, err := countDomains(context.Background(), incoming, cs, &e, cluster, tc.requireAll, tc.want, tc.counted)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := countEach(context.Background(), incoming, cs, keys, &e, cluster, tc.requireAll, tc.want, tc.counted)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for c := range cs {
+				if !maps.Equal(got[c], want[c]) {
+					t.Fatalf("step %d, requireAll %v, constraint %d: aggregate counted %v, every node %v", step, tc.requireAll, c, got[c], want[c])
+				}
+			}
 		}
 	}
 }

@@ -1,0 +1,198 @@
+package topologyspread
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/internal/podcount"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// maxAggregates bounds how many ways of counting domains are remembered
+// at once; past it one is forgotten.
+const maxAggregates = 16
+
+// aggregates remembers, per way of counting (see aggregateKey), the
+// domain counts of the last node list counted and each node's share of
+// them, so that counting again over a list where few nodes changed (a
+// simulation placing pod after pod, a snapshot updated in place) visits
+// the changed nodes alone. Every node is still compared, by pointer and
+// generation, which costs far less than reading its labels and pods.
+var aggregates = struct {
+	sync.Mutex
+	byKey map[string]*aggregate
+}{byKey: map[string]*aggregate{}}
+
+// aggregate is one way of counting's running totals. Its lock is held
+// by the one count using it; another count at the same time counts
+// without it.
+type aggregate struct {
+	mu sync.Mutex
+	// nodes[p] is the NodeInfo counted at position p, at generation
+	// gens[p].
+	nodes []*nodeinfo.NodeInfo
+	gens  []int64
+	// Per counted constraint c: dom[c][p] is position p's domain (-1: not
+	// counted) and share[c][p] its matching pods; ids and values number
+	// the domains; sums and members are each domain's matching pods and
+	// counted nodes.
+	dom, share [][]int32
+	ids        []map[string]int32
+	values     [][]string
+	sums       [][]int
+	members    [][]int32
+}
+
+// cacheable reports whether countDomains' result for pod and cs is a sum
+// of what each node holds alone, so that an aggregate can keep it: the
+// inclusion policies must not depend on the pod (no taint policy, and
+// node affinity honoured only for a pod that requires none).
+func cacheable(pod *v1.Pod, cs []Constraint) bool {
+	affinityFree := len(pod.Spec.NodeSelector) == 0 &&
+		(pod.Spec.Affinity == nil || pod.Spec.Affinity.NodeAffinity == nil || pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil)
+	for i := range cs {
+		if cs[i].NodeTaintsPolicy == v1.NodeInclusionPolicyHonor {
+			return false
+		}
+		if cs[i].NodeAffinityPolicy == v1.NodeInclusionPolicyHonor && !affinityFree {
+			return false
+		}
+	}
+	return true
+}
+
+// aggregateKey describes a way of counting: the namespace, whether every
+// topology key is required (and which), and the counted constraints'
+// keys and selectors.
+func aggregateKey(ns string, cs []Constraint, requireAll bool, counted []bool) string {
+	var b strings.Builder
+	b.WriteString(strconv.Itoa(len(ns)))
+	b.WriteByte(':')
+	b.WriteString(ns)
+	if requireAll {
+		b.WriteString("all:")
+		for i := range cs {
+			b.WriteString(strconv.Itoa(len(cs[i].TopologyKey)))
+			b.WriteByte(':')
+			b.WriteString(cs[i].TopologyKey)
+		}
+	}
+	for i := range cs {
+		if counted != nil && !counted[i] {
+			b.WriteString("skip;")
+			continue
+		}
+		b.WriteString(strconv.Itoa(len(cs[i].TopologyKey)))
+		b.WriteByte(':')
+		b.WriteString(cs[i].TopologyKey)
+		podcount.SelectorText(&b, cs[i].Selector)
+	}
+	return b.String()
+}
+
+// takeAggregate returns the aggregate for key, locked, or nil when
+// another count holds it.
+func takeAggregate(key string) *aggregate {
+	aggregates.Lock()
+	a, ok := aggregates.byKey[key]
+	if !ok {
+		if len(aggregates.byKey) >= maxAggregates {
+			for k := range aggregates.byKey {
+				delete(aggregates.byKey, k)
+				break
+			}
+		}
+		a = &aggregate{}
+		aggregates.byKey[key] = a
+	}
+	aggregates.Unlock()
+	if !a.mu.TryLock() {
+		return nil
+	}
+	return a
+}
+
+// count brings a up to date with nodes, counting again the nodes that
+// changed since, and returns the domain counts as countDomains does.
+func (a *aggregate) count(pod *v1.Pod, cs []Constraint, keys []podcount.Key, nodes []*nodeinfo.NodeInfo, requireAll bool, want func(i int, value string) bool, counted []bool) []map[string]int {
+	if len(a.nodes) != len(nodes) || len(a.dom) != len(cs) || a.outgrown() {
+		a.reset(len(nodes), len(cs))
+	}
+	for p, ni := range nodes {
+		if a.nodes[p] == ni && a.gens[p] == ni.Generation {
+			continue
+		}
+		a.nodes[p], a.gens[p] = ni, ni.Generation
+		nodeLabels := ni.Labels()
+		counts := ni.Node() != nil && (!requireAll || hasAllKeys(nodeLabels, cs))
+		for c := range cs {
+			if counted != nil && !counted[c] {
+				continue
+			}
+			if d := a.dom[c][p]; d >= 0 {
+				a.sums[c][d] -= int(a.share[c][p])
+				a.members[c][d]--
+			}
+			a.dom[c][p], a.share[c][p] = -1, 0
+			if !counts {
+				continue
+			}
+			value := nodeLabels[cs[c].TopologyKey]
+			d, ok := a.ids[c][value]
+			if !ok {
+				d = int32(len(a.values[c]))
+				a.ids[c][value] = d
+				a.values[c] = append(a.values[c], value)
+				a.sums[c] = append(a.sums[c], 0)
+				a.members[c] = append(a.members[c], 0)
+			}
+			n := countMatching(ni, cs[c].Selector, pod.Namespace, keys[c])
+			a.dom[c][p], a.share[c][p] = d, int32(n)
+			a.sums[c][d] += n
+			a.members[c][d]++
+		}
+	}
+	out := make([]map[string]int, len(cs))
+	for c := range cs {
+		out[c] = map[string]int{}
+		if counted != nil && !counted[c] {
+			continue
+		}
+		for d, value := range a.values[c] {
+			if a.members[c][d] > 0 && (want == nil || want(c, value)) {
+				out[c][value] = a.sums[c][d]
+			}
+		}
+	}
+	return out
+}
+
+// outgrown reports whether a numbers many more domains than it has
+// nodes, as when nodes come and go for long (hostnames): starting over
+// keeps its memory in proportion to the cluster.
+func (a *aggregate) outgrown() bool {
+	for _, values := range a.values {
+		if len(values) > 2*len(a.nodes)+64 {
+			return true
+		}
+	}
+	return false
+}
+
+// reset empties a for n nodes and k constraints.
+func (a *aggregate) reset(n, k int) {
+	a.nodes, a.gens = make([]*nodeinfo.NodeInfo, n), make([]int64, n)
+	a.dom, a.share = make([][]int32, k), make([][]int32, k)
+	a.ids, a.values = make([]map[string]int32, k), make([][]string, k)
+	a.sums, a.members = make([][]int, k), make([][]int32, k)
+	for c := range k {
+		a.dom[c], a.share[c] = make([]int32, n), make([]int32, n)
+		for p := range a.dom[c] {
+			a.dom[c][p] = -1
+		}
+		a.ids[c] = map[string]int32{}
+	}
+}
