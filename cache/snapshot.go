@@ -25,8 +25,10 @@ type Snapshot struct {
 	// generation is the highest NodeInfo generation the snapshot has seen.
 	generation int64
 	// withAffinity and withRequiredAnti are the nodes holding pods with
-	// pod affinity terms, and with required anti-affinity terms.
+	// pod affinity terms, and with required anti-affinity terms;
+	// affinityAt and antiAt their positions in nodes.
 	withAffinity, withRequiredAnti []*nodeinfo.NodeInfo
+	affinityAt, antiAt             []int32
 }
 
 // NodesWithPodAffinity returns the nodes holding a pod with pod affinity
@@ -49,37 +51,72 @@ func (s *Snapshot) NodesWithRequiredPodAntiAffinity() []*nodeinfo.NodeInfo {
 	return s.withRequiredAnti
 }
 
-// listAffinity sets the affinity lists from the nodes, or keeps prev's
-// when no node that changed since prev holds or held such pods: the
-// lists then hold only NodeInfos both snapshots share. olds[k] is the
-// NodeInfo that was at position changed[k] in prev. A nil prev, or
-// changed nodes without prev positions (the node list was rebuilt),
-// means a full pass. The lists are always new slices, since prev's may
-// still be read.
+// listAffinity sets the affinity lists: prev's where no node that
+// changed since prev holds or held such pods (the lists then hold only
+// NodeInfos both snapshots share); otherwise prev's with the changed
+// positions taken out and put back where their nodes now belong, a merge
+// in position order. olds[k] is the NodeInfo that was at position
+// changed[k] in prev. A nil prev, or changed nodes without prev positions
+// (the node list was rebuilt), means a pass over every node. The lists
+// are always new slices, since prev's may still be read.
 func (s *Snapshot) listAffinity(prev *Snapshot, changed []int, olds []*nodeinfo.NodeInfo) {
-	anyChanged, antiChanged := prev == nil || changed == nil, prev == nil || changed == nil
+	withAffinity := func(ni *nodeinfo.NodeInfo) bool { return len(ni.PodsWithAffinity) > 0 }
+	withAnti := func(ni *nodeinfo.NodeInfo) bool { return len(ni.PodsWithRequiredAntiAffinity) > 0 }
+	if prev == nil || changed == nil {
+		for i, ni := range s.nodes {
+			if withAffinity(ni) {
+				s.withAffinity, s.affinityAt = append(s.withAffinity, ni), append(s.affinityAt, int32(i))
+			}
+			if withAnti(ni) {
+				s.withRequiredAnti, s.antiAt = append(s.withRequiredAnti, ni), append(s.antiAt, int32(i))
+			}
+		}
+		return
+	}
+	anyChanged, antiChanged := false, false
 	for k, i := range changed {
 		old, now := olds[k], s.nodes[i]
-		anyChanged = anyChanged || len(old.PodsWithAffinity) > 0 || len(now.PodsWithAffinity) > 0
-		antiChanged = antiChanged || len(old.PodsWithRequiredAntiAffinity) > 0 || len(now.PodsWithRequiredAntiAffinity) > 0
+		anyChanged = anyChanged || withAffinity(old) || withAffinity(now)
+		antiChanged = antiChanged || withAnti(old) || withAnti(now)
 	}
-	if !anyChanged {
-		s.withAffinity = prev.withAffinity
-	}
-	if !antiChanged {
-		s.withRequiredAnti = prev.withRequiredAnti
-	}
+	s.withAffinity, s.affinityAt = prev.withAffinity, prev.affinityAt
+	s.withRequiredAnti, s.antiAt = prev.withRequiredAnti, prev.antiAt
 	if !anyChanged && !antiChanged {
 		return
 	}
-	for _, ni := range s.nodes {
-		if anyChanged && len(ni.PodsWithAffinity) > 0 {
-			s.withAffinity = append(s.withAffinity, ni)
-		}
-		if antiChanged && len(ni.PodsWithRequiredAntiAffinity) > 0 {
-			s.withRequiredAnti = append(s.withRequiredAnti, ni)
+	sorted := slices.Clone(changed)
+	slices.Sort(sorted)
+	if anyChanged {
+		s.withAffinity, s.affinityAt = s.merge(prev.withAffinity, prev.affinityAt, sorted, withAffinity)
+	}
+	if antiChanged {
+		s.withRequiredAnti, s.antiAt = s.merge(prev.withRequiredAnti, prev.antiAt, sorted, withAnti)
+	}
+}
+
+// merge returns the list (and positions) of list without the positions
+// in changed (sorted), with those of changed whose nodes has now holds,
+// in position order.
+func (s *Snapshot) merge(list []*nodeinfo.NodeInfo, at []int32, changed []int, has func(*nodeinfo.NodeInfo) bool) ([]*nodeinfo.NodeInfo, []int32) {
+	out := make([]*nodeinfo.NodeInfo, 0, len(list)+len(changed))
+	outAt := make([]int32, 0, len(list)+len(changed))
+	k := 0
+	addChanged := func(upTo int32) {
+		for ; k < len(changed) && int32(changed[k]) <= upTo; k++ {
+			if ni := s.nodes[changed[k]]; has(ni) {
+				out, outAt = append(out, ni), append(outAt, int32(changed[k]))
+			}
 		}
 	}
+	for j, p := range at {
+		addChanged(p)
+		if _, found := slices.BinarySearch(changed, int(p)); found {
+			continue
+		}
+		out, outAt = append(out, list[j]), append(outAt, p)
+	}
+	addChanged(int32(len(s.nodes)))
+	return out, outAt
 }
 
 // Generation returns the highest NodeInfo generation s has seen. It
