@@ -156,6 +156,54 @@ func (s *interPodAffinityState) countIncoming(placed *v1.Pod, nodeLabels map[str
 	}
 }
 
+// countingKeys are the keys under which nodes remember what they count
+// for the pod: existing for their pods' anti-affinity terms, incoming
+// (when the pod has required terms) for the pod's own terms.
+type countingKeys struct {
+	existing podcount.Key
+	incoming []podcount.Key
+}
+
+func (s *interPodAffinityState) keys(hasTerms bool) countingKeys {
+	k := countingKeys{existing: s.existingKey()}
+	if hasTerms {
+		k.incoming = s.incomingKeys()
+	}
+	return k
+}
+
+// String names the way of counting, for the aggregates.
+func (k countingKeys) String() string {
+	return fmt.Sprint(k.existing, k.incoming)
+}
+
+// countNode counts what ni's pods count for the pod: the anti-affinity
+// terms of its pods that match the pod, and, when keys.incoming is set,
+// its pods that the pod's own terms match. counts is scratch space of
+// len(keys.incoming).
+func (s *interPodAffinityState) countNode(ni *nodeinfo.NodeInfo, keys countingKeys, counts []int) {
+	// A node without pods counts nothing; every count is by a node label.
+	nodeLabels := ni.Labels()
+	if len(ni.Pods) == 0 || ni.Node() == nil || len(nodeLabels) == 0 {
+		return
+	}
+	memo := podcount.Of(ni)
+	if len(ni.PodsWithRequiredAntiAffinity) > 0 {
+		if n, ok := podcount.Lookup(memo, ni.Generation, keys.existing); !ok || n > 0 {
+			counted := 0
+			for _, pi := range ni.PodsWithRequiredAntiAffinity {
+				counted += s.countExisting(placedTerms(pi).RequiredAntiAffinity, nodeLabels, 1)
+			}
+			if !ok {
+				podcount.Store(memo, ni.Generation, keys.existing, counted)
+			}
+		}
+	}
+	if len(keys.incoming) > 0 {
+		s.countIncomingOn(ni, nodeLabels, keys.incoming, counts)
+	}
+}
+
 // existingKey is the key under which a node remembers whether its pods'
 // required anti-affinity terms count anything for the pod: the pod's
 // namespace, labels and namespace labels decide it.
@@ -272,9 +320,29 @@ func newInterPodAffinityState(ctx context.Context, state *framework.CycleState, 
 	s.matchesOwnAffinity = podaffinity.MatchesAll(s.affinity, pod)
 
 	hasTerms := len(s.affinity) > 0 || len(s.antiAffinity) > 0
+	// A node remembers, for its generation, when its pods counted nothing
+	// for a pod like this one, so that a simulation placing pod after pod
+	// visits again only the nodes that changed or count something.
+	keys := s.keys(hasTerms)
+	visited := nodes
 	if !hasTerms {
-		nodes = antiNodes
+		visited = antiNodes
 	}
+	if len(visited) >= minAggregateNodes {
+		if a := takeAffinityAggregate(keys.String()); a != nil {
+			defer a.mu.Unlock()
+			if err := ctx.Err(); err != nil {
+				return nil, framework.AsStatus(err)
+			}
+			a.count(s, keys, nodes)
+			s.existingAnti, s.affinityCounts, s.antiAffinityCounts = a.existingAnti.Clone(), a.affinityCounts.Clone(), a.antiAffinityCounts.Clone()
+			if !hasTerms && s.existingAnti.Len() == 0 {
+				return nil, skip
+			}
+			return s, nil
+		}
+	}
+	nodes = visited
 	partial := make([]interPodAffinityState, state.Workers(len(nodes)))
 	for i := range partial {
 		partial[i] = *s
@@ -282,38 +350,11 @@ func newInterPodAffinityState(ctx context.Context, state *framework.CycleState, 
 		partial[i].affinityCounts = &podaffinity.Counts{}
 		partial[i].antiAffinityCounts = &podaffinity.Counts{}
 	}
-	// A node remembers, for its generation, when its pods counted nothing
-	// for a pod like this one, so that a simulation placing pod after pod
-	// visits again only the nodes that changed or count something.
-	existingKey := s.existingKey()
-	var incomingKeys []podcount.Key
-	if hasTerms {
-		incomingKeys = s.incomingKeys()
-	}
 	state.ParallelChunks(ctx, len(nodes), func(worker, start, end int) {
 		p := &partial[worker]
-		counts := make([]int, len(incomingKeys))
+		counts := make([]int, len(keys.incoming))
 		for _, ni := range nodes[start:end] {
-			// A node without pods counts nothing; every count is by a node label.
-			nodeLabels := ni.Labels()
-			if len(ni.Pods) == 0 || ni.Node() == nil || len(nodeLabels) == 0 {
-				continue
-			}
-			memo := podcount.Of(ni)
-			if len(ni.PodsWithRequiredAntiAffinity) > 0 {
-				if n, ok := podcount.Lookup(memo, ni.Generation, existingKey); !ok || n > 0 {
-					counted := 0
-					for _, pi := range ni.PodsWithRequiredAntiAffinity {
-						counted += p.countExisting(placedTerms(pi).RequiredAntiAffinity, nodeLabels, 1)
-					}
-					if !ok {
-						podcount.Store(memo, ni.Generation, existingKey, counted)
-					}
-				}
-			}
-			if hasTerms {
-				p.countIncomingOn(ni, nodeLabels, incomingKeys, counts)
-			}
+			p.countNode(ni, keys, counts)
 		}
 	})
 	if err := ctx.Err(); err != nil {

@@ -386,6 +386,18 @@ func (c *Counts) Merge(other *Counts) {
 	}
 }
 
+// Each calls fn with every counted pair and its count.
+func (c *Counts) Each(fn func(key, value string, n int64)) {
+	if c == nil {
+		return
+	}
+	for k, key := range c.keys {
+		for value, n := range c.values[k] {
+			fn(key, value, n)
+		}
+	}
+}
+
 // Clone returns a deep copy.
 func (c *Counts) Clone() *Counts {
 	out := &Counts{}

@@ -13,7 +13,7 @@ import (
 
 // maxAggregates bounds how many ways of counting domains are remembered
 // at once; past it one is forgotten.
-const maxAggregates = 16
+const maxAggregates = 64
 
 // aggregates remembers, per way of counting (see aggregateKey), the
 // domain counts of the last node list counted and each node's share of

@@ -1,0 +1,107 @@
+package filter
+
+import (
+	"sync"
+
+	"github.com/kubesched/kubesched/internal/podaffinity"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// minAggregateNodes is how many nodes a count must visit before an
+// aggregate, which compares every node of the cycle, repays itself.
+const minAggregateNodes = 256
+
+// maxAffinityAggregates bounds how many ways of counting are remembered
+// at once; past it one is forgotten.
+const maxAffinityAggregates = 64
+
+// affinityAggregates remembers, per way of counting (the pod's namespace,
+// labels and namespace labels, and its required terms), the counts of
+// InterPodAffinity's PreFilter over the last node list counted and each
+// node's share of them, so that counting again over a list where few
+// nodes changed (a simulation placing pod after pod, a snapshot updated
+// in place) visits the changed nodes alone. Every node is still
+// compared, by pointer and generation.
+var affinityAggregates = struct {
+	sync.Mutex
+	byKey map[string]*affinityAggregate
+}{byKey: map[string]*affinityAggregate{}}
+
+// affinityAggregate is one way of counting's running totals, locked by
+// the one count using it.
+type affinityAggregate struct {
+	mu sync.Mutex
+	// nodes[p] is the NodeInfo counted at position p, at generation
+	// gens[p], and shares[p] what it counted.
+	nodes  []*nodeinfo.NodeInfo
+	gens   []int64
+	shares [][]affinityShare
+	// The totals, as newInterPodAffinityState's state holds them.
+	existingAnti, affinityCounts, antiAffinityCounts podaffinity.Counts
+}
+
+// affinityShare is one count of one node: n for the topology pair (key,
+// value) in the counts which names.
+type affinityShare struct {
+	which      int
+	key, value string
+	n          int64
+}
+
+// takeAffinityAggregate returns the aggregate for key, locked, or nil
+// when another count holds it.
+func takeAffinityAggregate(key string) *affinityAggregate {
+	affinityAggregates.Lock()
+	a, ok := affinityAggregates.byKey[key]
+	if !ok {
+		if len(affinityAggregates.byKey) >= maxAffinityAggregates {
+			for k := range affinityAggregates.byKey {
+				delete(affinityAggregates.byKey, k)
+				break
+			}
+		}
+		a = &affinityAggregate{}
+		affinityAggregates.byKey[key] = a
+	}
+	affinityAggregates.Unlock()
+	if !a.mu.TryLock() {
+		return nil
+	}
+	return a
+}
+
+// count brings a up to date with nodes (every node of the cycle, in
+// order) for s, the pod's state before counting, counting again the
+// nodes that changed since.
+func (a *affinityAggregate) count(s *interPodAffinityState, keys countingKeys, nodes []*nodeinfo.NodeInfo) {
+	if len(a.nodes) != len(nodes) {
+		// Start over; a.mu, held, stays as it is.
+		a.nodes, a.gens, a.shares = make([]*nodeinfo.NodeInfo, len(nodes)), make([]int64, len(nodes)), make([][]affinityShare, len(nodes))
+		a.existingAnti, a.affinityCounts, a.antiAffinityCounts = podaffinity.Counts{}, podaffinity.Counts{}, podaffinity.Counts{}
+	}
+	totals := [...]*podaffinity.Counts{&a.existingAnti, &a.affinityCounts, &a.antiAffinityCounts}
+	counts := make([]int, len(keys.incoming))
+	for p, ni := range nodes {
+		if a.nodes[p] == ni && a.gens[p] == ni.Generation {
+			continue
+		}
+		a.nodes[p], a.gens[p] = ni, ni.Generation
+		for _, sh := range a.shares[p] {
+			totals[sh.which].Add(sh.key, sh.value, -sh.n)
+		}
+		one := *s
+		one.existingAnti, one.affinityCounts, one.antiAffinityCounts = &podaffinity.Counts{}, &podaffinity.Counts{}, &podaffinity.Counts{}
+		one.countNode(ni, keys, counts)
+		shares := a.shares[p][:0]
+		for which, c := range [...]*podaffinity.Counts{one.existingAnti, one.affinityCounts, one.antiAffinityCounts} {
+			c.Each(func(key, value string, n int64) {
+				shares = append(shares, affinityShare{which: which, key: key, value: value, n: n})
+				totals[which].Add(key, value, n)
+			})
+		}
+		if len(shares) == 0 {
+			shares = nil
+		}
+		a.shares[p] = shares
+	}
+}
