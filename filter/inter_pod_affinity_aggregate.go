@@ -20,8 +20,8 @@ const maxAffinityAggregates = 64
 // InterPodAffinity's PreFilter over the last node list counted and each
 // node's share of them, so that counting again over a list where few
 // nodes changed (a simulation placing pod after pod, a snapshot updated
-// in place) visits the changed nodes alone. Every node is still
-// compared, by pointer and generation.
+// in place) visits the changed nodes alone. Every node's generation is
+// still compared.
 var affinityAggregates = struct {
 	sync.Mutex
 	byKey map[string]*affinityAggregate
@@ -31,9 +31,10 @@ var affinityAggregates = struct {
 // the one count using it.
 type affinityAggregate struct {
 	mu sync.Mutex
-	// nodes[p] is the NodeInfo counted at position p, at generation
-	// gens[p], and shares[p] what it counted.
-	nodes  []*nodeinfo.NodeInfo
+	// gens[p] is the generation of the NodeInfo counted at position p
+	// (see the aggregates of package topologyspread: the generation names
+	// the content, and no NodeInfo is kept alive), and shares[p] what it
+	// counted.
 	gens   []int64
 	shares [][]affinityShare
 	// The totals, as newInterPodAffinityState's state holds them.
@@ -74,18 +75,18 @@ func takeAffinityAggregate(key string) *affinityAggregate {
 // order) for s, the pod's state before counting, counting again the
 // nodes that changed since.
 func (a *affinityAggregate) count(s *interPodAffinityState, keys countingKeys, nodes []*nodeinfo.NodeInfo) {
-	if len(a.nodes) != len(nodes) {
+	if len(a.gens) != len(nodes) {
 		// Start over; a.mu, held, stays as it is.
-		a.nodes, a.gens, a.shares = make([]*nodeinfo.NodeInfo, len(nodes)), make([]int64, len(nodes)), make([][]affinityShare, len(nodes))
+		a.gens, a.shares = make([]int64, len(nodes)), make([][]affinityShare, len(nodes))
 		a.existingAnti, a.affinityCounts, a.antiAffinityCounts = podaffinity.Counts{}, podaffinity.Counts{}, podaffinity.Counts{}
 	}
 	totals := [...]*podaffinity.Counts{&a.existingAnti, &a.affinityCounts, &a.antiAffinityCounts}
 	counts := make([]int, len(keys.incoming))
 	for p, ni := range nodes {
-		if a.nodes[p] == ni && a.gens[p] == ni.Generation {
+		if a.gens[p] == ni.Generation && ni.Generation != 0 {
 			continue
 		}
-		a.nodes[p], a.gens[p] = ni, ni.Generation
+		a.gens[p] = ni.Generation
 		for _, sh := range a.shares[p] {
 			totals[sh.which].Add(sh.key, sh.value, -sh.n)
 		}

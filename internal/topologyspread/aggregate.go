@@ -31,10 +31,12 @@ var aggregates = struct {
 // without it.
 type aggregate struct {
 	mu sync.Mutex
-	// nodes[p] is the NodeInfo counted at position p, at generation
-	// gens[p].
-	nodes []*nodeinfo.NodeInfo
-	gens  []int64
+	// gens[p] is the generation of the NodeInfo counted at position p. A
+	// generation names one content of one NodeInfo (any change gives a
+	// new one, and a clone shares it only while identical), so comparing
+	// it is enough, and no NodeInfo is kept alive; 0, the generation of
+	// a NodeInfo not built by package nodeinfo, is always counted again.
+	gens []int64
 	// Per counted constraint c: dom[c][p] is position p's domain (-1: not
 	// counted) and share[c][p] its matching pods; ids and values number
 	// the domains; sums and members are each domain's matching pods and
@@ -118,14 +120,14 @@ func takeAggregate(key string) *aggregate {
 // count brings a up to date with nodes, counting again the nodes that
 // changed since, and returns the domain counts as countDomains does.
 func (a *aggregate) count(pod *v1.Pod, cs []Constraint, keys []podcount.Key, nodes []*nodeinfo.NodeInfo, requireAll bool, want func(i int, value string) bool, counted []bool) []map[string]int {
-	if len(a.nodes) != len(nodes) || len(a.dom) != len(cs) || a.outgrown() {
+	if len(a.gens) != len(nodes) || len(a.dom) != len(cs) || a.outgrown() {
 		a.reset(len(nodes), len(cs))
 	}
 	for p, ni := range nodes {
-		if a.nodes[p] == ni && a.gens[p] == ni.Generation {
+		if a.gens[p] == ni.Generation && ni.Generation != 0 {
 			continue
 		}
-		a.nodes[p], a.gens[p] = ni, ni.Generation
+		a.gens[p] = ni.Generation
 		nodeLabels := ni.Labels()
 		counts := ni.Node() != nil && (!requireAll || hasAllKeys(nodeLabels, cs))
 		for c := range cs {
@@ -175,7 +177,7 @@ func (a *aggregate) count(pod *v1.Pod, cs []Constraint, keys []podcount.Key, nod
 // keeps its memory in proportion to the cluster.
 func (a *aggregate) outgrown() bool {
 	for _, values := range a.values {
-		if len(values) > 2*len(a.nodes)+64 {
+		if len(values) > 2*len(a.gens)+64 {
 			return true
 		}
 	}
@@ -184,7 +186,7 @@ func (a *aggregate) outgrown() bool {
 
 // reset empties a for n nodes and k constraints.
 func (a *aggregate) reset(n, k int) {
-	a.nodes, a.gens = make([]*nodeinfo.NodeInfo, n), make([]int64, n)
+	a.gens = make([]int64, n)
 	a.dom, a.share = make([][]int32, k), make([][]int32, k)
 	a.ids, a.values = make([]map[string]int32, k), make([][]string, k)
 	a.sums, a.members = make([][]int, k), make([][]int32, k)
