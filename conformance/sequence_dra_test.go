@@ -74,35 +74,13 @@ func TestPlacingClaimingPodsOneAfterAnotherAgreesWithUpstream(t *testing.T) {
 		for _, claim := range claims {
 			s.Objects = append(s.Objects, claim)
 		}
-		want, err := testOracle.RunScenario(ctx, s)
-		if err != nil {
-			t.Fatalf("%s: oracle: %v", pod.Name, err)
-		}
-		res, err := fw.ScheduleSnapshot(ctx, pod, c.Snapshot())
-		if diffs := diffResults(s, want, res, err); len(diffs) > 0 {
-			t.Fatalf("%s (after %d placed): %d disagreement(s) with kube-scheduler:\n%s", pod.Name, len(bound), len(diffs), formatDiffs(diffs, 20))
-		}
-		var fitErr *framework.FitError
-		if errors.As(err, &fitErr) {
-			outcomes["unschedulable"]++
+		res, placed := placeAsUpstream(ctx, t, s, outcomes, func() (*framework.Result, error) {
+			return fw.ScheduleSnapshot(ctx, pod, c.Snapshot())
+		})
+		if !placed {
 			continue
 		}
-		if err != nil {
-			t.Fatalf("%s: %v", pod.Name, err)
-		}
-		outcomes["placed"]++
-		for _, claim := range res.Claims {
-			for _, r := range claim.Status.Allocation.Devices.Results {
-				id := r.Pool + "/" + r.Device
-				if prev, taken := holder[id]; taken {
-					t.Fatalf("device %s handed to %s and %s", id, prev, pod.Name)
-				}
-				if r.Pool != res.SuggestedHost {
-					t.Fatalf("%s placed on %s got device %s", pod.Name, res.SuggestedHost, id)
-				}
-				holder[id] = pod.Name
-			}
-		}
+		holdDevices(t, holder, pod, res)
 		b := pod.DeepCopy()
 		b.Spec.NodeName = res.SuggestedHost
 		b.Status.ExtendedResourceClaimStatus = res.ExtendedResourceClaimStatus
@@ -114,6 +92,50 @@ func TestPlacingClaimingPodsOneAfterAnotherAgreesWithUpstream(t *testing.T) {
 	t.Logf("outcomes: %v; devices handed out: %d", outcomes, len(holder))
 	if outcomes["placed"] < 6 || outcomes["unschedulable"] < 2 {
 		t.Errorf("outcomes %v: want the GPUs to run out after several placements", outcomes)
+	}
+}
+
+// placeAsUpstream asks upstream about s, then places s.Pod with place
+// and checks that kubesched's decision agrees, failing t otherwise. It
+// counts the outcome and reports whether the pod was placed.
+func placeAsUpstream(ctx context.Context, t *testing.T, s *Scenario, outcomes map[string]int, place func() (*framework.Result, error)) (*framework.Result, bool) {
+	t.Helper()
+	want, err := testOracle.RunScenario(ctx, s)
+	if err != nil {
+		t.Fatalf("%s: oracle: %v", s.Pod.Name, err)
+	}
+	res, err := place()
+	if diffs := diffResults(s, want, res, err); len(diffs) > 0 {
+		t.Fatalf("%s (after %d placed): %d disagreement(s) with kube-scheduler:\n%s", s.Pod.Name, len(s.Pods), len(diffs), formatDiffs(diffs, 20))
+	}
+	var fitErr *framework.FitError
+	if errors.As(err, &fitErr) {
+		outcomes["unschedulable"]++
+		return nil, false
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", s.Pod.Name, err)
+	}
+	outcomes["placed"]++
+	return res, true
+}
+
+// holdDevices records the devices res allocated to pod in holder (pool/
+// device to pod), failing t when one was handed out before or lies on
+// another node than the pod's.
+func holdDevices(t *testing.T, holder map[string]string, pod *v1.Pod, res *framework.Result) {
+	t.Helper()
+	for _, claim := range res.Claims {
+		for _, r := range claim.Status.Allocation.Devices.Results {
+			id := r.Pool + "/" + r.Device
+			if prev, taken := holder[id]; taken {
+				t.Fatalf("device %s handed to %s and %s", id, prev, pod.Name)
+			}
+			if r.Pool != res.SuggestedHost {
+				t.Fatalf("%s placed on %s got device %s", pod.Name, res.SuggestedHost, id)
+			}
+			holder[id] = pod.Name
+		}
 	}
 }
 
@@ -175,38 +197,19 @@ func TestSimPlacingClaimingPodsAgreesWithUpstream(t *testing.T) {
 	outcomes := map[string]int{}
 	for _, pod := range pods {
 		s := &Scenario{Nodes: nodes, Pods: slices.Clone(bound), Pod: pod, Objects: current()}
-		want, err := testOracle.RunScenario(ctx, s)
-		if err != nil {
-			t.Fatalf("%s: oracle: %v", pod.Name, err)
-		}
-		res, err := c.Place(ctx, pod)
-		if diffs := diffResults(s, want, res, err); len(diffs) > 0 {
-			t.Fatalf("%s (after %d placed): %d disagreement(s) with kube-scheduler:\n%s", pod.Name, len(bound), len(diffs), formatDiffs(diffs, 20))
-		}
-		var fitErr *framework.FitError
-		if errors.As(err, &fitErr) {
-			outcomes["unschedulable"]++
+		res, placed := placeAsUpstream(ctx, t, s, outcomes, func() (*framework.Result, error) { return c.Place(ctx, pod) })
+		if !placed {
 			continue
 		}
-		if err != nil {
-			t.Fatalf("%s: %v", pod.Name, err)
-		}
-		outcomes["placed"]++
+		holdDevices(t, holder, pod, res)
 		for _, claim := range res.Claims {
-			for _, r := range claim.Status.Allocation.Devices.Results {
-				id := r.Pool + "/" + r.Device
-				if prev, taken := holder[id]; taken && prev != pod.Name {
-					t.Fatalf("device %s handed to %s and %s", id, prev, pod.Name)
-				}
-				holder[id] = pod.Name
-			}
 			claims[claim.Name] = claim
 		}
-		placed, ok := c.Pod(pod.Namespace, pod.Name)
-		if !ok || placed.Spec.NodeName != res.SuggestedHost {
-			t.Fatalf("%s: placed on %s, but the cluster holds %v", pod.Name, res.SuggestedHost, placed)
+		inCluster, ok := c.Pod(pod.Namespace, pod.Name)
+		if !ok || inCluster.Spec.NodeName != res.SuggestedHost {
+			t.Fatalf("%s: placed on %s, but the cluster holds %v", pod.Name, res.SuggestedHost, inCluster)
 		}
-		bound = append(bound, placed)
+		bound = append(bound, inCluster)
 	}
 	t.Logf("outcomes: %v; devices handed out: %d", outcomes, len(holder))
 	if outcomes["placed"] < 6 || outcomes["unschedulable"] < 2 {

@@ -329,8 +329,8 @@ func newInterPodAffinityState(ctx context.Context, state *framework.CycleState, 
 		visited = antiNodes
 	}
 	if len(visited) >= minAggregateNodes {
-		if a := takeAffinityAggregate(keys.String()); a != nil {
-			defer a.mu.Unlock()
+		if a, giveBack := affinityAggregates.Take(keys.String()); a != nil {
+			defer giveBack()
 			if err := ctx.Err(); err != nil {
 				return nil, framework.AsStatus(err)
 			}

@@ -1,8 +1,7 @@
 package filter
 
 import (
-	"sync"
-
+	"github.com/kubesched/kubesched/internal/keyed"
 	"github.com/kubesched/kubesched/internal/podaffinity"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -22,15 +21,11 @@ const maxAffinityAggregates = 64
 // nodes changed (a simulation placing pod after pod, a snapshot updated
 // in place) visits the changed nodes alone. Every node's generation is
 // still compared.
-var affinityAggregates = struct {
-	sync.Mutex
-	byKey map[string]*affinityAggregate
-}{byKey: map[string]*affinityAggregate{}}
+var affinityAggregates = keyed.New[affinityAggregate](maxAffinityAggregates)
 
-// affinityAggregate is one way of counting's running totals, locked by
-// the one count using it.
+// affinityAggregate is one way of counting's running totals, used by one
+// count at a time.
 type affinityAggregate struct {
-	mu sync.Mutex
 	// gens[p] is the generation of the NodeInfo counted at position p
 	// (see the aggregates of package topologyspread: the generation names
 	// the content, and no NodeInfo is kept alive), and shares[p] what it
@@ -49,34 +44,12 @@ type affinityShare struct {
 	n          int64
 }
 
-// takeAffinityAggregate returns the aggregate for key, locked, or nil
-// when another count holds it.
-func takeAffinityAggregate(key string) *affinityAggregate {
-	affinityAggregates.Lock()
-	a, ok := affinityAggregates.byKey[key]
-	if !ok {
-		if len(affinityAggregates.byKey) >= maxAffinityAggregates {
-			for k := range affinityAggregates.byKey {
-				delete(affinityAggregates.byKey, k)
-				break
-			}
-		}
-		a = &affinityAggregate{}
-		affinityAggregates.byKey[key] = a
-	}
-	affinityAggregates.Unlock()
-	if !a.mu.TryLock() {
-		return nil
-	}
-	return a
-}
-
 // count brings a up to date with nodes (every node of the cycle, in
 // order) for s, the pod's state before counting, counting again the
 // nodes that changed since.
 func (a *affinityAggregate) count(s *interPodAffinityState, keys countingKeys, nodes []*nodeinfo.NodeInfo) {
 	if len(a.gens) != len(nodes) {
-		// Start over; a.mu, held, stays as it is.
+		// Start over.
 		a.gens, a.shares = make([]int64, len(nodes)), make([][]affinityShare, len(nodes))
 		a.existingAnti, a.affinityCounts, a.antiAffinityCounts = podaffinity.Counts{}, podaffinity.Counts{}, podaffinity.Counts{}
 	}

@@ -3,10 +3,10 @@ package topologyspread
 import (
 	"strconv"
 	"strings"
-	"sync"
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/kubesched/kubesched/internal/keyed"
 	"github.com/kubesched/kubesched/internal/podcount"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -19,18 +19,13 @@ const maxAggregates = 64
 // domain counts of the last node list counted and each node's share of
 // them, so that counting again over a list where few nodes changed (a
 // simulation placing pod after pod, a snapshot updated in place) visits
-// the changed nodes alone. Every node is still compared, by pointer and
-// generation, which costs far less than reading its labels and pods.
-var aggregates = struct {
-	sync.Mutex
-	byKey map[string]*aggregate
-}{byKey: map[string]*aggregate{}}
+// the changed nodes alone. Every node's generation is still compared,
+// which costs far less than reading its labels and pods.
+var aggregates = keyed.New[aggregate](maxAggregates)
 
-// aggregate is one way of counting's running totals. Its lock is held
-// by the one count using it; another count at the same time counts
-// without it.
+// aggregate is one way of counting's running totals, used by one count
+// at a time; another count at the same time counts without it.
 type aggregate struct {
-	mu sync.Mutex
 	// gens[p] is the generation of the NodeInfo counted at position p. A
 	// generation names one content of one NodeInfo (any change gives a
 	// new one, and a clone shares it only while identical), so comparing
@@ -93,28 +88,6 @@ func aggregateKey(ns string, cs []Constraint, requireAll bool, counted []bool) s
 		podcount.SelectorText(&b, cs[i].Selector)
 	}
 	return b.String()
-}
-
-// takeAggregate returns the aggregate for key, locked, or nil when
-// another count holds it.
-func takeAggregate(key string) *aggregate {
-	aggregates.Lock()
-	a, ok := aggregates.byKey[key]
-	if !ok {
-		if len(aggregates.byKey) >= maxAggregates {
-			for k := range aggregates.byKey {
-				delete(aggregates.byKey, k)
-				break
-			}
-		}
-		a = &aggregate{}
-		aggregates.byKey[key] = a
-	}
-	aggregates.Unlock()
-	if !a.mu.TryLock() {
-		return nil
-	}
-	return a
 }
 
 // count brings a up to date with nodes, counting again the nodes that

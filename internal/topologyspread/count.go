@@ -115,8 +115,8 @@ func countDomains(ctx context.Context, pod *v1.Pod, cs []Constraint, e *eligibil
 		keys[i] = matchKey(cs[i].Selector, pod.Namespace)
 	}
 	if cacheable(pod, cs) {
-		if a := takeAggregate(aggregateKey(pod.Namespace, cs, requireAll, counted)); a != nil {
-			defer a.mu.Unlock()
+		if a, giveBack := aggregates.Take(aggregateKey(pod.Namespace, cs, requireAll, counted)); a != nil {
+			defer giveBack()
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
