@@ -21,7 +21,6 @@ import (
 	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/cache"
 	"github.com/kubesched/kubesched/framework"
-	"github.com/kubesched/kubesched/sim"
 )
 
 // TestPlacingClaimingPodsOneAfterAnotherAgreesWithUpstream places pods
@@ -184,14 +183,7 @@ func TestSimPlacingClaimingPodsAgreesWithUpstream(t *testing.T) {
 		}
 		return objs
 	}
-	fw, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := sim.New(fw, nodes, nil, current()...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := simCluster(t, &Scenario{Nodes: nodes, Objects: current()})
 	var bound []*v1.Pod
 	holder := map[string]string{} // pool/device -> pod
 	outcomes := map[string]int{}

@@ -3,7 +3,6 @@ package conformance
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -13,9 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/framework"
-	"github.com/kubesched/kubesched/sim"
 )
 
 // TestPlacingPodsWithWaitingClaimsOneAfterAnotherAgreesWithUpstream places
@@ -102,14 +99,7 @@ func TestPlacingPodsWithWaitingClaimsOneAfterAnotherAgreesWithUpstream(t *testin
 		return objs
 	}
 
-	fw, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100), framework.WithRandSource(rand.NewPCG(1, 2)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := sim.New(fw, nodes, nil, current()...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := simCluster(t, &Scenario{Nodes: nodes, Objects: current()})
 	var bound []*v1.Pod
 	boundTo := map[string]string{} // volume -> claim
 	outcomes := map[string]int{}

@@ -137,21 +137,48 @@ func (s *interPodAffinityState) countExisting(anti []podaffinity.Term, nodeLabel
 
 // countIncoming counts placed for each term of the pod it matches.
 func (s *interPodAffinityState) countIncoming(placed *v1.Pod, nodeLabels map[string]string, n int64) {
+	var buf [4]int
+	counts := buf[:]
+	if len(s.antiAffinity)+1 > len(buf) {
+		counts = make([]int, len(s.antiAffinity)+1)
+	}
+	counts = counts[:len(s.antiAffinity)+1]
+	s.matchIncoming(placed, counts)
+	s.addIncoming(nodeLabels, counts, n)
+}
+
+// matchIncoming adds one to counts[0] when placed matches all the pod's
+// affinity terms, and to counts[1+i] when it matches its anti-affinity
+// term i.
+func (s *interPodAffinityState) matchIncoming(placed *v1.Pod, counts []int) {
 	if podaffinity.MatchesAll(s.affinity, placed) {
+		counts[0]++
+	}
+	for i := range s.antiAffinity {
+		// The pod's own terms are resolved: no namespace labels needed.
+		if s.antiAffinity[i].Matches(placed, nil) {
+			counts[1+i]++
+		}
+	}
+}
+
+// addIncoming adds counts (as matchIncoming makes them), times n, to the
+// pod's term counts in the domains of a node with nodeLabels.
+func (s *interPodAffinityState) addIncoming(nodeLabels map[string]string, counts []int, n int64) {
+	if counts[0] > 0 {
 		for i := range s.affinity {
 			if v, ok := nodeLabels[s.affinity[i].TopologyKey]; ok {
-				s.affinityCounts.Add(s.affinity[i].TopologyKey, v, n)
+				s.affinityCounts.Add(s.affinity[i].TopologyKey, v, int64(counts[0])*n)
 			}
 		}
 	}
 	for i := range s.antiAffinity {
-		t := &s.antiAffinity[i]
-		// The pod's own terms are resolved: no namespace labels needed.
-		if !t.Matches(placed, nil) {
+		if counts[1+i] == 0 {
 			continue
 		}
+		t := &s.antiAffinity[i]
 		if v, ok := nodeLabels[t.TopologyKey]; ok {
-			s.antiAffinityCounts.Add(t.TopologyKey, v, n)
+			s.antiAffinityCounts.Add(t.TopologyKey, v, int64(counts[1+i])*n)
 		}
 	}
 }
@@ -254,36 +281,13 @@ func (s *interPodAffinityState) countIncomingOn(ni *nodeinfo.NodeInfo, nodeLabel
 	if !known {
 		clear(counts)
 		for _, pi := range ni.Pods {
-			if podaffinity.MatchesAll(s.affinity, pi.Pod) {
-				counts[0]++
-			}
-			for i := range s.antiAffinity {
-				// The pod's own terms are resolved: no namespace labels needed.
-				if s.antiAffinity[i].Matches(pi.Pod, nil) {
-					counts[1+i]++
-				}
-			}
+			s.matchIncoming(pi.Pod, counts)
 		}
 		for i, k := range keys {
 			podcount.Store(memo, ni.Generation, k, counts[i])
 		}
 	}
-	if counts[0] > 0 {
-		for i := range s.affinity {
-			if v, ok := nodeLabels[s.affinity[i].TopologyKey]; ok {
-				s.affinityCounts.Add(s.affinity[i].TopologyKey, v, int64(counts[0]))
-			}
-		}
-	}
-	for i := range s.antiAffinity {
-		if counts[1+i] == 0 {
-			continue
-		}
-		t := &s.antiAffinity[i]
-		if v, ok := nodeLabels[t.TopologyKey]; ok {
-			s.antiAffinityCounts.Add(t.TopologyKey, v, int64(counts[1+i]))
-		}
-	}
+	s.addIncoming(nodeLabels, counts, 1)
 }
 
 // placedTerms returns the parsed terms of a placed pod. A list that does
