@@ -1,6 +1,10 @@
 package framework
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/kubesched/kubesched/internal/locality"
+)
 
 // cyclePlugins are the plugins a cycle runs after PreFilter, as the
 // PreFilter plugins' Skips leave them: the Filter plugins not skipped, and
@@ -12,6 +16,10 @@ import "sync"
 type cyclePlugins struct {
 	filters    []FilterPlugin
 	extensions []namedExtensions
+	// at[i] is filters[i]'s position in Framework.filters, and local[i]
+	// its node-locality (see memo), nil for a filter never node-local.
+	at    []int
+	local []locality.For
 }
 
 // namedExtensions is a PreFilter plugin's extensions, with its name.
@@ -72,9 +80,11 @@ func (f *Framework) cyclePlugins(skip skipSet) *cyclePlugins {
 			cp.extensions = append(cp.extensions, namedExtensions{name: pl.Name(), PreFilterExtensions: ext})
 		}
 	}
-	for _, pl := range f.filters {
+	for i, pl := range f.filters {
 		if !skipped[pl.Name()] {
 			cp.filters = append(cp.filters, pl)
+			cp.at = append(cp.at, i)
+			cp.local = append(cp.local, locality.Of(pl))
 		}
 	}
 	if skip.rest == nil {

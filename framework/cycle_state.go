@@ -43,6 +43,10 @@ type CycleState struct {
 	// PreFilter kept every node.
 	excluded *Status
 	kept     sets.Set[string]
+	// scoredNodes are the nodes the framework hands to PreScore, at
+	// positions scored of allNodes.
+	scoredNodes []*nodeinfo.NodeInfo
+	scored      []int32
 }
 
 // ExcludedByPreFilter returns kube-scheduler's verdict on the node called
@@ -69,6 +73,63 @@ func (s *CycleState) AllNodes() []*nodeinfo.NodeInfo {
 		return nil
 	}
 	return s.allNodes
+}
+
+// NodePositions returns the position in [CycleState.AllNodes] of each of
+// nodes, so that a plugin can keep a cycle's per-node data in slices
+// rather than maps; false if one of them is not there. For the nodes the
+// framework hands to PreScore it costs nothing (the framework knows where
+// they are); for other nodes, a look-up by name each. Do not modify the
+// result.
+func (s *CycleState) NodePositions(nodes []*nodeinfo.NodeInfo) ([]int32, bool) {
+	if s == nil {
+		return nil, false
+	}
+	if len(nodes) == len(s.scored) && (len(nodes) == 0 || &nodes[0] == &s.scoredNodes[0]) {
+		return s.scored, true
+	}
+	if s.isAllNodes(nodes) {
+		pos := make([]int32, len(nodes))
+		for i := range pos {
+			pos[i] = int32(i)
+		}
+		return pos, true
+	}
+	find := s.finder()
+	pos := make([]int32, len(nodes))
+	for j, ni := range nodes {
+		i, ok := find(ni)
+		if !ok {
+			return nil, false
+		}
+		pos[j] = int32(i)
+	}
+	return pos, true
+}
+
+// finder returns a function giving the position of a node in AllNodes:
+// by name through the framework's index, or outside a framework through
+// a map made for the purpose.
+func (s *CycleState) finder() func(*nodeinfo.NodeInfo) (int, bool) {
+	if s.index != nil && s.index.len() == len(s.allNodes) {
+		return func(ni *nodeinfo.NodeInfo) (int, bool) {
+			if ni == nil {
+				return 0, false
+			}
+			i, ok := s.index.position(ni.Name())
+			return i, ok && s.allNodes[i] == ni
+		}
+	}
+	at := make(map[*nodeinfo.NodeInfo]int, len(s.allNodes))
+	for i, ni := range s.allNodes {
+		if _, dup := at[ni]; !dup {
+			at[ni] = i
+		}
+	}
+	return func(ni *nodeinfo.NodeInfo) (int, bool) {
+		i, ok := at[ni]
+		return i, ok
+	}
 }
 
 // minPiecesPerWorker keeps ParallelChunks from starting goroutines for

@@ -4,7 +4,10 @@ import (
 	"context"
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/nodeinfo"
 )
 
 func TestParallelChunksOutsideAFrameworkRunsEveryChunkOnWorkerZero(t *testing.T) {
@@ -27,5 +30,64 @@ func TestParallelChunksOutsideAFrameworkRunsEveryChunkOnWorkerZero(t *testing.T)
 				t.Fatalf("index %d seen %d times, want 1", i, n)
 			}
 		}
+	}
+}
+
+// positionRecorder is a PreScore plugin that records, for the nodes it
+// is given, whether CycleState.NodePositions places each where the
+// cycle's node list holds it.
+type positionRecorder struct {
+	calls, wrong int
+}
+
+func (*positionRecorder) Name() string { return "PositionRecorder" }
+
+func (p *positionRecorder) PreScore(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodes []*nodeinfo.NodeInfo) *framework.Status {
+	p.calls++
+	pos, ok := state.NodePositions(nodes)
+	if !ok {
+		p.wrong++
+		return nil
+	}
+	for j, ni := range nodes {
+		if state.AllNodes()[pos[j]] != ni {
+			p.wrong++
+		}
+	}
+	return nil
+}
+
+func (*positionRecorder) Score(context.Context, *framework.CycleState, *v1.Pod, *nodeinfo.NodeInfo) (int64, *framework.Status) {
+	return 0, nil
+}
+
+func TestNodePositionsAreWhereTheCycleHoldsTheNodes(t *testing.T) {
+	t.Parallel()
+	rec := &positionRecorder{}
+	// A filter rejecting some nodes, so that PreScore gets a subset.
+	reject := &filterScorer{name: "Reject", reject: map[string]bool{"b": true, "d": true}}
+	fw, err := framework.New(framework.WithPluginAt(framework.Filter, reject, 0), framework.WithPlugin(rec, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := nodeinfo.Build([]*v1.Node{cpuNode("a", "1"), cpuNode("b", "1"), cpuNode("c", "1"), cpuNode("d", "1"), cpuNode("e", "1")}, nil)
+	for _, list := range [][]*nodeinfo.NodeInfo{nodes, {nodes[4], nodes[2], nodes[0], nodes[3], nodes[1]}} {
+		if _, err := fw.Schedule(context.Background(), &v1.Pod{}, list); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rec.calls != 2 || rec.wrong != 0 {
+		t.Errorf("PreScore called %d times with %d nodes misplaced, want 2 calls and none misplaced", rec.calls, rec.wrong)
+	}
+
+	state := framework.NewCycleState(nodes)
+	if pos, ok := state.NodePositions([]*nodeinfo.NodeInfo{nodes[3], nodes[1]}); !ok || len(pos) != 2 || pos[0] != 3 || pos[1] != 1 {
+		t.Errorf("outside a framework NodePositions = %v, %v; want [3 1], true", pos, ok)
+	}
+	if _, ok := state.NodePositions([]*nodeinfo.NodeInfo{nodes[0], nodeinfo.New(cpuNode("z", "1"))}); ok {
+		t.Error("NodePositions placed a node that is not in the cycle")
+	}
+	if _, ok := (*framework.CycleState)(nil).NodePositions(nodes); ok {
+		t.Error("NodePositions on a nil state placed nodes")
 	}
 }

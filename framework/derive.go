@@ -31,6 +31,7 @@ func (f *Framework) UsingListers(l Listers) *Framework {
 		listers:     l,
 		extenders:   f.extenders,
 		nominator:   f.nominator,
+		memos:       &memos{},
 	}
 	g.scratch.New = f.scratch.New
 	return g

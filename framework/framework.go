@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kubesched/kubesched/internal/locality"
 )
 
 // The adaptive percentageOfNodesToScore rule: small clusters are searched
@@ -32,6 +34,12 @@ type scorePlugin struct {
 	name      string // cached: asked for once per node otherwise
 	weight    int64
 	normalize NormalizeScorePlugin // nil if the plugin does not normalize
+	// index is the plugin's position in Framework.scores, and local its
+	// node-locality (see memo); nil for a plugin never node-local.
+	index int
+	local locality.For
+	// at is the plugin as a PositionScorer, or nil.
+	at PositionScorer
 }
 
 // Framework runs a profile of plugins over a pod and a set of nodes. Build
@@ -64,6 +72,8 @@ type Framework struct {
 	nominator Nominator
 	// active caches the plugins cycles run after PreFilter.
 	active cyclePluginsCache
+	// memos remember node-local plugins' verdicts per pod shape.
+	memos *memos
 }
 
 // Option configures a Framework.
@@ -194,7 +204,7 @@ func New(opts ...Option) (*Framework, error) {
 			return nil, err
 		}
 	}
-	f := &Framework{percentage: c.percentage, parallelism: c.parallelism, listers: c.listers, nominator: c.nominator}
+	f := &Framework{percentage: c.percentage, parallelism: c.parallelism, listers: c.listers, nominator: c.nominator, memos: &memos{}}
 	if c.rand != nil {
 		f.rng = &lockedRand{r: c.rand}
 	}
@@ -257,8 +267,9 @@ func New(opts ...Option) (*Framework, error) {
 			if pw.weight < 1 {
 				return nil, fmt.Errorf("score plugin %q has weight %d; need at least 1", name, pw.weight)
 			}
-			sp := scorePlugin{ScorePlugin: pl, name: name, weight: int64(pw.weight)}
+			sp := scorePlugin{ScorePlugin: pl, name: name, weight: int64(pw.weight), index: len(f.scores), local: locality.Of(pl)}
 			sp.normalize, _ = p.(NormalizeScorePlugin)
+			sp.at, _ = p.(PositionScorer)
 			f.scores = append(f.scores, sp)
 		}
 		if pl, ok := p.(ReservePlugin); ok && joins(Reserve) {

@@ -122,6 +122,8 @@ func (f *Framework) schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 	f.recordNominations(state, pod)
 	sc := f.newScoring()
 	defer sc.release()
+	sc.useMemo(state, pod, len(nodes))
+	_, sc.snapshot = idx.(*snapshotIndex)
 
 	var found searched
 	var err error
@@ -343,11 +345,22 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 	// no per-node look-up.
 	nominated, _ := nominatedPodsKey.Read(state)
 	parallel.Until(ctx, f.parallelism, n, func(i int) {
-		ni := s.nodes[s.position((start+i)%n)]
+		p := s.position((start + i) % n)
+		ni := s.nodes[p]
 		var st *Status
-		if pods := nominated[ni.Name()]; len(pods) > 0 {
+		var pods []*nodeinfo.PodInfo
+		if len(nominated) > 0 {
+			pods = nominated[ni.Name()]
+		}
+		switch {
+		case len(pods) > 0:
+			if sc.memo != nil {
+				sc.memo.gen[p] = 0 // nothing kept, nor scored from the memo
+			}
 			st = f.runFiltersWithNominatedPods(ctx, filters, state, pod, ni, pods)
-		} else {
+		case sc.memo != nil:
+			st = sc.memo.filter(ctx, filters, state.plugins.at, sc.local, sc.others, sc.snapshot, state, pod, ni, p)
+		default:
 			st = runFilters(ctx, filters, state, pod, ni)
 		}
 		switch {
@@ -359,7 +372,7 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 			}
 			passed[i] = true
 			if sc.early {
-				sc.scoreNode(ctx, state, pod, ni, raw, n, i)
+				sc.scoreNode(ctx, state, pod, ni, raw, n, i, p)
 			}
 		case st.IsRejected():
 			statuses[i] = st
@@ -427,17 +440,21 @@ func (f *Framework) advanceStart(processed, n int) {
 // runFilters runs each filter on one node and returns the first rejection.
 func runFilters(ctx context.Context, filters []FilterPlugin, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *Status {
 	for _, pl := range filters {
-		s := pl.Filter(ctx, state, pod, ni)
-		if s.IsSuccess() {
-			continue
+		if s := pl.Filter(ctx, state, pod, ni); !s.IsSuccess() {
+			return filterStatus(pl, s)
 		}
-		if !s.IsRejected() {
-			// Filters may only say yes or no; anything else is a fault.
-			return AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
-		}
-		return s.WithPlugin(pl.Name())
 	}
 	return nil
+}
+
+// filterStatus is the cycle's verdict when filter pl does not pass a
+// node with s: s, attributed to pl, or an error.
+func filterStatus(pl FilterPlugin, s *Status) *Status {
+	if !s.IsRejected() {
+		// Filters may only say yes or no; anything else is a fault.
+		return AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+	}
+	return s.WithPlugin(pl.Name())
 }
 
 // scoreNodes runs PreScore, Score and NormalizeScore over the nodes found
@@ -460,22 +477,17 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 			return nil, *err
 		}
 	} else {
+		state.scoredNodes, state.scored = nodes, found.pos[:n]
 		var err error
 		if active, err = f.runPreScore(ctx, state, pod, nodes); err != nil {
 			return nil, err
 		}
-		raw, stride = sc.buffer(len(active)*n), n
-		parallel.Until(ctx, f.parallelism, n, func(i int) {
-			for p, pl := range active {
-				score, s := pl.Score(ctx, state, pod, nodes[i])
-				if !s.IsSuccess() {
-					fail(scoreError(pl, s))
-					return
-				}
-				raw[p*n+i] = score
-			}
+		sc.bind(active, pod)
+		raw, stride = sc.earlyBuffer(n), n
+		parallel.Chunks(ctx, f.parallelism, n, func(start, end int) {
+			sc.scoreChunk(ctx, state, pod, nodes, found.pos, raw, n, start, end)
 		})
-		if err := firstErr.Load(); err != nil {
+		if err := sc.err.Load(); err != nil {
 			return nil, *err
 		}
 		if err := ctx.Err(); err != nil {
@@ -494,19 +506,21 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 	k := len(active)
 	*t = scoreTable{nodes: idx, pos: slices.Clone(found.pos[:n]), plugins: active, raw: make([]uint8, n*k)}
 	totals := grow(&sc.buf.totals, n)
+	// Plugin by plugin, as kube-scheduler applies the weights: each
+	// plugin's scores are adjacent.
 	parallel.Chunks(ctx, f.parallelism, n, func(start, end int) {
-		for i := start; i < end; i++ {
-			var total int64
-			for p, pl := range active {
-				score := raw[p*stride+i]
+		clear(totals[start:end])
+		for p, pl := range active {
+			scores, w := raw[p*stride:p*stride+n], pl.weight
+			for i := start; i < end; i++ {
+				score := scores[i]
 				if score < MinNodeScore || score > MaxNodeScore {
 					fail(fmt.Errorf("plugin %q returns an invalid score %d, it should in the range of [%d, %d] after normalizing", pl.name, score, MinNodeScore, MaxNodeScore))
 					return
 				}
-				total += score * pl.weight
+				totals[i] += score * w
 				t.raw[i*k+p] = uint8(score)
 			}
-			totals[i] = total
 		}
 	})
 	if err := firstErr.Load(); err != nil {

@@ -25,6 +25,17 @@ type PodOnlyPreScorer interface {
 	PodOnlyPreScore(state *CycleState, pod *v1.Pod) bool
 }
 
+// PositionScorer is implemented by Score plugins that work out every
+// node's score at once in PreScore, keyed by position in
+// [CycleState.AllNodes] (see [CycleState.NodePositions]). The framework
+// then asks ScoreAt, for the node at position pos, instead of Score,
+// sparing the plugin a look-up per node; where ScoreAt returns false it
+// asks Score. The two must agree.
+type PositionScorer interface {
+	ScorePlugin
+	ScoreAt(state *CycleState, pos int) (score int64, ok bool)
+}
+
 // scoring holds one cycle's raw scores and whether they are computed while
 // filtering ("early") or after it.
 type scoring struct {
@@ -38,6 +49,62 @@ type scoring struct {
 	// err is the first Score error while filtering early; it matters only
 	// if scoring turns out to be needed (more than one feasible node).
 	err atomic.Pointer[error]
+
+	// memo, when not nil, keeps node-local plugins' verdicts and scores
+	// for the pod's shape; local[i] is whether the cycle's filter i is
+	// node-local for the pod, and slots[k] the memo's slot for active
+	// plugin k (-1: none; nil: no scores kept).
+	memo  *memo
+	local []bool
+	// others are the positions in the cycle's filters of those that are
+	// not node-local for the pod.
+	others []int
+	slots  []int
+	// snapshot is set when the cycle's nodes come from a NodeSnapshot.
+	snapshot bool
+}
+
+// useMemo takes the framework's memo for pod's shape over n nodes, if
+// any plugin is node-local for pod and the memo is free.
+func (sc *scoring) useMemo(state *CycleState, pod *v1.Pod, n int) {
+	f := sc.f
+	if f.memos == nil || len(f.filters) > maxMemoFilters || state.plugins == nil {
+		return
+	}
+	cp := state.plugins
+	local := make([]bool, len(cp.filters))
+	var set filterSet
+	some := false
+	var others []int
+	for i, isLocal := range cp.local {
+		if isLocal != nil && isLocal(cp.filters[i], pod) {
+			local[i] = true
+			set |= 1 << cp.at[i]
+			some = true
+		} else {
+			others = append(others, i)
+		}
+	}
+	for i := range f.scores {
+		some = some || f.scores[i].local != nil
+	}
+	if !some {
+		return
+	}
+	// Per node: two generations, a status, the first filter, and a score
+	// per score plugin.
+	perNode := 8 + 8 + 8 + 2 + 4*len(f.scores)
+	if m := f.memos.take(pod, n, set, perNode); m != nil {
+		sc.memo, sc.local, sc.others = m, local, others
+	}
+}
+
+// bind makes active the cycle's score plugins, with their memo slots.
+func (sc *scoring) bind(active []*scorePlugin, pod *v1.Pod) {
+	sc.active = active
+	if sc.memo != nil {
+		sc.slots = sc.memo.bindScores(active, pod)
+	}
 }
 
 // newScoring returns a cycle's scoring, scoring after filtering until
@@ -54,13 +121,18 @@ func (sc *scoring) scoreEarly(ctx context.Context, state *CycleState, pod *v1.Po
 	f := sc.f
 	if len(f.scores) > 0 && f.podOnlyPreScore(state, pod) {
 		if active, err := f.runPreScore(ctx, state, pod, state.AllNodes()); err == nil {
-			sc.early, sc.active = true, active
+			sc.early = true
+			sc.bind(active, pod)
 		}
 	}
 }
 
-// release returns the buffer to the pool; the scores are gone afterwards.
+// release returns the buffer to the pool and the memo to the framework;
+// the scores are gone afterwards.
 func (sc *scoring) release() {
+	if sc.memo != nil {
+		sc.memo.busy.Unlock()
+	}
 	// Hold no NodeInfo or Status beyond the cycle.
 	clear(sc.buf.feasible[:cap(sc.buf.feasible)])
 	clear(sc.buf.statuses)
@@ -99,16 +171,104 @@ func (sc *scoring) earlyBuffer(n int) []int64 {
 	return sc.buffer(len(sc.active) * n)
 }
 
-// scoreNode scores one node that passed the filters.
-func (sc *scoring) scoreNode(ctx context.Context, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, raw []int64, n, i int) {
-	for p, pl := range sc.active {
-		score, s := pl.Score(ctx, state, pod, ni)
-		if !s.IsSuccess() {
-			err := scoreError(pl, s)
-			sc.err.CompareAndSwap(nil, &err)
-			return
+// scoreNode scores one node that passed the filters, the i-th of n
+// scored and at position p of the cycle's nodes, taking the node-local
+// plugins' scores from the memo when kept for its generation, and keeping
+// them otherwise. The node's generation is read from the memo, which the
+// filters set for this cycle: one memory access fewer per node.
+func (sc *scoring) scoreNode(ctx context.Context, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, raw []int64, n, i int, p int32) {
+	m, slots := sc.memo, sc.slots
+	var gen int64
+	if slots != nil {
+		gen = m.gen[p]
+	}
+	keep := gen != 0
+	hit := keep && m.sgen[p] == gen
+	for k, pl := range sc.active {
+		slot := -1
+		if keep {
+			slot = slots[k]
 		}
-		raw[p*n+i] = score
+		if hit && slot >= 0 {
+			raw[k*n+i] = int64(m.score[slot*m.nodes+int(p)])
+			continue
+		}
+		score, ok := int64(0), false
+		if pl.at != nil {
+			score, ok = pl.at.ScoreAt(state, int(p))
+		}
+		if !ok {
+			var s *Status
+			if score, s = pl.Score(ctx, state, pod, ni); !s.IsSuccess() {
+				err := scoreError(pl, s)
+				sc.err.CompareAndSwap(nil, &err)
+				return
+			}
+		}
+		raw[k*n+i] = score
+		if slot >= 0 {
+			if score != int64(int32(score)) {
+				keep = false // too large to keep: scored every time
+				continue
+			}
+			m.score[slot*m.nodes+int(p)] = int32(score)
+		}
+	}
+	if keep && !hit {
+		m.sgen[p] = gen
+	}
+}
+
+// scoreChunk scores nodes[start:end], at positions pos[start:end] of the
+// cycle's nodes, into raw as scoreNode does, but plugin by plugin over
+// the nodes whose node-local scores the memo holds: a copy from the memo
+// for those plugins, one call per node for the others.
+func (sc *scoring) scoreChunk(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, pos []int32, raw []int64, n, start, end int) {
+	m, slots := sc.memo, sc.slots
+	if slots == nil {
+		for i := start; i < end; i++ {
+			sc.scoreNode(ctx, state, pod, nodes[i], raw, n, i, pos[i])
+		}
+		return
+	}
+	hit := make([]bool, end-start)
+	for i := start; i < end; i++ {
+		p := pos[i]
+		if gen := m.gen[p]; gen != 0 && m.sgen[p] == gen {
+			hit[i-start] = true
+			continue
+		}
+		sc.scoreNode(ctx, state, pod, nodes[i], raw, n, i, p)
+	}
+	for k, pl := range sc.active {
+		out := raw[k*n : (k+1)*n]
+		if slot := slots[k]; slot >= 0 {
+			kept := m.score[slot*m.nodes : (slot+1)*m.nodes]
+			for i := start; i < end; i++ {
+				if hit[i-start] {
+					out[i] = int64(kept[pos[i]])
+				}
+			}
+			continue
+		}
+		for i := start; i < end; i++ {
+			if !hit[i-start] {
+				continue
+			}
+			if pl.at != nil {
+				if score, ok := pl.at.ScoreAt(state, int(pos[i])); ok {
+					out[i] = score
+					continue
+				}
+			}
+			score, s := pl.Score(ctx, state, pod, nodes[i])
+			if !s.IsSuccess() {
+				err := scoreError(pl, s)
+				sc.err.CompareAndSwap(nil, &err)
+				return
+			}
+			out[i] = score
+		}
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 var (
 	_ framework.ScorePlugin          = DynamicResources{}
 	_ framework.NormalizeScorePlugin = DynamicResources{}
+	_ framework.PositionScorer       = DynamicResources{}
 )
 
 // DynamicResources prefers nodes where the pod's prioritized-list
@@ -37,6 +38,17 @@ func (DynamicResources) Name() string { return names.DynamicResources }
 func (DynamicResources) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
 	s, _ := dra.StateKey.Read(state)
 	return dra.Default().Score(s, ni.Name())
+}
+
+// ScoreAt returns 0 without looking at the node when the cycle has no
+// prioritized claims to score, and false otherwise, for
+// [DynamicResources.Score] to answer.
+func (DynamicResources) ScoreAt(state *framework.CycleState, _ int) (int64, bool) {
+	s, _ := dra.StateKey.Read(state)
+	if s.Empty() || !s.Prioritized() {
+		return 0, true
+	}
+	return 0, false
 }
 
 // NormalizeScore scales the scores so the highest becomes 100; all-zero

@@ -26,6 +26,7 @@ var (
 
 var (
 	_ framework.PodOnlyPreScorer     = (*PodTopologySpread)(nil)
+	_ framework.PositionScorer       = (*PodTopologySpread)(nil)
 	_ framework.PreScorePlugin       = (*PodTopologySpread)(nil)
 	_ framework.NormalizeScorePlugin = (*PodTopologySpread)(nil)
 )
@@ -130,7 +131,11 @@ func (pl *PodTopologySpread) scores(ctx context.Context, state *framework.CycleS
 	// Only the system defaults let nodes without a zone label still be
 	// spread by hostname.
 	requireAll := len(pod.Spec.TopologySpreadConstraints) > 0 || !pl.defaults.System()
-	return topologyspread.NewScores(ctx, pod, cs, requireAll, all, feasible)
+	var positions func([]*nodeinfo.NodeInfo) ([]int32, bool)
+	if state != nil {
+		positions = state.NodePositions
+	}
+	return topologyspread.NewScores(ctx, pod, cs, requireAll, all, feasible, positions)
 }
 
 // stateScores returns PreScore's result or, without one (a nil state, in
@@ -163,6 +168,20 @@ func (pl *PodTopologySpread) Score(ctx context.Context, state *framework.CycleSt
 		return 0, nil
 	}
 	return s.Score(ni), nil
+}
+
+// ScoreAt returns the raw score of the node at position pos of the
+// cycle's nodes, when PreScore worked it out with the others; false
+// otherwise, for [PodTopologySpread.Score] to answer.
+func (pl *PodTopologySpread) ScoreAt(state *framework.CycleState, pos int) (int64, bool) {
+	s, ok := spreadScoresKey.Read(state)
+	if !ok {
+		return 0, false
+	}
+	if s == nil {
+		return 0, true
+	}
+	return s.At(pos)
 }
 
 // NormalizeScore maps the raw scores to [0, 100], the lowest raw score to

@@ -170,6 +170,10 @@ func (s *State) extendedIndex() int {
 // Empty reports whether the pod has no claim to check.
 func (s *State) Empty() bool { return s == nil || len(s.claims) == 0 }
 
+// Prioritized reports whether some claim has a request with subrequests
+// (a prioritized list), the only case in which Score is not 0.
+func (s *State) Prioritized() bool { return s != nil && s.prioritized }
+
 // PreEnqueue checks that the pod's claims can be had at all, as
 // kube-scheduler does before it tries the pod.
 func PreEnqueue(listers framework.Listers, pod *v1.Pod) *framework.Status {

@@ -93,6 +93,25 @@ func aggregateKey(ns string, cs []Constraint, requireAll bool, counted []bool) s
 // count brings a up to date with nodes, counting again the nodes that
 // changed since, and returns the domain counts as countDomains does.
 func (a *aggregate) count(pod *v1.Pod, cs []Constraint, keys []podcount.Key, nodes []*nodeinfo.NodeInfo, requireAll bool, want func(i int, value string) bool, counted []bool) []map[string]int {
+	a.update(pod, cs, keys, nodes, requireAll, counted)
+	out := make([]map[string]int, len(cs))
+	for c := range cs {
+		out[c] = map[string]int{}
+		if counted != nil && !counted[c] {
+			continue
+		}
+		for d, value := range a.values[c] {
+			if a.members[c][d] > 0 && (want == nil || want(c, value)) {
+				out[c][value] = a.sums[c][d]
+			}
+		}
+	}
+	return out
+}
+
+// update brings a up to date with nodes, counting again the nodes that
+// changed since.
+func (a *aggregate) update(pod *v1.Pod, cs []Constraint, keys []podcount.Key, nodes []*nodeinfo.NodeInfo, requireAll bool, counted []bool) {
 	if len(a.gens) != len(nodes) || len(a.dom) != len(cs) || a.outgrown() {
 		a.reset(len(nodes), len(cs))
 	}
@@ -130,19 +149,6 @@ func (a *aggregate) count(pod *v1.Pod, cs []Constraint, keys []podcount.Key, nod
 			a.members[c][d]++
 		}
 	}
-	out := make([]map[string]int, len(cs))
-	for c := range cs {
-		out[c] = map[string]int{}
-		if counted != nil && !counted[c] {
-			continue
-		}
-		for d, value := range a.values[c] {
-			if a.members[c][d] > 0 && (want == nil || want(c, value)) {
-				out[c][value] = a.sums[c][d]
-			}
-		}
-	}
-	return out
 }
 
 // outgrown reports whether a numbers many more domains than it has

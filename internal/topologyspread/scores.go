@@ -31,15 +31,28 @@ type Scores struct {
 	weights []float64
 	// keys[i] is constraint i's key for countMatching.
 	keys []podcount.Key
+	// raw, when not nil, holds the raw score of the feasible node at
+	// each position of the cycle's nodes (see position), worked out
+	// together from an aggregate; unscored elsewhere.
+	raw []int64
 }
+
+// unscored marks the positions of raw that hold no score.
+const unscored = math.MinInt64
 
 // NewScores prepares the scoring of pod's soft constraints cs over
 // feasible (the nodes that passed filtering), counting matching pods over
-// all (every node of the cluster). With requireAll, nodes lacking any
+// all (every node of the cycle). With requireAll, nodes lacking any
 // topology key are ignored; without it (system default constraints), a
 // node missing the zone label is still scored by hostname. It returns an
 // error only if ctx is cancelled.
-func NewScores(ctx context.Context, pod *v1.Pod, cs []Constraint, requireAll bool, all, feasible []*nodeinfo.NodeInfo) (*Scores, error) {
+//
+// positions, when not nil, gives the positions in all of nodes (as
+// framework.CycleState.NodePositions does). With it, and counts that are
+// a sum of node shares (see cacheable), every feasible node is scored
+// here at once from an aggregate kept across cycles, and [Scores.At]
+// looks a score up by position.
+func NewScores(ctx context.Context, pod *v1.Pod, cs []Constraint, requireAll bool, all, feasible []*nodeinfo.NodeInfo, positions func([]*nodeinfo.NodeInfo) ([]int32, bool)) (*Scores, error) {
 	s := &Scores{
 		constraints: cs,
 		namespace:   pod.Namespace,
@@ -51,10 +64,16 @@ func NewScores(ctx context.Context, pod *v1.Pod, cs []Constraint, requireAll boo
 	for i := range cs {
 		s.keys[i] = matchKey(cs[i].Selector, pod.Namespace)
 	}
-	domains := make([]int, len(cs))
 	for i := range cs {
 		s.counts[i] = map[string]int64{}
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if s.scoreAll(pod, requireAll, all, feasible, positions) {
+		return s, nil
+	}
+	domains := make([]int, len(cs))
 	for _, ni := range feasible {
 		node := ni.Node()
 		if node == nil {
@@ -109,6 +128,115 @@ func NewScores(ctx context.Context, pod *v1.Pod, cs []Constraint, requireAll boo
 	return s, nil
 }
 
+// scoreAll is NewScores' way through an aggregate: it scores every
+// feasible node into s.raw and fills the rest of s as the per-node way
+// would. It reports false, having changed nothing, when it cannot: no
+// position function, a node without a position, counts that are not a
+// sum of shares, or the aggregate busy with another cycle.
+func (s *Scores) scoreAll(pod *v1.Pod, requireAll bool, all, feasible []*nodeinfo.NodeInfo, positions func([]*nodeinfo.NodeInfo) ([]int32, bool)) bool {
+	cs := s.constraints
+	if positions == nil || !cacheable(pod, cs) {
+		return false
+	}
+	at, ok := positions(feasible)
+	if !ok {
+		return false
+	}
+	a, giveBack := aggregates.Take(aggregateKey(pod.Namespace, cs, requireAll, nil))
+	if a == nil {
+		return false
+	}
+	defer giveBack()
+	a.update(pod, cs, s.keys, all, requireAll, nil)
+
+	// The domains of the feasible nodes, with their matching pods. A node
+	// counted for no constraint (dom -1) has no node object, or lacks a
+	// topology key when every key is required.
+	seen := make([][]bool, len(cs))
+	domains := make([]int, len(cs))
+	for c := range cs {
+		seen[c] = make([]bool, len(a.values[c]))
+	}
+	for j, ni := range feasible {
+		i := at[j]
+		if a.dom[0][i] < 0 {
+			if ni.Node() != nil {
+				s.ignored.Insert(ni.Name())
+			}
+			continue
+		}
+		for c := range cs {
+			d := a.dom[c][i]
+			if cs[c].TopologyKey == v1.LabelHostname || seen[c][d] {
+				continue
+			}
+			seen[c][d] = true
+			domains[c]++
+			s.counts[c][a.values[c][d]] = int64(a.sums[c][d])
+		}
+	}
+	for c := range cs {
+		n := domains[c]
+		if cs[c].TopologyKey == v1.LabelHostname {
+			n = len(feasible) - s.ignored.Len()
+		}
+		s.weights[c] = math.Log(float64(n + 2))
+	}
+
+	// Per constraint: the domain "", which also stands for a missing
+	// label (scoring nothing), and whether a node counts its own pods.
+	empty := make([]int32, len(cs))
+	host := make([]bool, len(cs))
+	for c := range cs {
+		empty[c] = -1
+		if d, ok := a.ids[c][""]; ok {
+			empty[c] = d
+		}
+		host[c] = cs[c].TopologyKey == v1.LabelHostname
+	}
+	s.raw = make([]int64, len(all))
+	for i := range s.raw {
+		s.raw[i] = unscored
+	}
+	for j, ni := range feasible {
+		i := at[j]
+		if a.dom[0][i] < 0 {
+			if ni.Node() != nil {
+				s.raw[i] = 0
+			}
+			continue
+		}
+		var sum float64
+		for c := range cs {
+			d := a.dom[c][i]
+			if d == empty[c] {
+				if _, ok := ni.Labels()[cs[c].TopologyKey]; !ok {
+					continue
+				}
+			}
+			var n int64
+			if host[c] {
+				n = int64(a.share[c][i])
+			} else {
+				n = int64(a.sums[c][d])
+			}
+			sum += float64(n)*s.weights[c] + float64(cs[c].MaxSkew-1)
+		}
+		s.raw[i] = int64(math.Round(sum))
+	}
+	return true
+}
+
+// At returns the raw score of the feasible node at position i of the
+// cycle's nodes, as [Scores.Score] would, when NewScores worked it out;
+// false otherwise.
+func (s *Scores) At(i int) (int64, bool) {
+	if i < 0 || i >= len(s.raw) || s.raw[i] == unscored {
+		return 0, false
+	}
+	return s.raw[i], true
+}
+
 // Score returns node's raw score, lower being better: for each constraint
 // whose topology key the node has, its domain's matching pods times the
 // constraint's weight, plus maxSkew-1 to soften small differences; summed
@@ -146,7 +274,7 @@ func (s *Scores) Normalize(nodes []*nodeinfo.NodeInfo, scores []int64) {
 	const ignored = -1
 	lowest, highest := int64(math.MaxInt64), int64(0)
 	for i, ni := range nodes {
-		if s.ignored.Has(ni.Name()) {
+		if s.ignored.Len() > 0 && s.ignored.Has(ni.Name()) {
 			scores[i] = ignored
 			continue
 		}

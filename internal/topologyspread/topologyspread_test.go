@@ -315,7 +315,7 @@ func TestScoresOfTwoZones(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewScores(context.Background(), incoming, cs, true, nodes, nodes)
+	s, err := NewScores(context.Background(), incoming, cs, true, nodes, nodes, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,6 +437,91 @@ func TestAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
 				if !maps.Equal(got[c], want[c]) {
 					t.Fatalf("step %d, requireAll %v, constraint %d: aggregate counted %v, every node %v", step, tc.requireAll, c, got[c], want[c])
 				}
+			}
+		}
+	}
+}
+
+func TestScoresFromAnAggregateEqualThoseOfEachNode(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var nodes []*v1.Node
+	for i := range 80 {
+		name := "n" + strconv.Itoa(i)
+		kv := []string{"kubernetes.io/hostname", name}
+		switch {
+		case i%10 == 0: // no zone label
+		case i%10 == 1: // a zone label with the empty value
+			kv = append(kv, "zone", "")
+		default:
+			kv = append(kv, "zone", "z"+strconv.Itoa(i%4))
+		}
+		nodes = append(nodes, nodeIn(name, kv...))
+	}
+	cluster := nodeinfo.Build(nodes, nil)
+	zone := constraint("zone", v1.ScheduleAnyway, "web")
+	zone.MaxSkew = 2
+	incoming := withConstraints(pod("ns", "app", "web"), zone, constraint("kubernetes.io/hostname", v1.ScheduleAnyway, "web"))
+	cs, err := Defaults{}.Constraints(incoming, v1.ScheduleAnyway, framework.Listers{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step := range 200 {
+		i := r.IntN(len(cluster))
+		p := on(pod([]string{"ns", "other"}[r.IntN(2)], "app", []string{"web", "db"}[r.IntN(2)]), cluster[i].Name())
+		p.Name = "p" + strconv.Itoa(step)
+		if r.IntN(2) == 0 {
+			cluster = slices.Clone(cluster)
+			cluster[i] = cluster[i].Clone()
+		}
+		cluster[i].AddPod(p)
+		positions := func(nodes []*nodeinfo.NodeInfo) ([]int32, bool) {
+			var at []int32
+			for _, ni := range nodes {
+				at = append(at, int32(slices.Index(cluster, ni)))
+			}
+			return at, true
+		}
+		var feasible []*nodeinfo.NodeInfo
+		for _, ni := range cluster {
+			if r.IntN(4) != 0 {
+				feasible = append(feasible, ni)
+			}
+		}
+		for _, requireAll := range []bool{true, false} {
+			fast, err := NewScores(context.Background(), incoming, cs, requireAll, cluster, feasible, positions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fast.raw == nil {
+				t.Fatal("the scores were not worked out from an aggregate")
+			}
+			each, err := NewScores(context.Background(), incoming, cs, requireAll, cluster, feasible, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotRaw, wantRaw := make([]int64, len(feasible)), make([]int64, len(feasible))
+			for j, ni := range feasible {
+				var ok bool
+				if gotRaw[j], ok = fast.At(slices.Index(cluster, ni)); !ok {
+					t.Fatalf("step %d: feasible node %s has no score by position", step, ni.Name())
+				}
+				if got, want := fast.Score(ni), each.Score(ni); got != want {
+					t.Fatalf("step %d: Score of %s is %d with the aggregate's counts, %d without", step, ni.Name(), got, want)
+				}
+				wantRaw[j] = each.Score(ni)
+			}
+			for i, ni := range cluster {
+				if _, ok := fast.At(i); ok && !slices.Contains(feasible, ni) {
+					t.Fatalf("step %d: node %s, not feasible, has a score by position", step, ni.Name())
+				}
+			}
+			if !slices.Equal(gotRaw, wantRaw) {
+				t.Fatalf("step %d, requireAll %v: raw scores from the aggregate %v, node by node %v", step, requireAll, gotRaw, wantRaw)
+			}
+			fast.Normalize(feasible, gotRaw)
+			each.Normalize(feasible, wantRaw)
+			if !slices.Equal(gotRaw, wantRaw) {
+				t.Fatalf("step %d, requireAll %v: normalized scores from the aggregate %v, node by node %v", step, requireAll, gotRaw, wantRaw)
 			}
 		}
 	}

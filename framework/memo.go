@@ -1,0 +1,311 @@
+package framework
+
+import (
+	"context"
+	"hash/maphash"
+	"maps"
+	"reflect"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// Placing pod after pod of one kind (the replicas of a ReplicaSet, the
+// pending pods a cluster-autoscaler simulates) asks the same plugins
+// about the same nodes again and again, while one node changes per
+// placement. A memo remembers, for one pod shape and node lists of one
+// length, by position, what the node-local plugins (package internal/locality) said of each node at
+// its generation: the first Filter that did not pass, and the Scores. A
+// cycle of a pod of that shape then asks those plugins only about the
+// nodes that changed; the other plugins run as ever, in profile order,
+// so the cycle's verdicts, reasons and scores are what they would be
+// without the memo.
+//
+// A pod shape is everything a plugin may read of a pod but its name and
+// identity (see sameShape). A NodeInfo's generation names one content of
+// it (every change through its methods gives a new one), so a verdict
+// kept for a generation is never stale; generation 0, a NodeInfo built
+// as a literal, is never remembered.
+
+// Bounds on a framework's memos: at most maxMemos pod shapes, and about
+// memoBudget bytes in all, so that at 100,000 nodes fewer shapes are
+// kept.
+const (
+	maxMemos   = 32
+	minMemos   = 2
+	memoBudget = 64 << 20
+)
+
+// memos are a framework's memos, the least recently used forgotten first.
+type memos struct {
+	mu   sync.Mutex
+	list []*memo
+	tick uint64
+}
+
+// memo is one pod shape's remembered verdicts and scores over node lists
+// of one length, by position. One cycle at a time uses it (busy).
+type memo struct {
+	busy  sync.Mutex
+	used  uint64 // guarded by memos.mu
+	pod   *v1.Pod
+	print uint64
+	nodes int
+
+	// filters is which of the framework's filters were remembered, as a
+	// set of positions in Framework.filters; a cycle running another set
+	// starts over.
+	filters filterSet
+	// gen[p] is the generation whose verdict is kept for position p, 0
+	// for none; after a cycle's filters ran on position p, the
+	// generation of the node there, so that scoring need not read the
+	// node again. first[p] the position in Framework.filters of the first
+	// node-local filter that did not pass, -1 if all did, with status[p]
+	// its status.
+	gen    []int64
+	first  []int16
+	status []*Status
+	// ptr[p] is the node whose generation gen[p] is, when it came from a
+	// snapshot, whose nodes never change: finding the same node there
+	// again shows it unchanged without reading it. Nil otherwise.
+	ptr []*nodeinfo.NodeInfo
+
+	// scores is which of the framework's score plugins are remembered,
+	// by position in Framework.scores; sgen[p] the generation whose
+	// scores are kept for position p, and score[k*nodes+p] the raw score
+	// of scores[k].
+	scores []int
+	sgen   []int64
+	score  []int32
+}
+
+// filterSet is a set of positions in Framework.filters; frameworks with
+// more than maxMemoFilters filters keep no memos.
+type filterSet uint64
+
+const maxMemoFilters = 64
+
+// take returns the memo for pod's shape over a list of n nodes, for the
+// filters node-local for pod (local), or nil when the shape's memo is
+// busy with another cycle, or every memo is. perNode is a memo's size
+// per node, which bounds how many are kept. The caller gives the memo
+// back with m.busy.Unlock.
+func (ms *memos) take(pod *v1.Pod, n int, local filterSet, perNode int) *memo {
+	print := shapePrint(pod)
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	ms.tick++
+	for _, m := range ms.list {
+		if m.print != print || m.nodes != n || !sameShape(m.pod, pod) {
+			continue
+		}
+		if !m.busy.TryLock() {
+			return nil
+		}
+		m.used = ms.tick
+		if m.filters != local {
+			m.filters = local
+			clear(m.gen)
+			clear(m.ptr)
+		}
+		return m
+	}
+	var victim *memo
+	if len(ms.list) < max(minMemos, min(maxMemos, memoBudget/max(1, n*perNode))) {
+		victim = &memo{}
+		victim.busy.Lock()
+		ms.list = append(ms.list, victim)
+	} else {
+		for _, m := range ms.list {
+			if (victim == nil || m.used < victim.used) && m.busy.TryLock() {
+				if victim != nil {
+					victim.busy.Unlock()
+				}
+				victim = m
+			}
+		}
+		if victim == nil {
+			return nil
+		}
+	}
+	victim.used = ms.tick
+	victim.reset(pod, print, n, local)
+	return victim
+}
+
+// reset makes m the memo of pod's shape over n nodes, remembering
+// nothing yet.
+func (m *memo) reset(pod *v1.Pod, print uint64, n int, local filterSet) {
+	// A copy: the caller may change its pod once the cycle is over, as
+	// when it binds it.
+	m.pod, m.print, m.nodes, m.filters = pod.DeepCopy(), print, n, local
+	m.gen = grow(&m.gen, n)
+	clear(m.gen)
+	m.first = grow(&m.first, n)
+	m.status = grow(&m.status, n)
+	clear(m.status)
+	m.ptr = grow(&m.ptr, n)
+	clear(m.ptr)
+	m.scores = m.scores[:0]
+	clear(m.sgen)
+}
+
+// filter runs filters on the node at position p as runFilters does,
+// taking the node-local ones' verdict from m when kept for ni's
+// generation, and keeping it otherwise. at[i] is filters[i]'s position
+// in Framework.filters and local[i] whether it is node-local; others
+// lists the filters that are not, in order. snapshot is set when ni
+// comes from a NodeSnapshot.
+func (m *memo) filter(ctx context.Context, filters []FilterPlugin, at []int, local []bool, others []int, snapshot bool, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, p int32) *Status {
+	if !snapshot || m.ptr[p] != ni || m.gen[p] == 0 {
+		if !m.check(filters, at, local, snapshot, ctx, state, pod, ni, p) {
+			return runFilters(ctx, filters, state, pod, ni)
+		}
+	}
+	// The filters that are not node-local and come before the first
+	// node-local one that did not pass run first, in order.
+	first := int(m.first[p])
+	for _, i := range others {
+		if first >= 0 && at[i] > first {
+			break
+		}
+		if s := filters[i].Filter(ctx, state, pod, ni); !s.IsSuccess() {
+			return filterStatus(filters[i], s)
+		}
+	}
+	if first >= 0 {
+		return m.status[p]
+	}
+	return nil
+}
+
+// check brings position p's kept verdict up to date with ni, running the
+// node-local filters if it changed, and reports false for a node whose
+// verdict cannot be kept (generation 0).
+func (m *memo) check(filters []FilterPlugin, at []int, local []bool, snapshot bool, ctx context.Context, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, p int32) bool {
+	m.ptr[p] = nil
+	gen := ni.Generation
+	if gen == 0 {
+		m.gen[p] = 0
+		return false
+	}
+	if snapshot {
+		m.ptr[p] = ni
+	}
+	if m.gen[p] != gen {
+		first, status := int16(-1), (*Status)(nil)
+		for i, pl := range filters {
+			if !local[i] {
+				continue
+			}
+			if s := pl.Filter(ctx, state, pod, ni); !s.IsSuccess() {
+				first, status = int16(at[i]), filterStatus(pl, s)
+				break
+			}
+		}
+		m.first[p], m.status[p], m.gen[p] = first, status, gen
+	}
+	return true
+}
+
+// bindScores prepares m to keep the raw scores of the active plugins
+// that are node-local for pod, and returns, per active plugin, its slot in
+// m (-1 for none). A different set than the last cycle's starts over.
+func (m *memo) bindScores(active []*scorePlugin, pod *v1.Pod) []int {
+	slots := make([]int, len(active))
+	var set []int
+	for k, pl := range active {
+		slots[k] = -1
+		if pl.local != nil && pl.local(pl.ScorePlugin, pod) {
+			slots[k] = len(set)
+			set = append(set, pl.index)
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	if !slicesEqual(set, m.scores) {
+		m.scores = append(m.scores[:0], set...)
+		m.sgen = grow(&m.sgen, m.nodes)
+		clear(m.sgen)
+		m.score = grow(&m.score, len(set)*m.nodes)
+	}
+	return slots
+}
+
+func slicesEqual(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+var shapeSeed = maphash.MakeSeed()
+
+// shapePrint is a cheap hash of some of what sameShape compares, so that
+// most memos of other shapes are passed over without comparing pods.
+func shapePrint(pod *v1.Pod) uint64 {
+	var h maphash.Hash
+	h.SetSeed(shapeSeed)
+	h.WriteString(pod.Namespace)
+	h.WriteByte(0)
+	// Labels in any order: a sum of each pair's hash.
+	var labels uint64
+	for k, v := range pod.Labels {
+		labels += maphash.String(shapeSeed, k) ^ maphash.String(shapeSeed, v)<<1
+	}
+	for _, cs := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			h.WriteString(cs[i].Image)
+			h.WriteByte(0)
+			// In any order, and without q.String, which writes to q.
+			var requests uint64
+			for name, q := range cs[i].Resources.Requests {
+				requests += maphash.String(shapeSeed, string(name)) ^ uint64(q.MilliValue())<<1
+			}
+			maphash.WriteComparable(&h, requests)
+		}
+		h.WriteByte(1)
+	}
+	return h.Sum64() ^ labels
+}
+
+// sameShape reports whether a and b are alike in everything a node-local
+// plugin may read of a pod: all of it but its name, generated name, UID,
+// resource version, creation time and managed fields, and of its status
+// the times of its conditions and its start time. Quantities compare by
+// value, as plugins read them.
+func sameShape(a, b *v1.Pod) bool {
+	if a == b {
+		return true
+	}
+	if a.Namespace != b.Namespace || !maps.Equal(a.Labels, b.Labels) || !maps.Equal(a.Annotations, b.Annotations) ||
+		a.DeletionTimestamp != nil || b.DeletionTimestamp != nil ||
+		!reflect.DeepEqual(a.OwnerReferences, b.OwnerReferences) || !reflect.DeepEqual(a.Finalizers, b.Finalizers) {
+		return false
+	}
+	if !equality.Semantic.DeepEqual(&a.Spec, &b.Spec) {
+		return false
+	}
+	sa, sb := a.Status, b.Status
+	if len(sa.Conditions) != len(sb.Conditions) {
+		return false
+	}
+	for i := range sa.Conditions {
+		ca, cb := &sa.Conditions[i], &sb.Conditions[i]
+		if ca.Type != cb.Type || ca.Status != cb.Status || ca.Reason != cb.Reason {
+			return false
+		}
+	}
+	sa.Conditions, sb.Conditions = nil, nil
+	sa.StartTime, sb.StartTime = nil, nil
+	return equality.Semantic.DeepEqual(&sa, &sb)
+}

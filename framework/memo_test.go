@@ -1,0 +1,234 @@
+package framework_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubesched/kubesched"
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/testcluster"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// memoNodes are 120 nodes in three zones, some tainted, some small, some
+// holding the image the pods run.
+func memoNodes() []*v1.Node {
+	nodes := testcluster.Nodes(120, testcluster.Basic)
+	for i, n := range nodes {
+		switch {
+		case i%7 == 0:
+			n.Spec.Taints = append(n.Spec.Taints, v1.Taint{Key: "dedicated", Value: "infra", Effect: v1.TaintEffectNoSchedule})
+		case i%5 == 0:
+			n.Spec.Taints = append(n.Spec.Taints, v1.Taint{Key: "spot", Value: "true", Effect: v1.TaintEffectPreferNoSchedule})
+		}
+		if i%11 == 0 {
+			n.Status.Allocatable = v1.ResourceList{v1.ResourceCPU: resource.MustParse("1"), v1.ResourceMemory: resource.MustParse("2Gi"), v1.ResourcePods: resource.MustParse("110")}
+			n.Status.Capacity = n.Status.Allocatable
+		}
+		if i%3 == 0 {
+			n.Status.Images = []v1.ContainerImage{{Names: []string{"registry.k8s.io/pause:3.10"}, SizeBytes: 300 << 20}}
+		}
+	}
+	return nodes
+}
+
+// memoShapes are pods of several kinds: plain, with node affinity,
+// tolerations, hard and default spreading, anti-affinity, host ports, and
+// too large for any node; makeShape(k, name) makes one of kind k.
+func memoShape(k int, name string) *v1.Pod {
+	workloads := []string{testcluster.Basic, testcluster.NodeAffinity, testcluster.Taints, testcluster.TopologySpreading, testcluster.PodAntiAffinity, testcluster.PreferredPodAffinity}
+	if k < len(workloads) {
+		return testcluster.Pod(name, workloads[k])
+	}
+	p := testcluster.Pod(name, testcluster.Basic)
+	switch k - len(workloads) {
+	case 0: // a ReplicaSet's replica, spread by default
+		p.Labels = map[string]string{"app": "web"}
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web", UID: "uid-web", Controller: new(true)}}
+	case 1: // a host port: one per node
+		p.Spec.Containers[0].Ports = []v1.ContainerPort{{ContainerPort: 80, HostPort: 8080, Protocol: v1.ProtocolTCP}}
+	case 2: // too large for any node
+		p.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse("64")
+	case 3: // large: fits only emptier nodes
+		p.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse("1500m")
+	}
+	return p
+}
+
+const memoShapes = 10
+
+// memoSnapshot is a NodeSnapshot over a slice nobody changes.
+type memoSnapshot struct {
+	nodes []*nodeinfo.NodeInfo
+	index map[string]int
+}
+
+func (s *memoSnapshot) Nodes() []*nodeinfo.NodeInfo { return s.nodes }
+func (s *memoSnapshot) Index(name string) (int, bool) {
+	i, ok := s.index[name]
+	return i, ok
+}
+
+func TestCyclesWithMemosDecideAsCyclesWithout(t *testing.T) {
+	t.Parallel()
+	rs := &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-web"},
+		Spec:       appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
+	}
+	for _, tc := range []struct {
+		name string
+		// inPlace changes a node's NodeInfo in place, through a plain
+		// slice; otherwise a changed node gets a new NodeInfo and every
+		// other cycle runs over a snapshot.
+		inPlace    bool
+		percentage int32
+	}{
+		{name: "snapshots and plain slices, new NodeInfos for changed nodes, every node scored", percentage: 100},
+		{name: "plain slices changed in place, every node scored", inPlace: true, percentage: 100},
+		{name: "snapshots and plain slices at an adaptive percentage", percentage: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			// Pods nominated to nodes, filtered with on those nodes.
+			noms := []*framework.Nominations{framework.NewNominations(), framework.NewNominations()}
+			var nominated []*v1.Pod
+			frameworks := make([]*framework.Framework, 2)
+			for i := range frameworks {
+				// One worker when the search stops early: which nodes it
+				// finds depends on the workers' timing otherwise.
+				opts := []framework.Option{framework.WithRandSource(rand.NewPCG(7, 8)),
+					framework.WithPercentageOfNodesToScore(tc.percentage), framework.WithObjects(rs), framework.WithNominator(noms[i])}
+				if tc.percentage != 100 {
+					opts = append(opts, framework.WithParallelism(1))
+				}
+				f, err := kubesched.DefaultFramework(opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				frameworks[i] = f
+			}
+			with, without := frameworks[0], framework.WithoutMemos(frameworks[1])
+			nodes := nodeinfo.Build(memoNodes(), testcluster.ExistingPods(200, memoNodes(), testcluster.Basic))
+			r := rand.New(rand.NewPCG(9, 10))
+			shape := 0
+			for step := range 400 {
+				// Mostly runs of one shape, as replicas come.
+				if r.IntN(4) == 0 {
+					shape = r.IntN(memoShapes)
+				}
+				switch r.IntN(10) {
+				case 0: // a preemptor nominated to a node
+					p := memoShape(memoShapes-1, fmt.Sprintf("nominated-%d", step))
+					p.Spec.Priority = new(int32(10))
+					node := nodes[r.IntN(len(nodes))].Name()
+					for _, n := range noms {
+						n.Add(p, node)
+					}
+					nominated = append(nominated, p)
+				case 1: // a nomination dropped
+					if len(nominated) > 0 {
+						j := r.IntN(len(nominated))
+						for _, n := range noms {
+							n.Delete(nominated[j])
+						}
+						nominated = slices.Delete(nominated, j, j+1)
+					}
+				}
+				pod := memoShape(shape, fmt.Sprintf("p-%d", step))
+				snapshot := !tc.inPlace && step%2 == 0
+				var results [2]*framework.Result
+				var errs [2]error
+				for i, f := range []*framework.Framework{with, without} {
+					if snapshot {
+						s := &memoSnapshot{nodes: nodes, index: map[string]int{}}
+						for j, ni := range nodes {
+							s.index[ni.Name()] = j
+						}
+						results[i], errs[i] = f.ScheduleSnapshot(context.Background(), pod, s)
+					} else {
+						results[i], errs[i] = f.Schedule(context.Background(), pod, nodes)
+					}
+				}
+				compareMemoCycles(t, step, shape, results, errs)
+				if errs[0] != nil {
+					continue
+				}
+				at := slices.IndexFunc(nodes, func(ni *nodeinfo.NodeInfo) bool { return ni.Name() == results[0].SuggestedHost })
+				pod.Spec.NodeName = nodes[at].Name()
+				if tc.inPlace {
+					nodes[at].AddPod(pod)
+					// A NodeInfo whose generation was cleared, as a caller
+					// may, is never remembered: one of them is tainted or
+					// untainted each step.
+					ni := nodes[11*r.IntN(len(nodes)/11)]
+					node := ni.Node().DeepCopy()
+					if len(node.Spec.Taints) > 0 {
+						node.Spec.Taints = nil
+					} else {
+						node.Spec.Taints = []v1.Taint{{Key: "drain", Effect: v1.TaintEffectNoSchedule}}
+					}
+					ni.SetNode(node)
+					ni.Generation = 0
+				} else {
+					nodes = slices.Clone(nodes)
+					nodes[at] = nodes[at].Clone()
+					nodes[at].AddPod(pod)
+				}
+			}
+		})
+	}
+}
+
+// compareMemoCycles fails the test unless the two cycles, with and
+// without memos, decided alike: the same error, node, counts, rejections
+// and scores.
+func compareMemoCycles(t *testing.T, step, shape int, results [2]*framework.Result, errs [2]error) {
+	t.Helper()
+	if (errs[0] == nil) != (errs[1] == nil) || (errs[0] != nil && errs[0].Error() != errs[1].Error()) {
+		t.Fatalf("step %d, shape %d: with memos error %v, without %v", step, shape, errs[0], errs[1])
+	}
+	if errs[0] != nil {
+		var fe [2]*framework.FitError
+		if !errors.As(errs[0], &fe[0]) || !errors.As(errs[1], &fe[1]) {
+			t.Fatalf("step %d, shape %d: errors are not FitErrors: %v", step, shape, errs[0])
+		}
+		if got, want := rejections(&fe[0].Diagnosis), rejections(&fe[1].Diagnosis); !reflect.DeepEqual(got, want) {
+			t.Fatalf("step %d, shape %d: with memos rejections %v, without %v", step, shape, got, want)
+		}
+		return
+	}
+	a, b := results[0], results[1]
+	if a.SuggestedHost != b.SuggestedHost || a.EvaluatedNodes != b.EvaluatedNodes || a.FeasibleNodes != b.FeasibleNodes {
+		t.Fatalf("step %d, shape %d: with memos %s (%d evaluated, %d feasible), without %s (%d, %d)", step, shape,
+			a.SuggestedHost, a.EvaluatedNodes, a.FeasibleNodes, b.SuggestedHost, b.EvaluatedNodes, b.FeasibleNodes)
+	}
+	if got, want := rejections(&a.Diagnosis), rejections(&b.Diagnosis); !reflect.DeepEqual(got, want) {
+		t.Fatalf("step %d, shape %d: with memos rejections %v, without %v", step, shape, got, want)
+	}
+	got, want := a.NodeScores(), b.NodeScores()
+	for i := range max(len(got), len(want)) {
+		if i >= len(got) || i >= len(want) || !reflect.DeepEqual(got[i], want[i]) {
+			t.Fatalf("step %d, shape %d: with memos %d nodes scored, without %d; the first that differ: %v and %v", step, shape,
+				len(got), len(want), got[min(i, len(got)-1)], want[min(i, len(want)-1)])
+		}
+	}
+}
+
+// rejections maps each rejected node to its plugin, code and reasons.
+func rejections(d *framework.Diagnosis) map[string]string {
+	out := map[string]string{}
+	for name, s := range d.Rejected() {
+		out[name] = fmt.Sprintf("%s %v %v", s.Plugin(), s.Code(), s.Reasons())
+	}
+	return out
+}
