@@ -148,6 +148,14 @@ var podRequestOptions = resourcehelper.PodResourcesOptions{
 // cpu and memory a pod leaves unset; spreading scores use them so that
 // request-less pods still weigh something.
 func PodRequests(pod *v1.Pod) (req Resource, nonZeroCPU, nonZeroMem int64) {
+	if req, nonZeroCPU, nonZeroMem, ok := plainRequests(pod); ok {
+		return req, nonZeroCPU, nonZeroMem
+	}
+	return helperRequests(pod)
+}
+
+// helperRequests is PodRequests through component-helpers, for any pod.
+func helperRequests(pod *v1.Pod) (req Resource, nonZeroCPU, nonZeroMem int64) {
 	reqs := resourcehelper.PodRequests(pod, podRequestOptions)
 	req = NewResource(reqs)
 	// The list always has both entries: defaults stand in only where the
@@ -168,4 +176,69 @@ func PodRequests(pod *v1.Pod) (req Resource, nonZeroCPU, nonZeroMem int64) {
 	}
 	cpu, mem := nonZero[v1.ResourceCPU], nonZero[v1.ResourceMemory]
 	return req, cpu.MilliValue(), mem.Value()
+}
+
+// plainRequests is PodRequests without a map, for the common pod it can
+// add up exactly: no init containers, overhead, pod-level resources or
+// container statuses (so no resize), and containers requesting only cpu,
+// memory and ephemeral storage, in amounts whole at the scale accounted
+// (millicores, bytes). It reports false for any other pod.
+func plainRequests(pod *v1.Pod) (req Resource, nonZeroCPU, nonZeroMem int64, ok bool) {
+	spec := &pod.Spec
+	if len(spec.InitContainers) > 0 || len(spec.Overhead) > 0 || spec.Resources != nil ||
+		len(pod.Status.ContainerStatuses) > 0 || len(pod.Status.InitContainerStatuses) > 0 {
+		return Resource{}, 0, 0, false
+	}
+	for i := range spec.Containers {
+		requests := spec.Containers[i].Resources.Requests
+		cpu, mem := int64(DefaultMilliCPURequest), int64(DefaultMemoryRequest)
+		for name, q := range requests {
+			switch name {
+			case v1.ResourceCPU:
+				m, exact := wholeMilli(q)
+				if !exact {
+					return Resource{}, 0, 0, false
+				}
+				req.MilliCPU += m
+				cpu = m
+			case v1.ResourceMemory:
+				v, exact := whole(q)
+				if !exact {
+					return Resource{}, 0, 0, false
+				}
+				req.Memory += v
+				mem = v
+			case v1.ResourceEphemeralStorage:
+				v, exact := whole(q)
+				if !exact {
+					return Resource{}, 0, 0, false
+				}
+				req.EphemeralStorage += v
+			default:
+				return Resource{}, 0, 0, false
+			}
+		}
+		nonZeroCPU += cpu
+		nonZeroMem += mem
+	}
+	return req, nonZeroCPU, nonZeroMem, true
+}
+
+// plainLimit bounds the amounts plainRequests adds, so that no sum of a
+// pod's containers overflows.
+const plainLimit = 1 << 50
+
+// wholeMilli returns q in millicores when that is exact and small.
+func wholeMilli(q resource.Quantity) (int64, bool) {
+	m := q.MilliValue()
+	if m < 0 || m > plainLimit {
+		return 0, false
+	}
+	return m, q.Cmp(*resource.NewMilliQuantity(m, resource.DecimalSI)) == 0
+}
+
+// whole returns q as an integer when that is exact and small.
+func whole(q resource.Quantity) (int64, bool) {
+	v, ok := q.AsInt64()
+	return v, ok && v >= 0 && v <= plainLimit
 }

@@ -19,7 +19,10 @@ var ErrNoNodeFits = errors.New("no node fits the pod")
 
 // Place schedules pod as kube-scheduler would (filter, score, select, on
 // the cluster as it is now) and commits the decision: the pod, a copy
-// bound to the chosen node, joins the cluster, and the ResourceClaims the
+// bound to the chosen node, joins the cluster (a shallow copy: the
+// cluster shares the pod's labels, spec and the rest, which the caller
+// must not change afterwards, as with a pod given to [Cluster.AddPod] or
+// to an informer's cache), and the ResourceClaims the
 // placement allocated, the PersistentVolumes it bound and the claims it
 // selected for provisioning ([framework.Result]'s Claims, Volumes and
 // ProvisionedClaims) replace the cluster's, so the next placement sees
@@ -142,7 +145,8 @@ func (c *Cluster) commit(pod *v1.Pod, res *framework.Result) error {
 	if _, dup := c.pods[key(pod.Namespace, pod.Name)]; dup {
 		return fmt.Errorf("sim: pod %s is already in the cluster", key(pod.Namespace, pod.Name))
 	}
-	bound := pod.DeepCopy()
+	// A shallow copy: the fields set here are the copy's own.
+	bound := new(*pod)
 	bound.Spec.NodeName = res.SuggestedHost
 	if res.ExtendedResourceClaimStatus != nil {
 		bound.Status.ExtendedResourceClaimStatus = res.ExtendedResourceClaimStatus
