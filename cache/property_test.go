@@ -147,6 +147,15 @@ func compare(snap *Snapshot, want map[string]*nodeinfo.NodeInfo) error {
 			return fmt.Errorf("node %s: %s", name, d)
 		}
 	}
+	// The generations kept beside the nodes must be theirs.
+	if len(snap.Generations()) != snap.Len() {
+		return fmt.Errorf("%d generations for %d nodes", len(snap.Generations()), snap.Len())
+	}
+	for i, ni := range snap.Nodes() {
+		if g := snap.Generations()[i]; g != ni.Generation {
+			return fmt.Errorf("node %s has generation %d, the snapshot says %d", ni.Name(), ni.Generation, g)
+		}
+	}
 	// The affinity lists, kept from snapshot to snapshot, must be what a
 	// pass over the nodes finds, the very NodeInfos in the same order.
 	var withAffinity, withAnti []*nodeinfo.NodeInfo

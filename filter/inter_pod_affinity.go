@@ -338,7 +338,7 @@ func newInterPodAffinityState(ctx context.Context, state *framework.CycleState, 
 			if err := ctx.Err(); err != nil {
 				return nil, framework.AsStatus(err)
 			}
-			a.count(s, keys, nodes)
+			a.count(s, keys, nodes, state.NodeGenerations(nodes))
 			s.existingAnti, s.affinityCounts, s.antiAffinityCounts = a.existingAnti.Clone(), a.affinityCounts.Clone(), a.antiAffinityCounts.Clone()
 			if !hasTerms && s.existingAnti.Len() == 0 {
 				return nil, skip

@@ -46,8 +46,10 @@ type affinityShare struct {
 
 // count brings a up to date with nodes (every node of the cycle, in
 // order) for s, the pod's state before counting, counting again the
-// nodes that changed since.
-func (a *affinityAggregate) count(s *interPodAffinityState, keys countingKeys, nodes []*nodeinfo.NodeInfo) {
+// nodes that changed since. gens, when not nil, are the nodes'
+// generations (framework.CycleState.NodeGenerations), read there rather
+// than from each node.
+func (a *affinityAggregate) count(s *interPodAffinityState, keys countingKeys, nodes []*nodeinfo.NodeInfo, gens []int64) {
 	if len(a.gens) != len(nodes) {
 		// Start over.
 		a.gens, a.shares = make([]int64, len(nodes)), make([][]affinityShare, len(nodes))
@@ -56,6 +58,9 @@ func (a *affinityAggregate) count(s *interPodAffinityState, keys countingKeys, n
 	totals := [...]*podaffinity.Counts{&a.existingAnti, &a.affinityCounts, &a.antiAffinityCounts}
 	counts := make([]int, len(keys.incoming))
 	for p, ni := range nodes {
+		if gens != nil && a.gens[p] == gens[p] && gens[p] != 0 {
+			continue
+		}
 		if a.gens[p] == ni.Generation && ni.Generation != 0 {
 			continue
 		}

@@ -65,6 +65,9 @@ func TestAffinityAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
 		}}},
 	}
 	ctx := context.Background()
+	// Aggregates kept by the test itself, given the nodes' generations as
+	// a snapshot keeps them.
+	withGens := map[string]*affinityAggregate{plain.Name: {}, withTerms.Name: {}}
 	for step := range 200 {
 		i := r.IntN(len(cluster))
 		p := antiPod("s"+strconv.Itoa(step), apps[r.IntN(3)], cluster[i].Name(), []string{"", "web", "db"}[r.IntN(3)])
@@ -89,6 +92,13 @@ func TestAffinityAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
 			want := *got
 			want.existingAnti, want.affinityCounts, want.antiAffinityCounts = &podaffinity.Counts{}, &podaffinity.Counts{}, &podaffinity.Counts{}
 			keys := want.keys(len(want.affinity)+len(want.antiAffinity) > 0)
+			before := want
+			gens := make([]int64, len(cluster))
+			for i, ni := range cluster {
+				gens[i] = ni.Generation
+			}
+			a := withGens[pod.Name]
+			a.count(&before, keys, cluster, gens)
 			counts := make([]int, len(keys.incoming))
 			for _, ni := range cluster {
 				want.countNode(ni, keys, counts)
@@ -97,6 +107,9 @@ func TestAffinityAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
 				"existing anti-affinity": {got.existingAnti, want.existingAnti},
 				"affinity":               {got.affinityCounts, want.affinityCounts},
 				"anti-affinity":          {got.antiAffinityCounts, want.antiAffinityCounts},
+				"existing anti-affinity, with generations": {&a.existingAnti, want.existingAnti},
+				"affinity, with generations":               {&a.affinityCounts, want.affinityCounts},
+				"anti-affinity, with generations":          {&a.antiAffinityCounts, want.antiAffinityCounts},
 			} {
 				if g, w := countsOf(pair[0]), countsOf(pair[1]); !maps.Equal(g, w) {
 					t.Fatalf("step %d, %s, %s counts: aggregate %v, every node %v", step, pod.Name, name, g, w)

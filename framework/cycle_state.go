@@ -47,6 +47,22 @@ type CycleState struct {
 	// positions scored of allNodes.
 	scoredNodes []*nodeinfo.NodeInfo
 	scored      []int32
+	// gens are allNodes' generations, when the node list keeps them.
+	gens []int64
+}
+
+// NodeGenerations returns the Generation of each of nodes, in order,
+// when nodes is the cycle's own [CycleState.AllNodes] and its node list
+// keeps the generations beside its nodes (a cache.Snapshot does: see
+// [NodeSnapshot]); nil otherwise. A plugin that remembers per-node
+// results by generation compares these instead of reading every
+// NodeInfo, which on a large cluster costs a memory access per node. Do
+// not modify the slice.
+func (s *CycleState) NodeGenerations(nodes []*nodeinfo.NodeInfo) []int64 {
+	if s == nil || len(s.gens) == 0 || !s.isAllNodes(nodes) {
+		return nil
+	}
+	return s.gens
 }
 
 // ExcludedByPreFilter returns kube-scheduler's verdict on the node called

@@ -2,10 +2,15 @@ package framework_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubesched/kubesched/cache"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -89,5 +94,74 @@ func TestNodePositionsAreWhereTheCycleHoldsTheNodes(t *testing.T) {
 	}
 	if _, ok := (*framework.CycleState)(nil).NodePositions(nodes); ok {
 		t.Error("NodePositions on a nil state placed nodes")
+	}
+}
+
+// generationsRecorder is a filter that records what
+// CycleState.NodeGenerations says of each node.
+type generationsRecorder struct {
+	mu  sync.Mutex
+	got map[string][]int64 // node: [its generation, the state's]
+}
+
+func (*generationsRecorder) Name() string { return "GenerationsRecorder" }
+
+func (r *generationsRecorder) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+	pos, _ := state.NodePositions([]*nodeinfo.NodeInfo{ni})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if gens := state.NodeGenerations(state.AllNodes()); gens != nil {
+		r.got[ni.Name()] = []int64{ni.Generation, gens[pos[0]]}
+	} else {
+		r.got[ni.Name()] = nil
+	}
+	return nil
+}
+
+func (*generationsRecorder) Score(context.Context, *framework.CycleState, *v1.Pod, *nodeinfo.NodeInfo) (int64, *framework.Status) {
+	return 0, nil
+}
+
+func TestNodeGenerationsAreTheSnapshotsOwn(t *testing.T) {
+	t.Parallel()
+	rec := &generationsRecorder{got: map[string][]int64{}}
+	fw, err := framework.New(framework.WithPlugin(rec, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cache.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		if _, err := c.AddNode(cpuNode(name, "2")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap := c.Snapshot()
+	for round := range 3 {
+		if _, err := fw.ScheduleSnapshot(context.Background(), &v1.Pod{}, snap); err != nil {
+			t.Fatal(err)
+		}
+		for name, g := range rec.got {
+			if len(g) != 2 || g[0] != g[1] || g[0] == 0 {
+				t.Errorf("round %d: node %s: generation and NodeGenerations' %v, want the same, not 0", round, name, g)
+			}
+		}
+		// A node changes; the snapshot is brought up to date in place.
+		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("p", round), Namespace: "default", UID: types.UID(fmt.Sprint("p", round))}, Spec: v1.PodSpec{NodeName: "b"}}
+		if err := c.AddPod(p); err != nil {
+			t.Fatal(err)
+		}
+		snap = c.UpdateSnapshot(snap)
+	}
+	clear(rec.got)
+	if _, err := fw.Schedule(context.Background(), &v1.Pod{}, snap.Nodes()); err != nil {
+		t.Fatal(err)
+	}
+	for name, g := range rec.got {
+		if g != nil {
+			t.Errorf("over a plain slice, node %s has generations %v from the state, want none", name, g)
+		}
 	}
 }

@@ -43,5 +43,17 @@
 // Scoring is skipped when only one node is feasible.
 //
 // PreFilter and PreScore plugins that count over every node can share the
-// framework's workers with [CycleState.ParallelChunks].
+// framework's workers with [CycleState.ParallelChunks]; those that keep
+// per-node data can keep it in slices, by [CycleState.NodePositions], and
+// answer Score by position ([PositionScorer]); those that remember
+// per-node results across cycles can tell which nodes changed by
+// [CycleState.NodeGenerations].
+//
+// A framework remembers, per pod shape (a pod but its name and identity)
+// and node, what the in-tree plugins that judge a node by that node
+// alone (NodeResourcesFit, TaintToleration, NodeAffinity, ...) said of it
+// at its generation, so that placing many pods of one shape, as a
+// simulation or a ReplicaSet does, asks those plugins only about the
+// nodes that changed. This changes nothing in the results: the other
+// plugins run as ever, in profile order.
 package framework

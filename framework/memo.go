@@ -68,10 +68,6 @@ type memo struct {
 	gen    []int64
 	first  []int16
 	status []*Status
-	// ptr[p] is the node whose generation gen[p] is, when it came from a
-	// snapshot, whose nodes never change: finding the same node there
-	// again shows it unchanged without reading it. Nil otherwise.
-	ptr []*nodeinfo.NodeInfo
 
 	// scores is which of the framework's score plugins are remembered,
 	// by position in Framework.scores; sgen[p] the generation whose
@@ -109,7 +105,6 @@ func (ms *memos) take(pod *v1.Pod, n int, local filterSet, perNode int) *memo {
 		if m.filters != local {
 			m.filters = local
 			clear(m.gen)
-			clear(m.ptr)
 		}
 		return m
 	}
@@ -147,8 +142,6 @@ func (m *memo) reset(pod *v1.Pod, print uint64, n int, local filterSet) {
 	m.first = grow(&m.first, n)
 	m.status = grow(&m.status, n)
 	clear(m.status)
-	m.ptr = grow(&m.ptr, n)
-	clear(m.ptr)
 	m.scores = m.scores[:0]
 	clear(m.sgen)
 }
@@ -157,11 +150,12 @@ func (m *memo) reset(pod *v1.Pod, print uint64, n int, local filterSet) {
 // taking the node-local ones' verdict from m when kept for ni's
 // generation, and keeping it otherwise. at[i] is filters[i]'s position
 // in Framework.filters and local[i] whether it is node-local; others
-// lists the filters that are not, in order. snapshot is set when ni
-// comes from a NodeSnapshot.
-func (m *memo) filter(ctx context.Context, filters []FilterPlugin, at []int, local []bool, others []int, snapshot bool, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, p int32) *Status {
-	if !snapshot || m.ptr[p] != ni || m.gen[p] == 0 {
-		if !m.check(filters, at, local, snapshot, ctx, state, pod, ni, p) {
+// lists the filters that are not, in order. gens, when not nil, are the
+// cycle's nodes' generations (CycleState.NodeGenerations), which spare
+// reading an unchanged node.
+func (m *memo) filter(ctx context.Context, filters []FilterPlugin, at []int, local []bool, others []int, gens []int64, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, p int32) *Status {
+	if gens == nil || m.gen[p] != gens[p] || m.gen[p] == 0 {
+		if !m.check(ctx, filters, at, local, state, pod, ni, p) {
 			return runFilters(ctx, filters, state, pod, ni)
 		}
 	}
@@ -185,15 +179,11 @@ func (m *memo) filter(ctx context.Context, filters []FilterPlugin, at []int, loc
 // check brings position p's kept verdict up to date with ni, running the
 // node-local filters if it changed, and reports false for a node whose
 // verdict cannot be kept (generation 0).
-func (m *memo) check(filters []FilterPlugin, at []int, local []bool, snapshot bool, ctx context.Context, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, p int32) bool {
-	m.ptr[p] = nil
+func (m *memo) check(ctx context.Context, filters []FilterPlugin, at []int, local []bool, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, p int32) bool {
 	gen := ni.Generation
 	if gen == 0 {
 		m.gen[p] = 0
 		return false
-	}
-	if snapshot {
-		m.ptr[p] = ni
 	}
 	if m.gen[p] != gen {
 		first, status := int16(-1), (*Status)(nil)

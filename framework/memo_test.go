@@ -67,11 +67,15 @@ func memoShape(k int, name string) *v1.Pod {
 
 const memoShapes = 10
 
-// memoSnapshot is a NodeSnapshot over a slice nobody changes.
+// memoSnapshot is a NodeSnapshot over a slice nobody changes, which
+// keeps its nodes' generations.
 type memoSnapshot struct {
 	nodes []*nodeinfo.NodeInfo
+	gens  []int64
 	index map[string]int
 }
+
+func (s *memoSnapshot) Generations() []int64 { return s.gens }
 
 func (s *memoSnapshot) Nodes() []*nodeinfo.NodeInfo { return s.nodes }
 func (s *memoSnapshot) Index(name string) (int, bool) {
@@ -153,6 +157,7 @@ func TestCyclesWithMemosDecideAsCyclesWithout(t *testing.T) {
 						s := &memoSnapshot{nodes: nodes, index: map[string]int{}}
 						for j, ni := range nodes {
 							s.index[ni.Name()] = j
+							s.gens = append(s.gens, ni.Generation)
 						}
 						results[i], errs[i] = f.ScheduleSnapshot(context.Background(), pod, s)
 					} else {

@@ -17,6 +17,12 @@ import (
 // nodes as in one of 50,000), where [Framework.Schedule] checks on every
 // call that a plain slice is what it was, since its caller may have
 // changed it.
+//
+// A NodeSnapshot may also keep the Generation of each node beside it, in
+// a method Generations() []int64 returning them in Nodes order (the same
+// slice each call, changing only with the nodes, as cache.Snapshot's):
+// then a cycle tells which nodes changed since it last looked without
+// reading every NodeInfo (see [CycleState.NodeGenerations]).
 type NodeSnapshot interface {
 	// Nodes returns every node, in the order the search walks them. Every
 	// call returns the same slice, and neither it nor the NodeInfos it
@@ -92,6 +98,8 @@ type snapshotIndex struct {
 	// generation is the snapshot's when indexed, for snapshots that are
 	// updated in place (see generationOf).
 	generation int64
+	// gens are the nodes' generations, when the snapshot keeps them.
+	gens []int64
 }
 
 // generationOf returns the generation of a snapshot updated in place
@@ -131,6 +139,11 @@ func (f *Framework) indexSnapshot(snap NodeSnapshot) (*snapshotIndex, []*nodeinf
 		return x, nodes
 	}
 	x := &snapshotIndex{snap: snap, nodes: nodes, generation: generation}
+	if g, ok := snap.(interface{ Generations() []int64 }); ok {
+		if gens := g.Generations(); len(gens) == len(nodes) {
+			x.gens = gens
+		}
+	}
 	f.snapIndex.Store(x)
 	return x, nodes
 }

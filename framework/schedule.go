@@ -123,7 +123,6 @@ func (f *Framework) schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 	sc := f.newScoring()
 	defer sc.release()
 	sc.useMemo(state, pod, len(nodes))
-	_, sc.snapshot = idx.(*snapshotIndex)
 
 	var found searched
 	var err error
@@ -200,6 +199,9 @@ func (f *Framework) newCycleState(nodes []*nodeinfo.NodeInfo, idx nodeIndex) *Cy
 	state.fw = f
 	state.plugins = f.cyclePlugins(skipSet{})
 	state.skipScore = make([]bool, len(f.scores))
+	if x, ok := idx.(*snapshotIndex); ok && x != nil {
+		state.gens = x.gens
+	}
 	return state
 }
 
@@ -359,7 +361,7 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 			}
 			st = f.runFiltersWithNominatedPods(ctx, filters, state, pod, ni, pods)
 		case sc.memo != nil:
-			st = sc.memo.filter(ctx, filters, state.plugins.at, sc.local, sc.others, sc.snapshot, state, pod, ni, p)
+			st = sc.memo.filter(ctx, filters, state.plugins.at, sc.local, sc.others, state.gens, state, pod, ni, p)
 		default:
 			st = runFilters(ctx, filters, state, pod, ni)
 		}

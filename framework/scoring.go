@@ -60,8 +60,6 @@ type scoring struct {
 	// not node-local for the pod.
 	others []int
 	slots  []int
-	// snapshot is set when the cycle's nodes come from a NodeSnapshot.
-	snapshot bool
 }
 
 // useMemo takes the framework's memo for pod's shape over n nodes, if

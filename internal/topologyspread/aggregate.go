@@ -92,8 +92,8 @@ func aggregateKey(ns string, cs []Constraint, requireAll bool, counted []bool) s
 
 // count brings a up to date with nodes, counting again the nodes that
 // changed since, and returns the domain counts as countDomains does.
-func (a *aggregate) count(pod *v1.Pod, cs []Constraint, keys []podcount.Key, nodes []*nodeinfo.NodeInfo, requireAll bool, want func(i int, value string) bool, counted []bool) []map[string]int {
-	a.update(pod, cs, keys, nodes, requireAll, counted)
+func (a *aggregate) count(pod *v1.Pod, cs []Constraint, keys []podcount.Key, nodes []*nodeinfo.NodeInfo, gens []int64, requireAll bool, want func(i int, value string) bool, counted []bool) []map[string]int {
+	a.update(pod, cs, keys, nodes, gens, requireAll, counted)
 	out := make([]map[string]int, len(cs))
 	for c := range cs {
 		out[c] = map[string]int{}
@@ -110,12 +110,16 @@ func (a *aggregate) count(pod *v1.Pod, cs []Constraint, keys []podcount.Key, nod
 }
 
 // update brings a up to date with nodes, counting again the nodes that
-// changed since.
-func (a *aggregate) update(pod *v1.Pod, cs []Constraint, keys []podcount.Key, nodes []*nodeinfo.NodeInfo, requireAll bool, counted []bool) {
+// changed since. gens, when not nil, are the nodes' generations, read
+// there rather than from each node.
+func (a *aggregate) update(pod *v1.Pod, cs []Constraint, keys []podcount.Key, nodes []*nodeinfo.NodeInfo, gens []int64, requireAll bool, counted []bool) {
 	if len(a.gens) != len(nodes) || len(a.dom) != len(cs) || a.outgrown() {
 		a.reset(len(nodes), len(cs))
 	}
 	for p, ni := range nodes {
+		if gens != nil && a.gens[p] == gens[p] && gens[p] != 0 {
+			continue
+		}
 		if a.gens[p] == ni.Generation && ni.Generation != 0 {
 			continue
 		}

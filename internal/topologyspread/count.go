@@ -106,9 +106,11 @@ const minNodesPerWorker = 256
 // Workers count into maps of their own, merged at the end; domains are
 // few, so merging is cheap. When the counts are a sum of each node's
 // share (see cacheable), an aggregate kept from the last count over the
-// same positions counts only the nodes that changed since. It returns
-// ctx's error if cancelled.
-func countDomains(ctx context.Context, pod *v1.Pod, cs []Constraint, e *eligibility, nodes []*nodeinfo.NodeInfo, requireAll bool, want func(i int, value string) bool, counted []bool) ([]map[string]int, error) {
+// same positions counts only the nodes that changed since; gens, when not
+// nil, are the nodes' generations (framework.CycleState.NodeGenerations),
+// which spare reading the unchanged ones. It returns ctx's error if
+// cancelled.
+func countDomains(ctx context.Context, pod *v1.Pod, cs []Constraint, e *eligibility, nodes []*nodeinfo.NodeInfo, gens []int64, requireAll bool, want func(i int, value string) bool, counted []bool) ([]map[string]int, error) {
 	k := len(cs)
 	keys := make([]podcount.Key, k)
 	for i := range cs {
@@ -120,7 +122,7 @@ func countDomains(ctx context.Context, pod *v1.Pod, cs []Constraint, e *eligibil
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			return a.count(pod, cs, keys, nodes, requireAll, want, counted), nil
+			return a.count(pod, cs, keys, nodes, gens, requireAll, want, counted), nil
 		}
 	}
 	return countEach(ctx, pod, cs, keys, e, nodes, requireAll, want, counted)

@@ -45,8 +45,9 @@ type Domains struct {
 // matching each of cs, pod's hard constraints. A node counts only if it
 // has every constraint's topology key; for each constraint it must also
 // pass that constraint's node inclusion policies. It returns an error only
-// if ctx is cancelled.
-func NewDomains(ctx context.Context, pod *v1.Pod, cs []Constraint, nodes []*nodeinfo.NodeInfo) (*Domains, error) {
+// if ctx is cancelled. gens, when not nil, are the nodes' generations
+// (framework.CycleState.NodeGenerations).
+func NewDomains(ctx context.Context, pod *v1.Pod, cs []Constraint, nodes []*nodeinfo.NodeInfo, gens []int64) (*Domains, error) {
 	d := &Domains{
 		constraints: cs,
 		selfMatch:   make([]int, len(cs)),
@@ -57,7 +58,7 @@ func NewDomains(ctx context.Context, pod *v1.Pod, cs []Constraint, nodes []*node
 		return d, nil
 	}
 	var err error
-	if d.counts, err = countDomains(ctx, pod, cs, &d.eligibility, nodes, true, nil, nil); err != nil {
+	if d.counts, err = countDomains(ctx, pod, cs, &d.eligibility, nodes, gens, true, nil, nil); err != nil {
 		return nil, err
 	}
 	podLabels := labels.Set(pod.Labels)

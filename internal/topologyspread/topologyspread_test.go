@@ -272,7 +272,7 @@ func TestDomainsCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := NewDomains(context.Background(), incoming, cs, nodes)
+	d, err := NewDomains(context.Background(), incoming, cs, nodes, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func TestScoresOfTwoZones(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewScores(context.Background(), incoming, cs, true, nodes, nodes, nil)
+	s, err := NewScores(context.Background(), incoming, cs, true, nodes, nodes, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +425,13 @@ func TestAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
 			want       func(int, string) bool
 			counted    []bool
 		}{{true, nil, nil}, {false, wantZ1, []bool{true, false}}} {
-			got, err := countDomains(context.Background(), incoming, cs, &e, cluster, tc.requireAll, tc.want, tc.counted)
+			// Every other step, the generations come beside the nodes,
+			// as a snapshot keeps them.
+			var gens []int64
+			if step%2 == 0 {
+				gens = generationsOf(cluster)
+			}
+			got, err := countDomains(context.Background(), incoming, cs, &e, cluster, gens, tc.requireAll, tc.want, tc.counted)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -488,14 +494,14 @@ func TestScoresFromAnAggregateEqualThoseOfEachNode(t *testing.T) {
 			}
 		}
 		for _, requireAll := range []bool{true, false} {
-			fast, err := NewScores(context.Background(), incoming, cs, requireAll, cluster, feasible, positions)
+			fast, err := NewScores(context.Background(), incoming, cs, requireAll, cluster, feasible, positions, generationsOf(cluster))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if fast.raw == nil {
 				t.Fatal("the scores were not worked out from an aggregate")
 			}
-			each, err := NewScores(context.Background(), incoming, cs, requireAll, cluster, feasible, nil)
+			each, err := NewScores(context.Background(), incoming, cs, requireAll, cluster, feasible, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -525,4 +531,13 @@ func TestScoresFromAnAggregateEqualThoseOfEachNode(t *testing.T) {
 			}
 		}
 	}
+}
+
+// generationsOf returns the generation of each of nodes.
+func generationsOf(nodes []*nodeinfo.NodeInfo) []int64 {
+	gens := make([]int64, len(nodes))
+	for i, ni := range nodes {
+		gens[i] = ni.Generation
+	}
+	return gens
 }
