@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-
 func containers(requests ...v1.ResourceList) *v1.Pod {
 	p := &v1.Pod{}
 	for _, r := range requests {
