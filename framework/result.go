@@ -102,7 +102,7 @@ type scoreTable struct {
 	pos []int32
 	// plugins are the plugins that scored the pod, in profile order.
 	plugins []*scorePlugin
-	// raw holds node i's normalized score by plugin p at raw[i*len(plugins)+p].
+	// raw holds node i's normalized score by plugin p at raw[p*len(pos)+i].
 	raw []uint8
 	// ext holds, when extenders scored the pod, node i's extender scores
 	// as kube-scheduler lists them: an extender that failed, or left the
@@ -126,7 +126,7 @@ func (t *scoreTable) list() []NodePluginScores {
 		start := len(all)
 		var total int64
 		for p, pl := range t.plugins {
-			s := int64(t.raw[i*k+p]) * pl.weight
+			s := int64(t.raw[p*n+i]) * pl.weight
 			all = append(all, PluginScore{Name: pl.name, Score: s})
 			total += s
 		}

@@ -513,7 +513,7 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 	parallel.Chunks(ctx, f.parallelism, n, func(start, end int) {
 		clear(totals[start:end])
 		for p, pl := range active {
-			scores, w := raw[p*stride:p*stride+n], pl.weight
+			scores, w, table := raw[p*stride:p*stride+n], pl.weight, t.raw[p*n:(p+1)*n]
 			for i := start; i < end; i++ {
 				score := scores[i]
 				if score < MinNodeScore || score > MaxNodeScore {
@@ -521,7 +521,7 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 					return
 				}
 				totals[i] += score * w
-				t.raw[i*k+p] = uint8(score)
+				table[i] = uint8(score)
 			}
 		}
 	})

@@ -28,12 +28,15 @@ type PodOnlyPreScorer interface {
 // PositionScorer is implemented by Score plugins that work out every
 // node's score at once in PreScore, keyed by position in
 // [CycleState.AllNodes] (see [CycleState.NodePositions]). The framework
-// then asks ScoreAt, for the node at position pos, instead of Score,
-// sparing the plugin a look-up per node; where ScoreAt returns false it
-// asks Score. The two must agree.
+// then asks ScorePositions for many nodes at a time instead of Score for
+// each, sparing the plugin a call and a look-up per node. The two must
+// agree.
 type PositionScorer interface {
 	ScorePlugin
-	ScoreAt(state *CycleState, pos int) (score int64, ok bool)
+	// ScorePositions sets scores[i] to the score of the node at position
+	// pos[i] of AllNodes and reports true; or reports false, for the
+	// framework to ask Score node by node.
+	ScorePositions(state *CycleState, pos []int32, scores []int64) bool
 }
 
 // scoring holds one cycle's raw scores and whether they are computed while
@@ -193,7 +196,9 @@ func (sc *scoring) scoreNode(ctx context.Context, state *CycleState, pod *v1.Pod
 		}
 		score, ok := int64(0), false
 		if pl.at != nil {
-			score, ok = pl.at.ScoreAt(state, int(p))
+			var one [1]int64
+			ok = pl.at.ScorePositions(state, []int32{p}, one[:])
+			score = one[0]
 		}
 		if !ok {
 			var s *Status
@@ -218,48 +223,29 @@ func (sc *scoring) scoreNode(ctx context.Context, state *CycleState, pod *v1.Pod
 }
 
 // scoreChunk scores nodes[start:end], at positions pos[start:end] of the
-// cycle's nodes, into raw as scoreNode does, but plugin by plugin over
-// the nodes whose node-local scores the memo holds: a copy from the memo
-// for those plugins, one call per node for the others.
+// cycle's nodes, into raw as scoreNode does, but plugin by plugin: the
+// node-local plugins' scores copied from the memo, the position scorers
+// asked once for the chunk, and only the nodes whose scores the memo
+// lacks scored one by one.
 func (sc *scoring) scoreChunk(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, pos []int32, raw []int64, n, start, end int) {
 	m, slots := sc.memo, sc.slots
-	if slots == nil {
-		for i := start; i < end; i++ {
-			sc.scoreNode(ctx, state, pod, nodes[i], raw, n, i, pos[i])
-		}
-		return
-	}
-	hit := make([]bool, end-start)
-	for i := start; i < end; i++ {
-		p := pos[i]
-		if gen := m.gen[p]; gen != 0 && m.sgen[p] == gen {
-			hit[i-start] = true
-			continue
-		}
-		sc.scoreNode(ctx, state, pod, nodes[i], raw, n, i, p)
-	}
+	at := pos[start:end]
+	var missed []int
 	for k, pl := range sc.active {
-		out := raw[k*n : (k+1)*n]
-		if slot := slots[k]; slot >= 0 {
-			kept := m.score[slot*m.nodes : (slot+1)*m.nodes]
-			for i := start; i < end; i++ {
-				if hit[i-start] {
-					out[i] = int64(kept[pos[i]])
-				}
+		out := raw[k*n+start : k*n+end]
+		if slots != nil && slots[k] >= 0 {
+			// Every node's, and again below for those the memo lacks.
+			kept := m.score[slots[k]*m.nodes : (slots[k]+1)*m.nodes]
+			for i, p := range at {
+				out[i] = int64(kept[p])
 			}
 			continue
 		}
-		for i := start; i < end; i++ {
-			if !hit[i-start] {
-				continue
-			}
-			if pl.at != nil {
-				if score, ok := pl.at.ScoreAt(state, int(pos[i])); ok {
-					out[i] = score
-					continue
-				}
-			}
-			score, s := pl.Score(ctx, state, pod, nodes[i])
+		if pl.at != nil && pl.at.ScorePositions(state, at, out) {
+			continue
+		}
+		for i := range out {
+			score, s := pl.Score(ctx, state, pod, nodes[start+i])
 			if !s.IsSuccess() {
 				err := scoreError(pl, s)
 				sc.err.CompareAndSwap(nil, &err)
@@ -267,6 +253,46 @@ func (sc *scoring) scoreChunk(ctx context.Context, state *CycleState, pod *v1.Po
 			}
 			out[i] = score
 		}
+	}
+	if slots == nil {
+		return
+	}
+	for i, p := range at {
+		if gen := m.gen[p]; gen == 0 || m.sgen[p] != gen {
+			missed = append(missed, start+i)
+		}
+	}
+	for _, i := range missed {
+		sc.scoreLocal(ctx, state, pod, nodes[i], raw, n, i, pos[i])
+	}
+}
+
+// scoreLocal scores one node by the node-local plugins alone, keeping
+// the scores in the memo, for scoreChunk.
+func (sc *scoring) scoreLocal(ctx context.Context, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, raw []int64, n, i int, p int32) {
+	m, slots := sc.memo, sc.slots
+	gen := m.gen[p]
+	keep := gen != 0
+	for k, pl := range sc.active {
+		slot := slots[k]
+		if slot < 0 {
+			continue
+		}
+		score, s := pl.Score(ctx, state, pod, ni)
+		if !s.IsSuccess() {
+			err := scoreError(pl, s)
+			sc.err.CompareAndSwap(nil, &err)
+			return
+		}
+		raw[k*n+i] = score
+		if score != int64(int32(score)) {
+			keep = false
+		} else if keep {
+			m.score[slot*m.nodes+int(p)] = int32(score)
+		}
+	}
+	if keep {
+		m.sgen[p] = gen
 	}
 }
 

@@ -40,15 +40,16 @@ func (DynamicResources) Score(_ context.Context, state *framework.CycleState, _ 
 	return dra.Default().Score(s, ni.Name())
 }
 
-// ScoreAt returns 0 without looking at the node when the cycle has no
-// prioritized claims to score, and false otherwise, for
-// [DynamicResources.Score] to answer.
-func (DynamicResources) ScoreAt(state *framework.CycleState, _ int) (int64, bool) {
+// ScorePositions sets every score to 0 without looking at the nodes when
+// the cycle has no prioritized claims to score, and reports false
+// otherwise, for [DynamicResources.Score] to answer.
+func (DynamicResources) ScorePositions(state *framework.CycleState, _ []int32, scores []int64) bool {
 	s, _ := dra.StateKey.Read(state)
-	if s.Empty() || !s.Prioritized() {
-		return 0, true
+	if !s.Empty() && s.Prioritized() {
+		return false
 	}
-	return 0, false
+	clear(scores)
+	return true
 }
 
 // NormalizeScore scales the scores so the highest becomes 100; all-zero

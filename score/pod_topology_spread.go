@@ -170,18 +170,12 @@ func (pl *PodTopologySpread) Score(ctx context.Context, state *framework.CycleSt
 	return s.Score(ni), nil
 }
 
-// ScoreAt returns the raw score of the node at position pos of the
-// cycle's nodes, when PreScore worked it out with the others; false
-// otherwise, for [PodTopologySpread.Score] to answer.
-func (pl *PodTopologySpread) ScoreAt(state *framework.CycleState, pos int) (int64, bool) {
+// ScorePositions sets the raw scores of the nodes at positions pos of
+// the cycle's nodes when PreScore worked them out with the others, and
+// reports false otherwise, for [PodTopologySpread.Score] to answer.
+func (pl *PodTopologySpread) ScorePositions(state *framework.CycleState, pos []int32, scores []int64) bool {
 	s, ok := spreadScoresKey.Read(state)
-	if !ok {
-		return 0, false
-	}
-	if s == nil {
-		return 0, true
-	}
-	return s.At(pos)
+	return ok && s != nil && s.At(pos, scores)
 }
 
 // NormalizeScore maps the raw scores to [0, 100], the lowest raw score to

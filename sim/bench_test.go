@@ -62,8 +62,13 @@ func BenchmarkPlaceReplicas(b *testing.B) {
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-web"},
 		Spec:       appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
 	}
-	for _, pct := range []int32{0, 100} {
-		b.Run(fmt.Sprintf("percentage=%d", pct), func(b *testing.B) {
+	for _, mode := range []struct {
+		name     string
+		pct      int32
+		firstFit bool
+	}{{"percentage=0", 0, false}, {"percentage=100", 100, false}, {"firstfit", 0, true}} {
+		pct := mode.pct
+		b.Run(mode.name, func(b *testing.B) {
 			nodes := testcluster.Nodes(5000, testcluster.Basic)
 			running := testcluster.ExistingPods(10000, nodes, testcluster.Basic)
 			for i := 0; i < len(running); i += 2 {
@@ -83,7 +88,13 @@ func BenchmarkPlaceReplicas(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				if _, err := c.Place(ctx, replica(fmt.Sprintf("web-%d", i))); err != nil {
+				var err error
+				if mode.firstFit {
+					_, err = c.PlaceFirstFit(ctx, replica(fmt.Sprintf("web-%d", i)))
+				} else {
+					_, err = c.Place(ctx, replica(fmt.Sprintf("web-%d", i)))
+				}
+				if err != nil {
 					b.Fatal(err)
 				}
 				i++

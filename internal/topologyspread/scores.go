@@ -152,57 +152,62 @@ func (s *Scores) scoreAll(pod *v1.Pod, requireAll bool, all, feasible []*nodeinf
 
 	// The domains of the feasible nodes, with their matching pods. A node
 	// counted for no constraint (dom -1) has no node object, or lacks a
-	// topology key when every key is required.
-	seen := make([][]bool, len(cs))
+	// topology key when every key is required; it is counted for all or
+	// none. Constraint by constraint: each reads one array.
+	dom0 := a.dom[0]
+	host := make([]bool, len(cs))
+	for c := range cs {
+		host[c] = cs[c].TopologyKey == v1.LabelHostname
+	}
+	for j, i := range at {
+		if dom0[i] < 0 && feasible[j].Node() != nil {
+			s.ignored.Insert(feasible[j].Name())
+		}
+	}
 	domains := make([]int, len(cs))
 	for c := range cs {
-		seen[c] = make([]bool, len(a.values[c]))
-	}
-	for j, ni := range feasible {
-		i := at[j]
-		if a.dom[0][i] < 0 {
-			if ni.Node() != nil {
-				s.ignored.Insert(ni.Name())
-			}
+		if host[c] {
+			domains[c] = len(feasible) - s.ignored.Len()
 			continue
 		}
-		for c := range cs {
-			d := a.dom[c][i]
-			if cs[c].TopologyKey == v1.LabelHostname || seen[c][d] {
-				continue
+		dom, seen := a.dom[c], make([]bool, len(a.values[c]))
+		for _, i := range at {
+			if d := dom[i]; d >= 0 && !seen[d] {
+				seen[d] = true
+				domains[c]++
+				s.counts[c][a.values[c][d]] = int64(a.sums[c][d])
 			}
-			seen[c][d] = true
-			domains[c]++
-			s.counts[c][a.values[c][d]] = int64(a.sums[c][d])
 		}
 	}
 	for c := range cs {
-		n := domains[c]
-		if cs[c].TopologyKey == v1.LabelHostname {
-			n = len(feasible) - s.ignored.Len()
-		}
-		s.weights[c] = math.Log(float64(n + 2))
+		s.weights[c] = math.Log(float64(domains[c] + 2))
 	}
 
 	// Per constraint: the domain "", which also stands for a missing
-	// label (scoring nothing), and whether a node counts its own pods.
+	// label (scoring nothing), and each domain's term of the sum, as
+	// Score adds it (a hostname constraint's is per node).
 	empty := make([]int32, len(cs))
-	host := make([]bool, len(cs))
+	terms := make([][]float64, len(cs))
 	for c := range cs {
 		empty[c] = -1
 		if d, ok := a.ids[c][""]; ok {
 			empty[c] = d
 		}
-		host[c] = cs[c].TopologyKey == v1.LabelHostname
+		if host[c] {
+			continue
+		}
+		terms[c] = make([]float64, len(a.values[c]))
+		for d := range terms[c] {
+			terms[c][d] = float64(int64(a.sums[c][d]))*s.weights[c] + float64(cs[c].MaxSkew-1)
+		}
 	}
 	s.raw = make([]int64, len(all))
 	for i := range s.raw {
 		s.raw[i] = unscored
 	}
-	for j, ni := range feasible {
-		i := at[j]
-		if a.dom[0][i] < 0 {
-			if ni.Node() != nil {
+	for j, i := range at {
+		if dom0[i] < 0 {
+			if feasible[j].Node() != nil {
 				s.raw[i] = 0
 			}
 			continue
@@ -211,31 +216,32 @@ func (s *Scores) scoreAll(pod *v1.Pod, requireAll bool, all, feasible []*nodeinf
 		for c := range cs {
 			d := a.dom[c][i]
 			if d == empty[c] {
-				if _, ok := ni.Labels()[cs[c].TopologyKey]; !ok {
+				if _, ok := feasible[j].Labels()[cs[c].TopologyKey]; !ok {
 					continue
 				}
 			}
-			var n int64
 			if host[c] {
-				n = int64(a.share[c][i])
+				sum += float64(int64(a.share[c][i]))*s.weights[c] + float64(cs[c].MaxSkew-1)
 			} else {
-				n = int64(a.sums[c][d])
+				sum += terms[c][d]
 			}
-			sum += float64(n)*s.weights[c] + float64(cs[c].MaxSkew-1)
 		}
 		s.raw[i] = int64(math.Round(sum))
 	}
 	return true
 }
 
-// At returns the raw score of the feasible node at position i of the
-// cycle's nodes, as [Scores.Score] would, when NewScores worked it out;
-// false otherwise.
-func (s *Scores) At(i int) (int64, bool) {
-	if i < 0 || i >= len(s.raw) || s.raw[i] == unscored {
-		return 0, false
+// At sets scores[i] to the raw score of the feasible node at position
+// pos[i] of the cycle's nodes, as [Scores.Score] would, and reports true
+// when NewScores worked them all out; false otherwise.
+func (s *Scores) At(pos []int32, scores []int64) bool {
+	for i, p := range pos {
+		if int(p) >= len(s.raw) || p < 0 || s.raw[p] == unscored {
+			return false
+		}
+		scores[i] = s.raw[p]
 	}
-	return s.raw[i], true
+	return true
 }
 
 // Score returns node's raw score, lower being better: for each constraint

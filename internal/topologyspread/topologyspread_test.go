@@ -506,18 +506,18 @@ func TestScoresFromAnAggregateEqualThoseOfEachNode(t *testing.T) {
 				t.Fatal(err)
 			}
 			gotRaw, wantRaw := make([]int64, len(feasible)), make([]int64, len(feasible))
+			at, _ := positions(feasible)
+			if !fast.At(at, gotRaw) {
+				t.Fatalf("step %d: the feasible nodes have no scores by position", step)
+			}
 			for j, ni := range feasible {
-				var ok bool
-				if gotRaw[j], ok = fast.At(slices.Index(cluster, ni)); !ok {
-					t.Fatalf("step %d: feasible node %s has no score by position", step, ni.Name())
-				}
 				if got, want := fast.Score(ni), each.Score(ni); got != want {
 					t.Fatalf("step %d: Score of %s is %d with the aggregate's counts, %d without", step, ni.Name(), got, want)
 				}
 				wantRaw[j] = each.Score(ni)
 			}
 			for i, ni := range cluster {
-				if _, ok := fast.At(i); ok && !slices.Contains(feasible, ni) {
+				if fast.At([]int32{int32(i)}, make([]int64, 1)) && !slices.Contains(feasible, ni) {
 					t.Fatalf("step %d: node %s, not feasible, has a score by position", step, ni.Name())
 				}
 			}
