@@ -194,19 +194,13 @@ func (sc *scoring) scoreNode(ctx context.Context, state *CycleState, pod *v1.Pod
 			raw[k*n+i] = int64(m.score[slot*m.nodes+int(p)])
 			continue
 		}
-		score, ok := int64(0), false
-		if pl.at != nil {
-			var one [1]int64
-			ok = pl.at.ScorePositions(state, []int32{p}, one[:])
-			score = one[0]
-		}
-		if !ok {
-			var s *Status
-			if score, s = pl.Score(ctx, state, pod, ni); !s.IsSuccess() {
-				err := scoreError(pl, s)
-				sc.err.CompareAndSwap(nil, &err)
-				return
-			}
+		// One node at a time, a PositionScorer is asked its Score: the
+		// node, just filtered, is at hand.
+		score, s := pl.Score(ctx, state, pod, ni)
+		if !s.IsSuccess() {
+			err := scoreError(pl, s)
+			sc.err.CompareAndSwap(nil, &err)
+			return
 		}
 		raw[k*n+i] = score
 		if slot >= 0 {
