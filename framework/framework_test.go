@@ -637,3 +637,35 @@ func TestTiesAreBrokenAmongTheTopNodesOnly(t *testing.T) {
 		t.Errorf("chose %v, want both top nodes b and c only", sets.List(seen))
 	}
 }
+
+func TestASearchThatFoundEnoughNodesStopsAtOnceAsKubeSchedulersWorkersDo(t *testing.T) {
+	t.Parallel()
+	// 400 nodes: the adaptive percentage is 47, so the search wants 188
+	// feasible nodes. Every other node is rejected. On one worker,
+	// kube-scheduler's search checks for "enough" before each node: it
+	// stops right after the node that made one too many (the 189th
+	// feasible, node 376), having given a verdict on 376 nodes, which is
+	// also how far the next search moves its start.
+	var infos []*v1.Node
+	reject := map[string]string{}
+	for i := range 400 {
+		name := fmt.Sprintf("n%03d", i)
+		infos = append(infos, cpuNode(name, "1"))
+		if i%2 == 1 {
+			reject[name] = "odd"
+		}
+	}
+	filter := &fakeFilter{name: "Odd", reject: reject, code: framework.Unschedulable}
+	scorer := &filterScorer{name: "Flat"}
+	f, err := framework.New(framework.WithPlugin(filter, 0), framework.WithPluginAt(framework.Score, scorer, 1), framework.WithParallelism(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.Schedule(context.Background(), &v1.Pod{}, nodeinfo.Build(infos, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FeasibleNodes != 188 || res.EvaluatedNodes != 376 {
+		t.Errorf("%d nodes feasible of %d evaluated, want 188 of 376", res.FeasibleNodes, res.EvaluatedNodes)
+	}
+}

@@ -78,6 +78,11 @@ type memo struct {
 	score  []int32
 }
 
+// minMemoNodes is the fewest nodes a search must take up for a memo to
+// repay finding the pod's shape among those kept (a DaemonSet pod's
+// search takes up one node).
+const minMemoNodes = 64
+
 // filterSet is a set of positions in Framework.filters; frameworks with
 // more than maxMemoFilters filters keep no memos.
 type filterSet uint64

@@ -23,7 +23,7 @@ import (
 // memoNodes are 120 nodes in three zones, some tainted, some small, some
 // holding the image the pods run.
 func memoNodes() []*v1.Node {
-	nodes := testcluster.Nodes(120, testcluster.Basic)
+	nodes := testcluster.Nodes(120, testcluster.Basic) // more than minMemoNodes
 	for i, n := range nodes {
 		switch {
 		case i%7 == 0:

@@ -122,7 +122,11 @@ func (f *Framework) schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 	f.recordNominations(state, pod)
 	sc := f.newScoring()
 	defer sc.release()
-	sc.useMemo(state, pod, len(nodes))
+	// A memo repays comparing the pod with the shapes kept only over
+	// enough nodes: not for a pod PreFilter pinned to a few.
+	if size := len(nodes); size >= minMemoNodes && (preRes.AllNodes() || preRes.NodeNames.Len() >= minMemoNodes) {
+		sc.useMemo(state, pod, size)
+	}
 
 	var found searched
 	var err error
@@ -347,6 +351,12 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 	// no per-node look-up.
 	nominated, _ := nominatedPodsKey.Read(state)
 	parallel.Until(ctx, f.parallelism, n, func(i int) {
+		// Once the search was stopped, no node is taken up: kube-scheduler's
+		// workers check before each node, so that the nodes given a
+		// verdict, and the next search's start, are the same.
+		if earlyStop && ctx.Err() != nil {
+			return
+		}
 		p := s.position((start + i) % n)
 		ni := s.nodes[p]
 		var st *Status

@@ -111,20 +111,36 @@ func (pl *InterPodAffinity) domainScores(ctx context.Context, state *framework.C
 	if err := resolveWeighted(terms.PreferredAntiAffinity, lister); err != nil {
 		return nil, framework.AsStatus(fmt.Errorf("updating PreferredAntiAffinityTerms: %w", err))
 	}
+	scorer := domainScorer{
+		pod:        pod,
+		terms:      &terms,
+		nsLabels:   podaffinity.NamespaceLabels(lister, pod.Namespace),
+		hardWeight: pl.hardWeight + podaffinity.DefaultHardPodAffinityWeight,
+	}
 	// Without preferred terms of the pod's own, only placed pods' terms
-	// can score, and only nodes holding such pods need a visit.
+	// can score, and only nodes holding such pods need a visit; what
+	// they give, an aggregate kept across cycles can add up.
 	if !hasPreferred {
+		all, gens := nodes, state.NodeGenerations(nodes)
 		nodes = state.NodesWithPodAffinity(nodes)
+		if len(nodes) >= minScoreAggregateNodes || (gens != nil && len(nodes) >= minScoreAggregateNodesWithGens) {
+			if a, giveBack := scoreAggregates.Take(scoringKey(&scorer)); a != nil {
+				defer giveBack()
+				if err := ctx.Err(); err != nil {
+					return nil, framework.AsStatus(err)
+				}
+				a.count(&scorer, all, gens)
+				if a.matches == 0 {
+					return nil, skip
+				}
+				return a.totals.Clone(), nil
+			}
+		}
 	}
 	partial := make([]domainScorer, state.Workers(len(nodes)))
 	for i := range partial {
-		partial[i] = domainScorer{
-			pod:        pod,
-			terms:      &terms,
-			nsLabels:   podaffinity.NamespaceLabels(lister, pod.Namespace),
-			hardWeight: pl.hardWeight + podaffinity.DefaultHardPodAffinityWeight,
-			scores:     &podaffinity.Counts{},
-		}
+		partial[i] = scorer
+		partial[i].scores = &podaffinity.Counts{}
 	}
 	state.ParallelChunks(ctx, len(nodes), func(worker, start, end int) {
 		d := &partial[worker]
