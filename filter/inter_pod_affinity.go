@@ -99,6 +99,9 @@ type interPodAffinityState struct {
 	matchesOwnAffinity bool
 
 	existingAnti, affinityCounts, antiAffinityCounts *podaffinity.Counts
+	// shared is set while the counts are an aggregate's, lent: they are
+	// copied before AddPod or RemovePod changes them.
+	shared bool
 }
 
 // CloneState copies the counts, which AddPod and RemovePod change; the
@@ -108,6 +111,7 @@ func (s *interPodAffinityState) CloneState() any {
 	c.existingAnti = s.existingAnti.Clone()
 	c.affinityCounts = s.affinityCounts.Clone()
 	c.antiAffinityCounts = s.antiAffinityCounts.Clone()
+	c.shared = false
 	return &c
 }
 
@@ -339,7 +343,8 @@ func newInterPodAffinityState(ctx context.Context, state *framework.CycleState, 
 				return nil, framework.AsStatus(err)
 			}
 			a.count(s, keys, nodes, state.NodeGenerations(nodes))
-			s.existingAnti, s.affinityCounts, s.antiAffinityCounts = a.existingAnti.Clone(), a.affinityCounts.Clone(), a.antiAffinityCounts.Clone()
+			s.existingAnti, s.affinityCounts, s.antiAffinityCounts = a.lend()
+			s.shared = true
 			if !hasTerms && s.existingAnti.Len() == 0 {
 				return nil, skip
 			}
@@ -422,6 +427,10 @@ func updateInterPodAffinity(state *framework.CycleState, pi *nodeinfo.PodInfo, n
 	node := ni.Node()
 	if node == nil {
 		return errNilNode
+	}
+	if s.shared {
+		s.existingAnti, s.affinityCounts, s.antiAffinityCounts = s.existingAnti.Clone(), s.affinityCounts.Clone(), s.antiAffinityCounts.Clone()
+		s.shared = false
 	}
 	t := placedTerms(pi)
 	s.count(pi.Pod, t, node.Labels, n)

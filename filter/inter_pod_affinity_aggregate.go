@@ -32,8 +32,29 @@ type affinityAggregate struct {
 	// counted.
 	gens   []int64
 	shares [][]affinityShare
-	// The totals, as newInterPodAffinityState's state holds them.
-	existingAnti, affinityCounts, antiAffinityCounts podaffinity.Counts
+	// totals are the existing pods' anti-affinity, the pod's affinity and
+	// its anti-affinity counts, as newInterPodAffinityState's state holds
+	// them. A total lent to a cycle's state (lent) is shared, not copied:
+	// the aggregate copies it before it next changes it, and the state
+	// before AddPod or RemovePod does, so a cycle pays for a copy only
+	// when its counts change.
+	totals [3]*podaffinity.Counts
+	lent   [3]bool
+}
+
+// lend returns the totals for a state to share.
+func (a *affinityAggregate) lend() (existingAnti, affinityCounts, antiAffinityCounts *podaffinity.Counts) {
+	a.lent = [3]bool{true, true, true}
+	return a.totals[0], a.totals[1], a.totals[2]
+}
+
+// add adds n to the total which for (key, value), copying it first if
+// lent.
+func (a *affinityAggregate) add(which int, key, value string, n int64) {
+	if a.lent[which] {
+		a.totals[which], a.lent[which] = a.totals[which].Clone(), false
+	}
+	a.totals[which].Add(key, value, n)
 }
 
 // affinityShare is one count of one node: n for the topology pair (key,
@@ -50,12 +71,11 @@ type affinityShare struct {
 // generations (framework.CycleState.NodeGenerations), read there rather
 // than from each node.
 func (a *affinityAggregate) count(s *interPodAffinityState, keys countingKeys, nodes []*nodeinfo.NodeInfo, gens []int64) {
-	if len(a.gens) != len(nodes) {
+	if len(a.gens) != len(nodes) || a.totals[0] == nil {
 		// Start over.
-		a.gens, a.shares = make([]int64, len(nodes)), make([][]affinityShare, len(nodes))
-		a.existingAnti, a.affinityCounts, a.antiAffinityCounts = podaffinity.Counts{}, podaffinity.Counts{}, podaffinity.Counts{}
+		*a = affinityAggregate{gens: make([]int64, len(nodes)), shares: make([][]affinityShare, len(nodes))}
+		a.totals = [3]*podaffinity.Counts{{}, {}, {}}
 	}
-	totals := [...]*podaffinity.Counts{&a.existingAnti, &a.affinityCounts, &a.antiAffinityCounts}
 	counts := make([]int, len(keys.incoming))
 	for p, ni := range nodes {
 		if gens != nil && a.gens[p] == gens[p] && gens[p] != 0 {
@@ -66,7 +86,7 @@ func (a *affinityAggregate) count(s *interPodAffinityState, keys countingKeys, n
 		}
 		a.gens[p] = ni.Generation
 		for _, sh := range a.shares[p] {
-			totals[sh.which].Add(sh.key, sh.value, -sh.n)
+			a.add(sh.which, sh.key, sh.value, -sh.n)
 		}
 		one := *s
 		one.existingAnti, one.affinityCounts, one.antiAffinityCounts = &podaffinity.Counts{}, &podaffinity.Counts{}, &podaffinity.Counts{}
@@ -75,7 +95,7 @@ func (a *affinityAggregate) count(s *interPodAffinityState, keys countingKeys, n
 		for which, c := range [...]*podaffinity.Counts{one.existingAnti, one.affinityCounts, one.antiAffinityCounts} {
 			c.Each(func(key, value string, n int64) {
 				shares = append(shares, affinityShare{which: which, key: key, value: value, n: n})
-				totals[which].Add(key, value, n)
+				a.add(which, key, value, n)
 			})
 		}
 		if len(shares) == 0 {

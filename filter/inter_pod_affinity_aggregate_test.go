@@ -68,6 +68,10 @@ func TestAffinityAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
 	// Aggregates kept by the test itself, given the nodes' generations as
 	// a snapshot keeps them.
 	withGens := map[string]*affinityAggregate{plain.Name: {}, withTerms.Name: {}}
+	// The counts the last step's states got, and what they were then:
+	// counts lent by an aggregate must not change under a state.
+	lent := map[string]*interPodAffinityState{}
+	lentThen := map[string][3]map[string]int64{}
 	for step := range 200 {
 		i := r.IntN(len(cluster))
 		p := antiPod("s"+strconv.Itoa(step), apps[r.IntN(3)], cluster[i].Name(), []string{"", "web", "db"}[r.IntN(3)])
@@ -89,6 +93,14 @@ func TestAffinityAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
 			if status != nil {
 				t.Fatalf("step %d, %s: %v", step, pod.Name, status)
 			}
+			if prev := lent[pod.Name]; prev != nil {
+				now := [3]map[string]int64{countsOf(prev.existingAnti), countsOf(prev.affinityCounts), countsOf(prev.antiAffinityCounts)}
+				if then := lentThen[pod.Name]; !maps.Equal(now[0], then[0]) || !maps.Equal(now[1], then[1]) || !maps.Equal(now[2], then[2]) {
+					t.Fatalf("step %d, %s: the last step's state changed under it: %v, was %v", step, pod.Name, now, then)
+				}
+			}
+			lent[pod.Name] = got
+			lentThen[pod.Name] = [3]map[string]int64{countsOf(got.existingAnti), countsOf(got.affinityCounts), countsOf(got.antiAffinityCounts)}
 			want := *got
 			want.existingAnti, want.affinityCounts, want.antiAffinityCounts = &podaffinity.Counts{}, &podaffinity.Counts{}, &podaffinity.Counts{}
 			keys := want.keys(len(want.affinity)+len(want.antiAffinity) > 0)
@@ -107,14 +119,37 @@ func TestAffinityAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
 				"existing anti-affinity": {got.existingAnti, want.existingAnti},
 				"affinity":               {got.affinityCounts, want.affinityCounts},
 				"anti-affinity":          {got.antiAffinityCounts, want.antiAffinityCounts},
-				"existing anti-affinity, with generations": {&a.existingAnti, want.existingAnti},
-				"affinity, with generations":               {&a.affinityCounts, want.affinityCounts},
-				"anti-affinity, with generations":          {&a.antiAffinityCounts, want.antiAffinityCounts},
+				"existing anti-affinity, with generations": {a.totals[0], want.existingAnti},
+				"affinity, with generations":               {a.totals[1], want.affinityCounts},
+				"anti-affinity, with generations":          {a.totals[2], want.antiAffinityCounts},
 			} {
 				if g, w := countsOf(pair[0]), countsOf(pair[1]); !maps.Equal(g, w) {
 					t.Fatalf("step %d, %s, %s counts: aggregate %v, every node %v", step, pod.Name, name, g, w)
 				}
 			}
 		}
+	}
+}
+
+func TestAddPodCopiesCountsLentByAnAggregate(t *testing.T) {
+	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{"kubernetes.io/hostname": "n", "zone": "z"}}}
+	ni := nodeinfo.New(node)
+	var a affinityAggregate
+	a.count(&interPodAffinityState{pod: &v1.Pod{}}, countingKeys{}, []*nodeinfo.NodeInfo{ni}, nil)
+	incoming := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "incoming", Namespace: "ns", Labels: map[string]string{"app": "web"}}}
+	s := &interPodAffinityState{pod: incoming, shared: true}
+	s.existingAnti, s.affinityCounts, s.antiAffinityCounts = a.lend()
+	state := framework.NewCycleState([]*nodeinfo.NodeInfo{ni})
+	interPodAffinityKey.Write(state, s)
+	// A placed pod whose anti-affinity keeps web pods away.
+	placed := nodeinfo.NewPodInfo(antiPod("placed", "db", "n", "web"))
+	if status := updateInterPodAffinity(state, placed, ni, 1); status != nil {
+		t.Fatal(status)
+	}
+	if s.existingAnti.Len() == 0 {
+		t.Fatal("AddPod counted nothing for a placed pod whose anti-affinity matches")
+	}
+	if a.totals[0].Len() != 0 {
+		t.Errorf("AddPod changed the aggregate's counts it was lent: %v", countsOf(a.totals[0]))
 	}
 }

@@ -37,6 +37,9 @@ func (DynamicResources) Name() string { return names.DynamicResources }
 // Score returns the node's raw prioritized-list score.
 func (DynamicResources) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
 	s, _ := dra.StateKey.Read(state)
+	if s.Empty() || !s.Prioritized() {
+		return 0, nil // without reading the node: most pods have no claims
+	}
 	return dra.Default().Score(s, ni.Name())
 }
 
