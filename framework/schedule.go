@@ -350,48 +350,53 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 	// Nodes with nominated pods take two passes; a cycle without any needs
 	// no per-node look-up.
 	nominated, _ := nominatedPodsKey.Read(state)
-	parallel.Until(ctx, f.parallelism, n, func(i int) {
-		// Once the search was stopped, no node is taken up: kube-scheduler's
-		// workers check before each node, so that the nodes given a
-		// verdict, and the next search's start, are the same.
-		if earlyStop && ctx.Err() != nil {
-			return
-		}
-		p := s.position((start + i) % n)
-		ni := s.nodes[p]
-		var st *Status
-		var pods []*nodeinfo.PodInfo
-		if len(nominated) > 0 {
-			pods = nominated[ni.Name()]
-		}
-		switch {
-		case len(pods) > 0:
-			if sc.memo != nil {
-				sc.memo.gen[p] = 0 // nothing kept, nor scored from the memo
-			}
-			st = f.runFiltersWithNominatedPods(ctx, filters, state, pod, ni, pods)
-		case sc.memo != nil:
-			st = sc.memo.filter(ctx, filters, state.plugins.at, sc.local, sc.others, state.gens, state, pod, ni, p)
-		default:
-			st = runFilters(ctx, filters, state, pod, ni)
-		}
-		switch {
-		case st.IsSuccess():
-			if earlyStop && found.Add(1) > int64(want) {
-				cancel()
-				found.Add(-1)
+	memo, at, local, others, gens := sc.memo, state.plugins.at, sc.local, sc.others, state.gens
+	parallel.Chunks(ctx, f.parallelism, n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			// Once the search was stopped, no node is taken up:
+			// kube-scheduler's workers check before each node, so that
+			// the nodes given a verdict, and the next search's start, are
+			// the same.
+			if earlyStop && ctx.Err() != nil {
 				return
 			}
-			passed[i] = true
-			if sc.early {
-				sc.scoreNode(ctx, state, pod, ni, raw, n, i, p)
+			p := s.position((start + i) % n)
+			ni := s.nodes[p]
+			var st *Status
+			var pods []*nodeinfo.PodInfo
+			if len(nominated) > 0 {
+				pods = nominated[ni.Name()]
 			}
-		case st.IsRejected():
-			statuses[i] = st
-			rejected.Add(1)
-		default:
-			firstErr.CompareAndSwap(nil, st)
-			cancel()
+			switch {
+			case len(pods) > 0:
+				if memo != nil {
+					memo.gen[p] = 0 // nothing kept, nor scored from the memo
+				}
+				st = f.runFiltersWithNominatedPods(ctx, filters, state, pod, ni, pods)
+			case memo != nil:
+				st = memo.filter(ctx, filters, at, local, others, gens, state, pod, ni, p)
+			default:
+				st = runFilters(ctx, filters, state, pod, ni)
+			}
+			switch {
+			case st.IsSuccess():
+				if earlyStop && found.Add(1) > int64(want) {
+					cancel()
+					found.Add(-1)
+					return
+				}
+				passed[i] = true
+				if sc.early {
+					sc.scoreNode(ctx, state, pod, ni, raw, n, i, p)
+				}
+			case st.IsRejected():
+				statuses[i] = st
+				rejected.Add(1)
+			default:
+				firstErr.CompareAndSwap(nil, st)
+				cancel()
+				return
+			}
 		}
 	})
 	if st := firstErr.Load(); st != nil {

@@ -31,14 +31,53 @@ type Scores struct {
 	weights []float64
 	// keys[i] is constraint i's key for countMatching.
 	keys []podcount.Key
-	// raw, when not nil, holds the raw score of the feasible node at
-	// each position of the cycle's nodes (see position), worked out
-	// together from an aggregate; unscored elsewhere.
-	raw []int64
+	// byPosition, when not nil, scores the feasible nodes by their
+	// position in the cycle's nodes (see [Scores.At]).
+	byPosition *positionScores
 }
 
-// unscored marks the positions of raw that hold no score.
-const unscored = math.MinInt64
+// positionScores is what scoring a feasible node by its position needs,
+// copied from an aggregate: the scoring itself is left to [Scores.At],
+// which the framework calls from its workers.
+type positionScores struct {
+	feasible []bool // by position
+	// at[c][p] is, for position p and constraint c, the node's domain,
+	// or for a hostname constraint its own matching pods; uncounted for a
+	// node counted for no constraint, missing where it lacks the key.
+	at [][]int32
+	// terms[c][d] is domain d's term of the sum (see Score); host[c] is
+	// set for a hostname constraint, whose term is per node, of weight
+	// weights[c] and softening skew[c].
+	terms   [][]float64
+	host    []bool
+	weights []float64
+	skew    []float64
+}
+
+const (
+	uncounted = -1
+	missing   = -2
+)
+
+// score is the raw score of the feasible node at position p.
+func (b *positionScores) score(p int32) int64 {
+	if b.at[0][p] == uncounted {
+		return 0 // ignored
+	}
+	var sum float64
+	for c, at := range b.at {
+		v := at[p]
+		switch {
+		case v == missing:
+			continue
+		case b.host[c]:
+			sum += float64(int64(v))*b.weights[c] + b.skew[c]
+		default:
+			sum += b.terms[c][v]
+		}
+	}
+	return int64(math.Round(sum))
+}
 
 // NewScores prepares the scoring of pod's soft constraints cs over
 // feasible (the nodes that passed filtering), counting matching pods over
@@ -184,62 +223,71 @@ func (s *Scores) scoreAll(pod *v1.Pod, requireAll bool, all, feasible []*nodeinf
 	}
 
 	// Per constraint: the domain "", which also stands for a missing
-	// label (scoring nothing), and each domain's term of the sum, as
-	// Score adds it (a hostname constraint's is per node).
-	empty := make([]int32, len(cs))
-	terms := make([][]float64, len(cs))
+	// label (scoring nothing), each domain's term of the sum, as Score
+	// adds it (a hostname constraint's is per node), and each feasible
+	// node's domain or, for a hostname constraint, matching pods.
+	b := &positionScores{
+		feasible: make([]bool, len(all)),
+		at:       make([][]int32, len(cs)),
+		terms:    make([][]float64, len(cs)),
+		host:     host,
+		weights:  s.weights,
+		skew:     make([]float64, len(cs)),
+	}
+	for _, i := range at {
+		b.feasible[i] = true
+	}
 	for c := range cs {
-		empty[c] = -1
+		b.skew[c] = float64(cs[c].MaxSkew - 1)
+		empty := int32(-1)
 		if d, ok := a.ids[c][""]; ok {
-			empty[c] = d
+			empty = d
 		}
-		if host[c] {
-			continue
-		}
-		terms[c] = make([]float64, len(a.values[c]))
-		for d := range terms[c] {
-			terms[c][d] = float64(int64(a.sums[c][d]))*s.weights[c] + float64(cs[c].MaxSkew-1)
-		}
-	}
-	s.raw = make([]int64, len(all))
-	for i := range s.raw {
-		s.raw[i] = unscored
-	}
-	for j, i := range at {
-		if dom0[i] < 0 {
-			if feasible[j].Node() != nil {
-				s.raw[i] = 0
-			}
-			continue
-		}
-		var sum float64
-		for c := range cs {
-			d := a.dom[c][i]
-			if d == empty[c] {
-				if _, ok := feasible[j].Labels()[cs[c].TopologyKey]; !ok {
-					continue
-				}
-			}
-			if host[c] {
-				sum += float64(int64(a.share[c][i]))*s.weights[c] + float64(cs[c].MaxSkew-1)
-			} else {
-				sum += terms[c][d]
+		if !host[c] {
+			b.terms[c] = make([]float64, len(a.values[c]))
+			for d := range b.terms[c] {
+				b.terms[c][d] = float64(int64(a.sums[c][d]))*s.weights[c] + b.skew[c]
 			}
 		}
-		s.raw[i] = int64(math.Round(sum))
+		dom, share, out := a.dom[c], a.share[c], make([]int32, len(all))
+		for j, i := range at {
+			switch d := dom[i]; {
+			case d < 0:
+				out[i] = uncounted
+			case d == empty && !hasKey(feasible[j], cs[c].TopologyKey):
+				out[i] = missing
+			case host[c]:
+				out[i] = share[i]
+			default:
+				out[i] = d
+			}
+		}
+		b.at[c] = out
 	}
+	s.byPosition = b
 	return true
+}
+
+// hasKey reports whether ni's node has the label key.
+func hasKey(ni *nodeinfo.NodeInfo, key string) bool {
+	_, ok := ni.Labels()[key]
+	return ok
 }
 
 // At sets scores[i] to the raw score of the feasible node at position
 // pos[i] of the cycle's nodes, as [Scores.Score] would, and reports true
-// when NewScores worked them all out; false otherwise.
+// when NewScores prepared them all; false otherwise. It may run
+// concurrently.
 func (s *Scores) At(pos []int32, scores []int64) bool {
+	b := s.byPosition
+	if b == nil {
+		return false
+	}
 	for i, p := range pos {
-		if int(p) >= len(s.raw) || p < 0 || s.raw[p] == unscored {
+		if p < 0 || int(p) >= len(b.feasible) || !b.feasible[p] {
 			return false
 		}
-		scores[i] = s.raw[p]
+		scores[i] = b.score(p)
 	}
 	return true
 }
@@ -280,8 +328,9 @@ func (s *Scores) Score(ni *nodeinfo.NodeInfo) int64 {
 func (s *Scores) Normalize(nodes []*nodeinfo.NodeInfo, scores []int64) {
 	const ignored = -1
 	lowest, highest := int64(math.MaxInt64), int64(0)
+	someIgnored := s.ignored.Len() > 0
 	for i, ni := range nodes {
-		if s.ignored.Len() > 0 && s.ignored.Has(ni.Name()) {
+		if someIgnored && s.ignored.Has(ni.Name()) {
 			scores[i] = ignored
 			continue
 		}

@@ -498,7 +498,7 @@ func TestScoresFromAnAggregateEqualThoseOfEachNode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if fast.raw == nil {
+			if fast.byPosition == nil {
 				t.Fatal("the scores were not worked out from an aggregate")
 			}
 			each, err := NewScores(context.Background(), incoming, cs, requireAll, cluster, feasible, nil, nil)
