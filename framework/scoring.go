@@ -120,6 +120,12 @@ func (f *Framework) newScoring() *scoring {
 // happens, so PreScore runs again then.
 func (sc *scoring) scoreEarly(ctx context.Context, state *CycleState, pod *v1.Pod) {
 	f := sc.f
+	// With a memo, the node-local scores are copied from it plugin by
+	// plugin after filtering, without reading the nodes at all, which
+	// beats scoring each node while its data is at hand.
+	if sc.memo != nil {
+		return
+	}
 	if len(f.scores) > 0 && f.podOnlyPreScore(state, pod) {
 		if active, err := f.runPreScore(ctx, state, pod, state.AllNodes()); err == nil {
 			sc.early = true
