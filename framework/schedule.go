@@ -387,7 +387,7 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 				}
 				passed[i] = true
 				if sc.early {
-					sc.scoreNode(ctx, state, pod, ni, raw, n, i, p)
+					sc.scoreNode(ctx, state, pod, ni, raw, n, i)
 				}
 			case st.IsRejected():
 				statuses[i] = st

@@ -179,29 +179,10 @@ func (sc *scoring) earlyBuffer(n int) []int64 {
 }
 
 // scoreNode scores one node that passed the filters, the i-th of n
-// scored and at position p of the cycle's nodes, taking the node-local
-// plugins' scores from the memo when kept for its generation, and keeping
-// them otherwise. The node's generation is read from the memo, which the
-// filters set for this cycle: one memory access fewer per node.
-func (sc *scoring) scoreNode(ctx context.Context, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, raw []int64, n, i int, p int32) {
-	m, slots := sc.memo, sc.slots
-	var gen int64
-	if slots != nil {
-		gen = m.gen[p]
-	}
-	keep := gen != 0
-	hit := keep && m.sgen[p] == gen
+// scored, while its data is at hand. Cycles with a memo do not score
+// early (see scoreEarly), so nothing here is remembered.
+func (sc *scoring) scoreNode(ctx context.Context, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, raw []int64, n, i int) {
 	for k, pl := range sc.active {
-		slot := -1
-		if keep {
-			slot = slots[k]
-		}
-		if hit && slot >= 0 {
-			raw[k*n+i] = int64(m.score[slot*m.nodes+int(p)])
-			continue
-		}
-		// One node at a time, a PositionScorer is asked its Score: the
-		// node, just filtered, is at hand.
 		score, s := pl.Score(ctx, state, pod, ni)
 		if !s.IsSuccess() {
 			err := scoreError(pl, s)
@@ -209,16 +190,6 @@ func (sc *scoring) scoreNode(ctx context.Context, state *CycleState, pod *v1.Pod
 			return
 		}
 		raw[k*n+i] = score
-		if slot >= 0 {
-			if score != int64(int32(score)) {
-				keep = false // too large to keep: scored every time
-				continue
-			}
-			m.score[slot*m.nodes+int(p)] = int32(score)
-		}
-	}
-	if keep && !hit {
-		m.sgen[p] = gen
 	}
 }
 

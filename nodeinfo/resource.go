@@ -193,28 +193,25 @@ func plainRequests(pod *v1.Pod) (req Resource, nonZeroCPU, nonZeroMem int64, ok 
 		requests := spec.Containers[i].Resources.Requests
 		cpu, mem := int64(DefaultMilliCPURequest), int64(DefaultMemoryRequest)
 		for name, q := range requests {
+			var v int64
+			exact := false
 			switch name {
 			case v1.ResourceCPU:
-				m, exact := wholeMilli(q)
-				if !exact {
-					return Resource{}, 0, 0, false
+				if v, exact = wholeMilli(q); exact {
+					req.MilliCPU += v
+					cpu = v
 				}
-				req.MilliCPU += m
-				cpu = m
 			case v1.ResourceMemory:
-				v, exact := whole(q)
-				if !exact {
-					return Resource{}, 0, 0, false
+				if v, exact = whole(q); exact {
+					req.Memory += v
+					mem = v
 				}
-				req.Memory += v
-				mem = v
 			case v1.ResourceEphemeralStorage:
-				v, exact := whole(q)
-				if !exact {
-					return Resource{}, 0, 0, false
+				if v, exact = whole(q); exact {
+					req.EphemeralStorage += v
 				}
-				req.EphemeralStorage += v
-			default:
+			}
+			if !exact {
 				return Resource{}, 0, 0, false
 			}
 		}
