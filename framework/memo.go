@@ -44,7 +44,14 @@ type memos struct {
 	mu   sync.Mutex
 	list []*memo
 	tick uint64
+	// seen holds the prints (shapePrint) of pods seen once without a
+	// memo: a shape gets one the second time it comes, so that a pod
+	// unlike any other does not pay for filling one.
+	seen map[uint64]struct{}
 }
+
+// maxSeen bounds seen; past it, it starts over.
+const maxSeen = 4096
 
 // memo is one pod shape's remembered verdicts and scores over node lists
 // of one length, by position. One cycle at a time uses it (busy).
@@ -91,7 +98,8 @@ const maxMemoFilters = 64
 
 // take returns the memo for pod's shape over a list of n nodes, for the
 // filters node-local for pod (local), or nil when the shape's memo is
-// busy with another cycle, or every memo is. perNode is a memo's size
+// busy with another cycle, or every memo is, or the shape comes for the
+// first time. perNode is a memo's size
 // per node, which bounds how many are kept. The caller gives the memo
 // back with m.busy.Unlock.
 func (ms *memos) take(pod *v1.Pod, n int, local filterSet, perNode int) *memo {
@@ -112,6 +120,13 @@ func (ms *memos) take(pod *v1.Pod, n int, local filterSet, perNode int) *memo {
 			clear(m.gen)
 		}
 		return m
+	}
+	if _, again := ms.seen[print]; !again {
+		if ms.seen == nil || len(ms.seen) >= maxSeen {
+			ms.seen = map[uint64]struct{}{}
+		}
+		ms.seen[print] = struct{}{}
+		return nil
 	}
 	var victim *memo
 	if len(ms.list) < max(minMemos, min(maxMemos, memoBudget/max(1, n*perNode))) {

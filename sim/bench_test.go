@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubesched/kubesched"
@@ -43,6 +44,33 @@ func BenchmarkPlace(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkPlaceNewShapes places plain pods on 5000 nodes as
+// BenchmarkPlace/Basic does, but no two of any 1000 in a row alike (their
+// cpu requests differ), so the framework never finds a pod's shape among
+// those it remembers: the cost of a first pod of its kind.
+func BenchmarkPlaceNewShapes(b *testing.B) {
+	nodes := testcluster.Nodes(5000, testcluster.Basic)
+	fw, err := kubesched.DefaultFramework()
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := sim.New(fw, nodes, testcluster.ExistingPods(1000, nodes, testcluster.Basic))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		p := testcluster.Pod(fmt.Sprintf("p-%d", i), testcluster.Basic)
+		p.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = *resource.NewMilliQuantity(int64(1+i%1000), resource.DecimalSI)
+		if _, err := c.Place(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+		i++
 	}
 }
 
