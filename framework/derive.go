@@ -32,6 +32,7 @@ func (f *Framework) UsingListers(l Listers) *Framework {
 		extenders:   f.extenders,
 		nominator:   f.nominator,
 		memos:       &memos{},
+		plugins:     f.plugins,
 	}
 	g.scratch.New = f.scratch.New
 	return g

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -74,6 +75,52 @@ type Framework struct {
 	active cyclePluginsCache
 	// memos remember node-local plugins' verdicts per pod shape.
 	memos *memos
+	// plugins lists the profile, for Plugins.
+	plugins []PluginInfo
+}
+
+// PluginInfo describes one plugin of a profile.
+type PluginInfo struct {
+	Name string
+	// Points are the extension points the plugin takes part in, in the
+	// order a cycle reaches them.
+	Points []ExtensionPoint
+	// Weight multiplies the plugin's scores; 0 for a plugin that does
+	// not score.
+	Weight int32
+}
+
+// Plugins lists the framework's plugins in the order they were added, a
+// plugin added at several points (WithPluginAt) once. The list is the
+// caller's.
+func (f *Framework) Plugins() []PluginInfo {
+	out := slices.Clone(f.plugins)
+	for i := range out {
+		out[i].Points = slices.Clone(out[i].Points)
+	}
+	return out
+}
+
+// cycleOrder is the order a cycle reaches the extension points.
+var cycleOrder = []ExtensionPoint{PreEnqueue, PreFilter, Filter, PostFilter, PreScore, Score, Reserve}
+
+// notePlugin records that the plugin called name takes part at point.
+func (f *Framework) notePlugin(name string, point ExtensionPoint, weight int32) {
+	i := slices.IndexFunc(f.plugins, func(p PluginInfo) bool { return p.Name == name })
+	if i < 0 {
+		f.plugins = append(f.plugins, PluginInfo{Name: name})
+		i = len(f.plugins) - 1
+	}
+	p := &f.plugins[i]
+	if point == Score {
+		p.Weight = weight
+	}
+	if !slices.Contains(p.Points, point) {
+		p.Points = append(p.Points, point)
+		slices.SortFunc(p.Points, func(a, b ExtensionPoint) int {
+			return slices.Index(cycleOrder, a) - slices.Index(cycleOrder, b)
+		})
+	}
 }
 
 // Option configures a Framework.
@@ -241,24 +288,28 @@ func New(opts ...Option) (*Framework, error) {
 				return nil, err
 			}
 			f.preEnqueues = append(f.preEnqueues, pl)
+			f.notePlugin(name, PreEnqueue, 0)
 		}
 		if pl, ok := p.(PreFilterPlugin); ok && joins(PreFilter) {
 			if err := claim("PreFilter", name); err != nil {
 				return nil, err
 			}
 			f.preFilters = append(f.preFilters, pl)
+			f.notePlugin(name, PreFilter, 0)
 		}
 		if pl, ok := p.(FilterPlugin); ok && joins(Filter) {
 			if err := claim("Filter", name); err != nil {
 				return nil, err
 			}
 			f.filters = append(f.filters, pl)
+			f.notePlugin(name, Filter, 0)
 		}
 		if pl, ok := p.(PreScorePlugin); ok && joins(PreScore) {
 			if err := claim("PreScore", name); err != nil {
 				return nil, err
 			}
 			f.preScores = append(f.preScores, pl)
+			f.notePlugin(name, PreScore, 0)
 		}
 		if pl, ok := p.(ScorePlugin); ok && joins(Score) {
 			if err := claim("Score", name); err != nil {
@@ -271,18 +322,21 @@ func New(opts ...Option) (*Framework, error) {
 			sp.normalize, _ = p.(NormalizeScorePlugin)
 			sp.at, _ = p.(PositionScorer)
 			f.scores = append(f.scores, sp)
+			f.notePlugin(name, Score, pw.weight)
 		}
 		if pl, ok := p.(ReservePlugin); ok && joins(Reserve) {
 			if err := claim("Reserve", name); err != nil {
 				return nil, err
 			}
 			f.reserves = append(f.reserves, pl)
+			f.notePlugin(name, Reserve, 0)
 		}
 		if pl, ok := p.(PostFilterPlugin); ok && joins(PostFilter) && !(c.noPreemption && name == defaultPreemption) {
 			if err := claim("PostFilter", name); err != nil {
 				return nil, err
 			}
 			f.postFilters = append(f.postFilters, pl)
+			f.notePlugin(name, PostFilter, 0)
 		}
 	}
 	return f, nil

@@ -511,6 +511,14 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 			return nil, err
 		}
 	}
+	if sc.before != nil {
+		// Explain shows the scores as the plugins gave them.
+		before := make([]int64, len(active)*n)
+		for p := range active {
+			copy(before[p*n:(p+1)*n], raw[p*stride:p*stride+n])
+		}
+		*sc.before = before
+	}
 	for p, pl := range active {
 		if pl.normalize != nil {
 			if s := pl.normalize.NormalizeScore(ctx, state, pod, nodes, raw[p*stride:p*stride+n]); !s.IsSuccess() {

@@ -52,6 +52,9 @@ type scoring struct {
 	// err is the first Score error while filtering early; it matters only
 	// if scoring turns out to be needed (more than one feasible node).
 	err atomic.Pointer[error]
+	// before, when set, receives the scores before normalization, plugin
+	// by plugin (Framework.Explain).
+	before *[]int64
 
 	// memo, when not nil, keeps node-local plugins' verdicts and scores
 	// for the pod's shape; local[i] is whether the cycle's filter i is

@@ -2,6 +2,7 @@ package topologyspread
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"math"
 
@@ -186,4 +187,28 @@ func (l *lowestTwo) set(value string, count int) {
 	if l[0].count > l[1].count {
 		l[0], l[1] = l[1], l[0]
 	}
+}
+
+// Explain says, for each constraint a node with nodeLabels fails, why:
+// the topology label it lacks, or the skew placing the pod there would
+// make. It says nothing for a node Check lets through.
+func (d *Domains) Explain(nodeLabels map[string]string) []string {
+	var out []string
+	for i := range d.constraints {
+		c := &d.constraints[i]
+		value, ok := nodeLabels[c.TopologyKey]
+		if !ok {
+			out = append(out, fmt.Sprintf("the node has no %s label", c.TopologyKey))
+			continue
+		}
+		lowest := d.lowest[i][0].count
+		if len(d.counts[i]) < int(c.MinDomains) {
+			lowest = 0
+		}
+		after := d.counts[i][value] + d.selfMatch[i]
+		if skew := after - lowest; skew > int(c.MaxSkew) {
+			out = append(out, fmt.Sprintf("%s=%s would hold %d matching pods against %d in the emptiest domain: skew %d, maxSkew %d", c.TopologyKey, value, after, lowest, skew, c.MaxSkew))
+		}
+	}
+	return out
 }

@@ -1,0 +1,191 @@
+package filter
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/nodeaffinity"
+	"github.com/kubesched/kubesched/internal/taints"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// The plugins that can say more than their reasons, for Framework.Explain.
+var (
+	_ framework.FilterExplainer = (*NodeResourcesFit)(nil)
+	_ framework.FilterExplainer = TaintToleration{}
+	_ framework.FilterExplainer = NodePorts{}
+	_ framework.FilterExplainer = (*NodeAffinity)(nil)
+	_ framework.FilterExplainer = (*PodTopologySpread)(nil)
+)
+
+// ExplainFilter lists each resource ni lacks for pod with the amounts:
+// the pod's request, the node's allocatable, and what its pods request.
+func (pl *NodeResourcesFit) ExplainFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+	st, ok := resourcesFitStateKey.Read(state)
+	if !ok {
+		var err error
+		if st, err = pl.newState(state, pod); err != nil {
+			return nil
+		}
+	}
+	var out []framework.Detail
+	for _, m := range st.appendInsufficient(nil, ni) {
+		s := framework.Shortfall{Resource: m.ResourceName, Requested: m.Requested, Allocatable: m.Capacity, Used: m.Used}
+		msg := fmt.Sprintf("%s: the pod requests %s, the node has %s allocatable of which its pods request %s (%s short)",
+			m.ResourceName, amount(m.ResourceName, s.Requested), amount(m.ResourceName, s.Allocatable), amount(m.ResourceName, s.Used), amount(m.ResourceName, s.Missing()))
+		if m.Unresolvable {
+			msg += "; more than the node has even empty"
+		}
+		out = append(out, framework.Detail{Message: msg, Shortfall: &s})
+	}
+	return out
+}
+
+// amount writes a quantity of resource in the units people read it in.
+func amount(name v1.ResourceName, v int64) string {
+	switch name {
+	case v1.ResourceCPU:
+		return resource.NewMilliQuantity(v, resource.DecimalSI).String()
+	case v1.ResourceMemory, v1.ResourceEphemeralStorage:
+		return resource.NewQuantity(v, resource.BinarySI).String()
+	}
+	if strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix) {
+		return resource.NewQuantity(v, resource.BinarySI).String()
+	}
+	return fmt.Sprint(v)
+}
+
+// ExplainFilter names each NoSchedule or NoExecute taint of ni that pod
+// does not tolerate.
+func (pl TaintToleration) ExplainFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+	var out []framework.Detail
+	nodeTaints := ni.Taints()
+	for i := range nodeTaints {
+		t := &nodeTaints[i]
+		if t.Effect != v1.TaintEffectNoSchedule && t.Effect != v1.TaintEffectNoExecute {
+			continue
+		}
+		if !taints.Tolerated(pod.Spec.Tolerations, t, pl.EnableComparisonOperators) {
+			out = append(out, framework.Detail{Message: fmt.Sprintf("taint %s is not tolerated", t.ToString())})
+		}
+	}
+	return out
+}
+
+// ExplainFilter names each host port of pod already in use on ni, with
+// the pods holding it.
+func (NodePorts) ExplainFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+	var out []framework.Detail
+	for _, p := range nodeinfo.HostPorts(pod) {
+		if !ni.UsedPorts.CheckConflict(p.HostIP, string(p.Protocol), p.HostPort) {
+			continue
+		}
+		want := nodeinfo.HostPortInfo{}
+		want.Add(p.HostIP, string(p.Protocol), p.HostPort)
+		var holders []string
+		for _, pi := range ni.Pods {
+			for _, q := range nodeinfo.HostPorts(pi.Pod) {
+				if want.CheckConflict(q.HostIP, string(q.Protocol), q.HostPort) {
+					holders = append(holders, pi.Pod.Namespace+"/"+pi.Pod.Name)
+					break
+				}
+			}
+		}
+		msg := fmt.Sprintf("host port %s is in use", portString(p))
+		if len(holders) > 0 {
+			msg += " by " + strings.Join(holders, ", ")
+		}
+		out = append(out, framework.Detail{Message: msg})
+	}
+	return out
+}
+
+// portString writes a host port as ip:port/protocol with the API
+// server's defaults.
+func portString(p v1.ContainerPort) string {
+	ip, protocol := p.HostIP, string(p.Protocol)
+	if ip == "" {
+		ip = nodeinfo.DefaultBindAllHostIP
+	}
+	if protocol == "" {
+		protocol = string(v1.ProtocolTCP)
+	}
+	return fmt.Sprintf("%s:%d/%s", ip, p.HostPort, protocol)
+}
+
+// ExplainFilter names what of pod's node selection ni does not match:
+// each nodeSelector label, and for each required term of its node
+// affinity the requirements the node fails.
+func (pl *NodeAffinity) ExplainFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+	node := ni.Node()
+	if node == nil {
+		return nil
+	}
+	var out []framework.Detail
+	if pl.added != nil && !pl.added.Matches(node) {
+		out = append(out, framework.Detail{Message: "the profile's addedAffinity does not match the node"})
+	}
+	for _, k := range slices.Sorted(maps.Keys(pod.Spec.NodeSelector)) {
+		want := pod.Spec.NodeSelector[k]
+		if got, ok := node.Labels[k]; !ok || got != want {
+			out = append(out, framework.Detail{Message: fmt.Sprintf("nodeSelector %s=%s: the node has %s", k, want, labelValue(node.Labels, k))})
+		}
+	}
+	a := pod.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return out
+	}
+	terms := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	if nodeaffinity.NewSelector(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution).Matches(node) {
+		return out
+	}
+	for i, t := range terms {
+		var failed []string
+		for _, r := range t.MatchExpressions {
+			one := &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{r}}}}
+			if !nodeaffinity.NewSelector(one).Matches(node) {
+				failed = append(failed, fmt.Sprintf("%s %s %v (the node has %s)", r.Key, r.Operator, r.Values, labelValue(node.Labels, r.Key)))
+			}
+		}
+		for _, r := range t.MatchFields {
+			one := &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{r}}}}
+			if !nodeaffinity.NewSelector(one).Matches(node) {
+				failed = append(failed, fmt.Sprintf("field %s %s %v (the node is %s)", r.Key, r.Operator, r.Values, node.Name))
+			}
+		}
+		if len(failed) == 0 {
+			failed = []string{"the term matches nothing"}
+		}
+		out = append(out, framework.Detail{Message: fmt.Sprintf("required node affinity term %d of %d: %s", i+1, len(terms), strings.Join(failed, "; "))})
+	}
+	return out
+}
+
+// labelValue writes the node's label key as key=value, or says it has none.
+func labelValue(nodeLabels map[string]string, key string) string {
+	if v, ok := nodeLabels[key]; ok {
+		return key + "=" + v
+	}
+	return "no " + key + " label"
+}
+
+// ExplainFilter says which topology label ni lacks, or the skew placing
+// pod on it would make, constraint by constraint.
+func (pl *PodTopologySpread) ExplainFilter(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+	d, ok := spreadDomainsKey.Read(state)
+	if !ok {
+		return nil
+	}
+	var out []framework.Detail
+	for _, msg := range d.Explain(ni.Labels()) {
+		out = append(out, framework.Detail{Message: msg})
+	}
+	return out
+}
