@@ -352,3 +352,37 @@ func TestExplainSaysTheSkewASpreadWouldMake(t *testing.T) {
 		t.Errorf("decision %v %v, want b1", e.Result, e.Err)
 	}
 }
+
+func TestExplainSaysWhichPodAffinityRuleANodeBreaks(t *testing.T) {
+	t.Parallel()
+	zone := func(z string) map[string]string { return map[string]string{"topology.kubernetes.io/zone": z} }
+	db := explainPod("db", "100m", "10Mi", 0)
+	db.Labels = map[string]string{"app": "db"}
+	db.Spec.NodeName = "a1"
+	loner := explainPod("loner", "100m", "10Mi", 0)
+	loner.Spec.NodeName = "b1"
+	loner.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}, TopologyKey: "kubernetes.io/hostname",
+	}}}}
+	nodes := nodeinfo.Build([]*v1.Node{
+		explainNode("a1", 4, 8, zone("a")),
+		explainNode("b1", 4, 8, zone("b")),
+		explainNode("b2", 4, 8, zone("b")),
+	}, []*v1.Pod{db, loner})
+	pod := explainPod("web", "100m", "10Mi", 0)
+	pod.Labels = map[string]string{"app": "web"}
+	pod.Spec.Affinity = &v1.Affinity{PodAffinity: &v1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}, TopologyKey: "topology.kubernetes.io/zone",
+	}}}}
+	e := explain(t, pod, nodes)
+	want := map[string]string{
+		"a1": "",
+		"b1": "pod affinity term 1: no pod matching the pod's affinity terms runs in topology.kubernetes.io/zone=b | 1 running pod(s) in kubernetes.io/hostname=b1 have required anti-affinity against this pod",
+		"b2": "pod affinity term 1: no pod matching the pod's affinity terms runs in topology.kubernetes.io/zone=b",
+	}
+	for _, ne := range e.Nodes {
+		if got := details(ne)["InterPodAffinity"]; got != want[ne.Name] {
+			t.Errorf("%s: %q, want %q", ne.Name, got, want[ne.Name])
+		}
+	}
+}

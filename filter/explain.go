@@ -189,3 +189,51 @@ func (pl *PodTopologySpread) ExplainFilter(_ context.Context, state *framework.C
 	}
 	return out
 }
+
+var _ framework.FilterExplainer = (*InterPodAffinity)(nil)
+
+// ExplainFilter says which of pod's affinity terms finds no matching pod
+// in ni's domain, which of its anti-affinity terms finds some, and how
+// many placed pods' anti-affinity rules out ni's domain.
+func (pl *InterPodAffinity) ExplainFilter(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+	s, ok := interPodAffinityKey.Read(state)
+	if !ok {
+		return nil
+	}
+	nodeLabels := ni.Labels()
+	var out []framework.Detail
+	add := func(format string, args ...any) {
+		out = append(out, framework.Detail{Message: fmt.Sprintf(format, args...)})
+	}
+	if !s.satisfiesAffinity(nodeLabels) {
+		for i := range s.affinity {
+			key := s.affinity[i].TopologyKey
+			v, ok := nodeLabels[key]
+			switch {
+			case !ok:
+				add("pod affinity term %d: the node has no %s label", i+1, key)
+			case s.affinityCounts.Get(key, v) <= 0:
+				add("pod affinity term %d: no pod matching the pod's affinity terms runs in %s=%s", i+1, key, v)
+			}
+		}
+	}
+	for i := range s.antiAffinity {
+		key := s.antiAffinity[i].TopologyKey
+		if v, ok := nodeLabels[key]; ok {
+			if n := s.antiAffinityCounts.Get(key, v); n > 0 {
+				add("pod anti-affinity term %d: %d matching pod(s) run in %s=%s", i+1, n, key, v)
+			}
+		}
+	}
+	var existing []string // by key, which the counts keep in no order
+	s.existingAnti.Each(func(key, value string, n int64) {
+		if v, ok := nodeLabels[key]; ok && v == value && n > 0 {
+			existing = append(existing, fmt.Sprintf("%d running pod(s) in %s=%s have required anti-affinity against this pod", n, key, value))
+		}
+	})
+	slices.Sort(existing)
+	for _, msg := range existing {
+		out = append(out, framework.Detail{Message: msg})
+	}
+	return out
+}
