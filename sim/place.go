@@ -171,7 +171,7 @@ type PlaceOption func(*placeConfig)
 type placeConfig struct {
 	queueOrder bool
 	firstFit   bool
-	progress   func(done, total int)
+	afterEach  func(i int, res *framework.Result, err error)
 }
 
 // InQueueOrder places the pods in kube-scheduler's queue order: higher
@@ -183,10 +183,15 @@ func InQueueOrder() PlaceOption { return func(c *placeConfig) { c.queueOrder = t
 // as [Cluster.Place].
 func FirstFit() PlaceOption { return func(c *placeConfig) { c.firstFit = true } }
 
-// Progress has fn called after each pod, with the pods done so far and
-// their total, for long runs.
-func Progress(fn func(done, total int)) PlaceOption {
-	return func(c *placeConfig) { c.progress = fn }
+// AfterEach has fn called after each pod is placed or found to fit
+// nowhere, in the order the pods are placed, with the pod's position in
+// the list, its Result, and for a pod that fits nowhere the
+// *framework.FitError (or ErrNoNodeFits, first fit) that says why. The
+// cluster is then as that placement left it, so fn may read it, or
+// explain the pod on it ([Cluster.Explain]), before the next; fn must not
+// change it. Count the calls to report progress on long runs.
+func AfterEach(fn func(i int, res *framework.Result, err error)) PlaceOption {
+	return func(c *placeConfig) { c.afterEach = fn }
 }
 
 // PlaceAll places pods one after the other, each placement committed
@@ -214,7 +219,7 @@ func (c *Cluster) PlaceAll(ctx context.Context, pods []*v1.Pod, opts ...PlaceOpt
 		})
 	}
 	results := make([]*framework.Result, len(pods))
-	for done, i := range order {
+	for _, i := range order {
 		var res *framework.Result
 		var err error
 		if cfg.firstFit {
@@ -230,8 +235,8 @@ func (c *Cluster) PlaceAll(ctx context.Context, pods []*v1.Pod, opts ...PlaceOpt
 		default:
 			return results, fmt.Errorf("pod %d: %w", i, err)
 		}
-		if cfg.progress != nil {
-			cfg.progress(done+1, len(pods))
+		if cfg.afterEach != nil {
+			cfg.afterEach(i, res, err)
 		}
 	}
 	return results, nil

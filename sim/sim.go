@@ -362,6 +362,15 @@ func (c *Cluster) Pod(namespace, name string) (*v1.Pod, bool) {
 	return p, ok
 }
 
+// Explain explains pod on the cluster as it is now, with its objects, as
+// [framework.Framework.Explain] does (nodes in kube-scheduler's order, as
+// [Cluster.Snapshot] lists them). Nothing is committed.
+func (c *Cluster) Explain(ctx context.Context, pod *v1.Pod) (*framework.Explanation, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fw.Explain(ctx, pod, c.snapshot().Nodes())
+}
+
 // Snapshot returns the cluster as it is now, in kube-scheduler's node
 // order, for framework.ScheduleSnapshot or anything else that reads a
 // framework.NodeSnapshot. It never changes.

@@ -301,12 +301,18 @@ func TestPlaceAll(t *testing.T) {
 			t.Parallel()
 			c := newCluster(t, []*v1.Node{node("a", "3"), node("b", "2")}, nil)
 			pods := []*v1.Pod{pod("small", "2"), high(pod("big", "3")), pod("tiny", "1")}
-			var progress []int
-			res, err := c.PlaceAll(context.Background(), pods, append(tc.opts, sim.Progress(func(done, total int) {
-				if total != 3 {
-					t.Errorf("total %d, want 3", total)
+			var each []string
+			res, err := c.PlaceAll(context.Background(), pods, append(tc.opts, sim.AfterEach(func(i int, res *framework.Result, err error) {
+				// The cluster holds the pod when it fits.
+				_, bound := c.Pod("default", pods[i].Name)
+				switch {
+				case res != nil && err == nil && bound:
+					each = append(each, pods[i].Name+"@"+res.SuggestedHost)
+				case res == nil && err != nil && !bound:
+					each = append(each, pods[i].Name+"@")
+				default:
+					t.Errorf("pod %d: result %v, error %v, bound %v", i, res, err, bound)
 				}
-				progress = append(progress, done)
 			}))...)
 			if err != nil {
 				t.Fatal(err)
@@ -322,8 +328,13 @@ func TestPlaceAll(t *testing.T) {
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("placed on %q, want %q", got, tc.want)
 			}
-			if !slices.Equal(progress, []int{1, 2, 3}) {
-				t.Errorf("progress %v, want 1 2 3", progress)
+			if len(each) != 3 {
+				t.Errorf("AfterEach called for %q, want every pod once", each)
+			}
+			for i, p := range pods {
+				if !slices.Contains(each, p.Name+"@"+tc.want[i]) {
+					t.Errorf("AfterEach saw %q, want %s placed on %q", each, p.Name, tc.want[i])
+				}
 			}
 		})
 	}
@@ -521,5 +532,29 @@ func TestSnapshotsHandedOutNeverChange(t *testing.T) {
 	}
 	if got := layout(c.Nodes()); got != layout(c.Snapshot().Nodes()) || strings.Count(got, "p") != 4 {
 		t.Errorf("the cluster holds %q, want the four pods", got)
+	}
+}
+
+func TestExplainReadsTheClusterAsPlacementsLeftIt(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, []*v1.Node{node("a", "3"), node("b", "2")}, nil)
+	if _, err := c.Place(context.Background(), pod("first", "3")); err != nil {
+		t.Fatal(err)
+	}
+	e, err := c.Explain(context.Background(), pod("second", "3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fe *framework.FitError
+	if !errors.As(e.Err, &fe) {
+		t.Fatalf("decision %v, want a FitError: a holds the first pod, b is too small", e.Err)
+	}
+	for _, ne := range e.Nodes {
+		if ne.Status.Plugin() != "NodeResourcesFit" {
+			t.Errorf("%s: %v, want NodeResourcesFit's rejection", ne.Name, ne.Status)
+		}
+	}
+	if _, placed := c.Pod("default", "second"); placed {
+		t.Error("Explain committed the pod")
 	}
 }
