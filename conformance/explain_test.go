@@ -103,4 +103,3 @@ func TestExplainAgreesWithSchedule(t *testing.T) {
 		t.Errorf("the scenarios exercised too little: %d rejected, %d feasible, %d with details", rejected, feasible, withDetails)
 	}
 }
-

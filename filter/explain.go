@@ -41,7 +41,7 @@ func (pl *NodeResourcesFit) ExplainFilter(_ context.Context, state *framework.Cy
 		msg := fmt.Sprintf("%s: the pod requests %s, the node has %s allocatable of which its pods request %s (%s short)",
 			m.ResourceName, amount(m.ResourceName, s.Requested), amount(m.ResourceName, s.Allocatable), amount(m.ResourceName, s.Used), amount(m.ResourceName, s.Missing()))
 		if m.Unresolvable {
-			msg += "; more than the node has even empty"
+			msg += "; more than the node's allocatable: no eviction would help"
 		}
 		out = append(out, framework.Detail{Message: msg, Shortfall: &s})
 	}
