@@ -1,0 +1,112 @@
+package loader_test
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/kubesched/kubesched/loader"
+)
+
+// What kubectl get nodes,pods,events -A -o yaml prints is a List: the
+// nodes and pods are kept, the event counted.
+func Example() {
+	const dump = `apiVersion: v1
+items:
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: node-a
+  status:
+    allocatable: {cpu: "4", memory: 16Gi, pods: "110"}
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: web-1
+    namespace: default
+  spec:
+    containers:
+    - {name: web, image: nginx, resources: {requests: {cpu: 500m}}}
+    nodeName: node-a
+  status:
+    phase: Running
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: web-2
+    namespace: default
+  spec:
+    containers:
+    - {name: web, image: nginx, resources: {requests: {cpu: 500m}}}
+  status:
+    phase: Pending
+- apiVersion: v1
+  kind: Event
+  metadata:
+    name: web-2.187a9c3e5b7d1f02
+    namespace: default
+  reason: FailedScheduling
+kind: List
+metadata:
+  resourceVersion: ""
+`
+	c, err := loader.Read(strings.NewReader(dump), "dump.yaml")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%d node, %d bound pod, %d pending pod: %s\n", len(c.Nodes), len(c.Bound()), len(c.Pending()), c.Pending()[0].Name)
+	fmt.Println("skipped:", c.Skipped)
+	// Output:
+	// 1 node, 1 bound pod, 1 pending pod: web-2
+	// skipped: map[/v1, Kind=Event:1]
+}
+
+// A malformed object is an error that says where it is.
+func ExampleRead_error() {
+	const dump = `apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  namespace: default
+spec:
+  containers:
+  - name: web
+    resources:
+      requests:
+        cpu: 12x
+`
+	_, err := loader.Read(strings.NewReader(dump), "dump.yaml")
+	fmt.Println(err)
+	// Output:
+	// dump.yaml: document 1 (Pod default/web): quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'
+}
+
+func ExampleLoad() {
+	c, err := loader.Load("testdata/kubectl-get.yaml")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, n := range c.Nodes {
+		fmt.Printf("%s: %s cpu, %s\n", n.Name, n.Status.Allocatable.Cpu(), n.Labels["topology.kubernetes.io/zone"])
+	}
+	for _, p := range c.Pending() {
+		fmt.Printf("pending %s/%s asks for %s cpu\n", p.Namespace, p.Name, p.Spec.Containers[0].Resources.Requests.Cpu())
+	}
+	fmt.Printf("%d pods bound, %d other objects\n", len(c.Bound()), len(c.Objects))
+	for _, kind := range slices.Sorted(maps.Keys(c.Skipped)) {
+		fmt.Printf("skipped %s\n", kind)
+	}
+	// Output:
+	// cp-1: 4 cpu, us-east-1a
+	// worker-a: 8 cpu, us-east-1a
+	// worker-b: 8 cpu, us-east-1b
+	// worker-c: 16 cpu, us-east-1c
+	// pending default/web-5d8f7b9c6d-z6wbn asks for 500m cpu
+	// pending default/train-llm-8kq2d asks for 64 cpu
+	// 6 pods bound, 5 other objects
+	// skipped /v1, Kind=Event
+	// skipped apps/v1, Kind=Deployment
+}

@@ -1,0 +1,85 @@
+package loader_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	appsv1beta1 "k8s.io/api/apps/v1beta1"
+	appsv1beta2 "k8s.io/api/apps/v1beta2"
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	policyv1beta1 "k8s.io/api/policy/v1beta1"
+	resourcev1 "k8s.io/api/resource/v1"
+	resourcev1alpha3 "k8s.io/api/resource/v1alpha3"
+	resourcev1beta1 "k8s.io/api/resource/v1beta1"
+	resourcev1beta2 "k8s.io/api/resource/v1beta2"
+	storagev1 "k8s.io/api/storage/v1"
+	storagev1alpha1 "k8s.io/api/storage/v1alpha1"
+	storagev1beta1 "k8s.io/api/storage/v1beta1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/loader"
+)
+
+// TestKeptKindsAreThoseNewListersAccepts reads one object of every kind,
+// in every version, of the API groups whose objects kubesched reads, and
+// checks that the loader keeps as objects exactly those
+// framework.NewListers accepts, so that the two cannot drift apart.
+func TestKeptKindsAreThoseNewListersAccepts(t *testing.T) {
+	t.Parallel()
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		v1.AddToScheme,
+		appsv1.AddToScheme, appsv1beta1.AddToScheme, appsv1beta2.AddToScheme,
+		storagev1.AddToScheme, storagev1beta1.AddToScheme, storagev1alpha1.AddToScheme,
+		resourcev1.AddToScheme, resourcev1beta2.AddToScheme, resourcev1beta1.AddToScheme, resourcev1alpha3.AddToScheme,
+		policyv1.AddToScheme, policyv1beta1.AddToScheme,
+	} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var (
+		input    strings.Builder
+		accepted = map[schema.GroupVersionKind]bool{}
+	)
+	for gvk := range scheme.AllKnownTypes() {
+		if strings.HasSuffix(gvk.Kind, "List") {
+			continue // read as Lists
+		}
+		obj, err := scheme.New(gvk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = framework.NewListers(obj)
+		accepted[gvk] = err == nil
+		fmt.Fprintf(&input, "{\"apiVersion\": %q, \"kind\": %q, \"metadata\": {\"name\": \"x\"}}\n", gvk.GroupVersion(), gvk.Kind)
+	}
+	c, err := loader.Read(strings.NewReader(input.String()), "all kinds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := map[schema.GroupVersionKind]bool{}
+	for _, o := range c.Objects {
+		kept[o.GetObjectKind().GroupVersionKind()] = true
+	}
+	if _, err := framework.NewListers(c.Objects...); err != nil {
+		t.Error(err)
+	}
+	for gvk, ok := range accepted {
+		nodeOrPod := gvk == v1.SchemeGroupVersion.WithKind("Node") || gvk == v1.SchemeGroupVersion.WithKind("Pod")
+		switch {
+		case kept[gvk] != ok:
+			t.Errorf("%v: kept %v, accepted by NewListers %v", gvk, kept[gvk], ok)
+		case !ok && !nodeOrPod && c.Skipped[gvk.String()] != 1:
+			t.Errorf("%v: skipped %d times; want once", gvk, c.Skipped[gvk.String()])
+		}
+	}
+	if len(c.Nodes) != 1 || len(c.Pods) != 1 || len(kept) != 16 {
+		t.Errorf("read %d nodes, %d pods and %d kinds of objects; want 1, 1 and 16", len(c.Nodes), len(c.Pods), len(kept))
+	}
+}
