@@ -107,7 +107,7 @@ func TestExplainSaysWhatEachNodeLacks(t *testing.T) {
 		{"small", 3, "NodeAffinity", map[string]string{
 			"NodeAffinity":     "nodeSelector disk=ssd: the node has no disk label",
 			"NodePorts":        "host port 0.0.0.0:8080/TCP is in use by default/busy",
-			"NodeResourcesFit": "cpu: the pod requests 2, the node has 4 allocatable of which its pods request 3 (1 short)",
+			"NodeResourcesFit": "cpu: the pod requests 2, the node has 4 allocatable of which its pods request 3: 1 short",
 		}},
 		{"tainted", 2, "TaintToleration", map[string]string{
 			"NodeAffinity":    "nodeSelector disk=ssd: the node has no disk label",

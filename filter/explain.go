@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/nodeaffinity"
@@ -38,28 +37,14 @@ func (pl *NodeResourcesFit) ExplainFilter(_ context.Context, state *framework.Cy
 	var out []framework.Detail
 	for _, m := range st.appendInsufficient(nil, ni) {
 		s := framework.Shortfall{Resource: m.ResourceName, Requested: m.Requested, Allocatable: m.Capacity, Used: m.Used}
-		msg := fmt.Sprintf("%s: the pod requests %s, the node has %s allocatable of which its pods request %s (%s short)",
-			m.ResourceName, amount(m.ResourceName, s.Requested), amount(m.ResourceName, s.Allocatable), amount(m.ResourceName, s.Used), amount(m.ResourceName, s.Missing()))
+		msg := fmt.Sprintf("%s: the pod requests %s, the node has %s allocatable of which its pods request %s: %s short",
+			m.ResourceName, s.Format(s.Requested), s.Format(s.Allocatable), s.Format(s.Used), s.Format(s.Missing()))
 		if m.Unresolvable {
 			msg += "; more than the node's allocatable: no eviction would help"
 		}
 		out = append(out, framework.Detail{Message: msg, Shortfall: &s})
 	}
 	return out
-}
-
-// amount writes a quantity of resource in the units people read it in.
-func amount(name v1.ResourceName, v int64) string {
-	switch name {
-	case v1.ResourceCPU:
-		return resource.NewMilliQuantity(v, resource.DecimalSI).String()
-	case v1.ResourceMemory, v1.ResourceEphemeralStorage:
-		return resource.NewQuantity(v, resource.BinarySI).String()
-	}
-	if strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix) {
-		return resource.NewQuantity(v, resource.BinarySI).String()
-	}
-	return fmt.Sprint(v)
 }
 
 // ExplainFilter names each NoSchedule or NoExecute taint of ni that pod
