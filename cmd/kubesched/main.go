@@ -1,0 +1,177 @@
+// Command kubesched answers, from a dump of a cluster, what kube-scheduler
+// v1.36.3 would do: why a pod is pending, where pending pods would go,
+// and what changes if nodes are added or removed.
+//
+//	kubectl get nodes,pods,pvc,pv,storageclasses,csinodes,resourceslices,deviceclasses,resourceclaims,pdb -A -o yaml > cluster.yaml
+//	kubesched explain --pod default/web -f cluster.yaml
+//	kubesched place -f cluster.yaml
+//	kubesched whatif --add-node gpu-node.yamlx3 -f cluster.yaml
+//
+// Install it with go install github.com/kubesched/kubesched/cmd/kubesched@latest.
+// Run kubesched help for the flags.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+)
+
+// Exit codes, for scripts.
+const (
+	exitOK            = 0 // every pod explained fits, every pending pod placed
+	exitUnschedulable = 1 // some pod fits nowhere
+	exitBadInput      = 2 // bad flags, unreadable or malformed input
+)
+
+const usage = `kubesched answers what kube-scheduler v1.36.3 would do, from a dump of a cluster.
+
+Usage:
+  kubesched explain [flags]   why pods are pending: every node, every filter, the scores
+  kubesched place [flags]     place every pending pod in kube-scheduler's queue order
+  kubesched whatif [flags]    the same after adding or removing nodes
+  kubesched help              this text
+
+Cluster state is read from -f: files, directories (their .yaml, .yml and
+.json files) or - for standard input, in the form kubectl get -o yaml or
+-o json writes (a List, several documents, or single objects):
+
+  kubectl get nodes,pods,pvc,pv,storageclasses,csinodes,resourceslices,deviceclasses,resourceclaims,pdb -A -o yaml \
+    | kubesched explain --pod default/web -f -
+
+Examples:
+  kubesched explain -f cluster.yaml                       every pending pod
+  kubesched explain -f cluster.yaml --pod default/web -o html > web.html
+  kubesched place -f cluster.yaml -o json
+  kubesched whatif -f cluster.yaml --add-node node.yamlx3   three copies of the node in node.yaml
+  kubesched whatif -f cluster.yaml --remove-node node-7      its pods are placed again
+
+Flags:
+%s
+Exit status: 0 when every pod fits (explain) or is placed (place, whatif),
+1 when some pod fits nowhere, 2 for bad flags or input (or any other
+error, such as an interrupt).
+`
+
+// options are the flags of every subcommand.
+type options struct {
+	files      stringList
+	pods       stringList
+	addNodes   stringList
+	rmNodes    stringList
+	config     string
+	profile    string
+	output     string
+	maxNodes   int
+	closest    int
+	seed       uint64
+	quiet      bool
+	firstFit   bool
+	givenOrder bool
+}
+
+// stringList is a flag that may be repeated.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func newFlags(o *options, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("kubesched", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.Var(&o.files, "f", "cluster state: a file, a directory or - for stdin (repeatable)")
+	fs.Var(&o.pods, "pod", "explain: the pod NAMESPACE/NAME (repeatable; default every pending pod)")
+	fs.Var(&o.addNodes, "add-node", "whatif: add the node in FILE, or N copies of it with FILExN (repeatable)")
+	fs.Var(&o.rmNodes, "remove-node", "whatif: remove node NAME; its pods are placed again (repeatable)")
+	fs.StringVar(&o.config, "config", "", "a KubeSchedulerConfiguration file; a pod takes the profile its schedulerName names")
+	fs.StringVar(&o.profile, "profile", "", "place, whatif: the profile whose pods to place (default default-scheduler, or the configuration's only one)")
+	fs.StringVar(&o.output, "o", "table", "output: table, json or html")
+	fs.IntVar(&o.maxNodes, "max-nodes", 20, "explain -o table: show at most this many nodes per pod (0: all)")
+	fs.IntVar(&o.closest, "closest", 3, "how many of the nodes closest to fitting to name")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random choice between equally scored nodes")
+	fs.BoolVar(&o.quiet, "q", false, "no progress on stderr")
+	fs.BoolVar(&o.firstFit, "first-fit", false, "place, whatif: cluster-autoscaler's first fit instead of kube-scheduler's best node")
+	fs.BoolVar(&o.givenOrder, "given-order", false, "place, whatif: place in the order given instead of kube-scheduler's queue order")
+	return fs
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run is the command with its arguments and streams; it returns the exit
+// status.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var o options
+	fs := newFlags(&o, stderr)
+	fs.Usage = func() {}
+	printUsage := func(w io.Writer) {
+		var b strings.Builder
+		fs.SetOutput(&b)
+		fs.PrintDefaults()
+		fs.SetOutput(stderr)
+		fmt.Fprintf(w, usage, b.String())
+	}
+	if len(args) == 0 {
+		printUsage(stderr)
+		return exitBadInput
+	}
+	cmd := args[0]
+	switch cmd {
+	case "help", "-h", "-help", "--help":
+		printUsage(stdout)
+		return exitOK
+	case "explain", "place", "whatif":
+	default:
+		fmt.Fprintf(stderr, "kubesched: unknown command %q; run kubesched help\n", cmd)
+		return exitBadInput
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printUsage(stdout)
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "kubesched %s: %v; run kubesched help\n", cmd, err)
+		return exitBadInput
+	}
+	status, err := dispatch(ctx, cmd, &o, fs.Args(), stdin, stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "kubesched %s: %v\n", cmd, err)
+		return exitBadInput
+	}
+	return status
+}
+
+func dispatch(ctx context.Context, cmd string, o *options, rest []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	if len(rest) > 0 {
+		return 0, fmt.Errorf("unexpected arguments %q (cluster files go after -f)", rest)
+	}
+	switch o.output {
+	case "table", "json", "html":
+	default:
+		return 0, fmt.Errorf("-o %s: want table, json or html", o.output)
+	}
+	if cmd != "whatif" && (len(o.addNodes) > 0 || len(o.rmNodes) > 0) {
+		return 0, fmt.Errorf("--add-node and --remove-node belong to whatif")
+	}
+	if cmd != "explain" && len(o.pods) > 0 {
+		return 0, fmt.Errorf("--pod belongs to explain")
+	}
+	st, err := load(o, stdin, stderr)
+	if err != nil {
+		return 0, err
+	}
+	switch cmd {
+	case "explain":
+		return explain(ctx, st, o, stdout, stderr)
+	default:
+		return place(ctx, st, o, cmd == "whatif", stdout, stderr)
+	}
+}

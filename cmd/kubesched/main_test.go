@@ -1,0 +1,237 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// runCmd runs the command with args and stdin, returning its exit
+// status, stdout and stderr.
+func runCmd(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// golden compares got with testdata/golden/name, or rewrites it with
+// -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to write it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it); got:\n%s", name, got)
+	}
+}
+
+// The checked-in dumps: one as kubectl get -o yaml writes it (a List
+// with managed fields and status), the same as JSON, and the
+// quickstart's cluster with its pending pods as plain documents.
+const (
+	kubectlYAML = "../../loader/testdata/kubectl-get.yaml"
+	kubectlJSON = "../../loader/testdata/kubectl-get.json"
+	quickstart  = "../../examples/quickstart/cluster.yaml"
+	quickPods   = "../../examples/quickstart/pods.yaml"
+)
+
+func TestOutputsMatchTheGoldenFiles(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		golden string
+		args   []string
+		code   int
+	}{
+		{"explain-kubectl.txt", []string{"explain", "-q", "-f", kubectlYAML}, 1},
+		{"explain-kubectl.json", []string{"explain", "-q", "-o", "json", "-f", kubectlYAML}, 1},
+		{"explain-quickstart.txt", []string{"explain", "-q", "-f", quickstart, "-f", quickPods}, 1},
+		{"place-quickstart.txt", []string{"place", "-q", "-f", quickstart, "-f", quickPods}, 1},
+		{"place-quickstart.json", []string{"place", "-q", "-o", "json", "-f", quickstart, "-f", quickPods}, 1},
+		{"whatif-quickstart.txt", []string{"whatif", "-q", "-f", quickstart, "-f", quickPods, "--add-node", "testdata/big-node.yamlx2", "--remove-node", "node-a1"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.golden, func(t *testing.T) {
+			t.Parallel()
+			code, out, stderr := runCmd(t, "", tt.args...)
+			if code != tt.code {
+				t.Errorf("exit status %d, want %d; stderr:\n%s", code, tt.code, stderr)
+			}
+			golden(t, tt.golden, out)
+		})
+	}
+}
+
+func TestJSONAndYAMLDumpsGiveTheSameAnswer(t *testing.T) {
+	t.Parallel()
+	_, fromYAML, _ := runCmd(t, "", "explain", "-q", "-o", "json", "-f", kubectlYAML)
+	_, fromJSON, _ := runCmd(t, "", "explain", "-q", "-o", "json", "-f", kubectlJSON)
+	if fromYAML != fromJSON {
+		t.Error("the JSON dump is explained differently from the YAML one")
+	}
+	data, err := os.ReadFile(kubectlYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, fromStdin, _ := runCmd(t, string(data), "explain", "-q", "-o", "json", "-f", "-")
+	if fromStdin != fromYAML {
+		t.Error("the dump read from stdin is explained differently from the file")
+	}
+}
+
+func TestExplainJSONHasEveryNodeAndVerdict(t *testing.T) {
+	t.Parallel()
+	_, out, _ := runCmd(t, "", "explain", "-q", "-o", "json", "-f", quickstart, "-f", quickPods, "--pod", "default/analytics")
+	var got struct {
+		Pods []podReport `json:"pods"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Pods) != 1 {
+		t.Fatalf("%d pods, want 1", len(got.Pods))
+	}
+	r := got.Pods[0]
+	if r.Node != "" || !strings.HasPrefix(r.Message, "0/7 nodes are available") || len(r.Nodes) != 7 {
+		t.Fatalf("node %q, message %q, %d nodes; want unschedulable on 7 nodes", r.Node, r.Message, len(r.Nodes))
+	}
+	for _, n := range r.Nodes {
+		if n.KubeScheduler == nil || len(n.Filters) != len(r.Filters) {
+			t.Errorf("%s: verdict %v, %d filter verdicts of %d", n.Name, n.KubeScheduler, len(n.Filters), len(r.Filters))
+		}
+	}
+	if len(r.Closest) == 0 || r.Closest[0] != "node-b2" {
+		t.Errorf("closest %v, want node-b2 first (only its disk label is wrong)", r.Closest)
+	}
+}
+
+func TestBadInputExitsWithTwoAndSaysWhy(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	truncated := write("truncated.yaml", "apiVersion: v1\nkind: Node\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: \"p\n")
+	orphan := write("orphan.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\nspec: {nodeName: gone, containers: [{name: c, image: i}]}\n")
+	noNodes := write("pods.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\nspec: {containers: [{name: c, image: i}]}\n")
+	tests := []struct {
+		name   string
+		args   []string
+		stderr string
+	}{
+		{"no command", nil, "Usage:"},
+		{"an unknown command", []string{"schedule"}, `unknown command "schedule"`},
+		{"an unknown flag", []string{"explain", "--nodes", "3"}, "flag provided but not defined: -nodes"},
+		{"no input", []string{"explain"}, "no cluster state"},
+		{"a missing file", []string{"explain", "-f", filepath.Join(dir, "nope.yaml")}, "no such file"},
+		{"truncated YAML", []string{"explain", "-f", truncated}, "truncated.yaml: document 2"},
+		{"a pod bound to a node the input lacks", []string{"explain", "-f", orphan}, "pod default/p is bound to node gone, which the input does not hold"},
+		{"pods without nodes", []string{"explain", "-f", noNodes}, "the input holds no Node"},
+		{"a pod the input lacks", []string{"explain", "-f", quickstart, "--pod", "default/ghost"}, "--pod default/ghost: no such pod"},
+		{"an unknown output", []string{"explain", "-f", quickstart, "-o", "yaml"}, "-o yaml: want table, json or html"},
+		{"whatif without a change", []string{"whatif", "-f", quickstart}, "whatif without --add-node or --remove-node"},
+		{"removing a node the cluster lacks", []string{"whatif", "-f", quickstart, "--remove-node", "ghost"}, "--remove-node ghost: no such node"},
+		{"adding a node from a file without one", []string{"whatif", "-f", quickstart, "--add-node", noNodes}, "the file holds no Node"},
+		{"a configuration that does not exist", []string{"explain", "-f", quickstart, "--config", filepath.Join(dir, "none.yaml")}, "no such file"},
+		{"a profile the configuration lacks", []string{"place", "-f", quickstart, "--profile", "other"}, `no profile "other"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			code, _, stderr := runCmd(t, "", tt.args...)
+			if code != exitBadInput || !strings.Contains(stderr, tt.stderr) {
+				t.Errorf("exit status %d, stderr %q; want %d and %q", code, stderr, exitBadInput, tt.stderr)
+			}
+		})
+	}
+}
+
+func TestHelpExitsWithZeroAndShowsExamples(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"help"}, {"--help"}, {"explain", "--help"}} {
+		code, out, _ := runCmd(t, "", args...)
+		if code != exitOK || !strings.Contains(out, "Examples:") || !strings.Contains(out, "-add-node") {
+			t.Errorf("%v: exit status %d, output %q", args, code, out)
+		}
+	}
+}
+
+func TestUnknownKindsAreCountedOnStderr(t *testing.T) {
+	t.Parallel()
+	code, _, stderr := runCmd(t, "", "explain", "-f", kubectlYAML)
+	if code == exitBadInput || !regexp.MustCompile(`skipped what the scheduler does not read: .*Kind=Deployment`).MatchString(stderr) {
+		t.Errorf("exit status %d, stderr %q; want the Deployment counted", code, stderr)
+	}
+}
+
+// TestHTMLRendersInABrowser loads the -o html page in headless Chromium
+// and reads back its DOM: the chosen node is highlighted, every
+// rejection kube-scheduler reports is marked, and reasons are in the
+// cells' titles. It is skipped where Chromium is not installed (Debian:
+// apt-get install chromium).
+func TestHTMLRendersInABrowser(t *testing.T) {
+	t.Parallel()
+	browser := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			browser = p
+			break
+		}
+	}
+	if browser == "" {
+		t.Skip("no Chromium on this machine (apt-get install chromium): the HTML is not checked in a browser")
+	}
+	_, out, _ := runCmd(t, "", "explain", "-q", "-o", "html", "-f", quickstart, "-f", quickPods)
+	page := filepath.Join(t.TempDir(), "explain.html")
+	if err := os.WriteFile(page, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir="+t.TempDir(), "--dump-dom", "file://"+page)
+	dom, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v", browser, err)
+	}
+	checks := []struct {
+		what string
+		re   string
+		n    int
+	}{
+		{"one section per pending pod", `<h2 id="default/[a-z0-9-]+">`, 5},
+		{"the chosen node of each placed pod highlighted", `<tr class="chosen"><td class="node"[^>]*>[a-z0-9-]+</td>`, 4},
+		{"kube-scheduler's rejections marked", `<td class="reject first" title="[A-Za-z]+: reject`, 2 + 2 + 3 + 6 + 7},
+		{"details on hover: the analytics pod on the five nodes short of cpu and memory", `title="NodeResourcesFit: reject\s+Insufficient cpu, Insufficient memory\s+cpu: the pod requests 6`, 5},
+	}
+	for _, c := range checks {
+		if got := len(regexp.MustCompile(c.re).FindAll(dom, -1)); got != c.n {
+			t.Errorf("%s: %d matches of %s, want %d", c.what, got, c.re, c.n)
+		}
+	}
+}

@@ -1,0 +1,279 @@
+package main
+
+import (
+	"cmp"
+	"errors"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/framework"
+)
+
+// podReport is one pod's explanation as the command prints it; its JSON
+// form is the -o json output, documented in the README.
+type podReport struct {
+	Pod     string `json:"pod"`
+	Profile string `json:"profile"`
+	// Node is the node kube-scheduler would choose; empty when none fits.
+	Node string `json:"node,omitempty"`
+	// Tied are the other nodes with the chosen node's total score, any of
+	// which kube-scheduler could pick at random.
+	Tied []string `json:"tied,omitempty"`
+	// Message is kube-scheduler's message when no node fits.
+	Message        string          `json:"message,omitempty"`
+	EvaluatedNodes int             `json:"evaluatedNodes"`
+	FeasibleNodes  int             `json:"feasibleNodes"`
+	PreFilter      []verdictReport `json:"preFilter"`
+	Filters        []string        `json:"filters"`
+	Scores         []pluginWeight  `json:"scores"`
+	Nodes          []nodeReport    `json:"nodes"`
+	// Closest names the nodes nearest to fitting, nearest first.
+	Closest []string `json:"closest,omitempty"`
+}
+
+type pluginWeight struct {
+	Plugin string `json:"plugin"`
+	Weight int32  `json:"weight"`
+}
+
+type nodeReport struct {
+	Name     string `json:"name"`
+	Feasible bool   `json:"feasible"`
+	// KubeScheduler is kube-scheduler's verdict on a node that does not
+	// fit: the first rejection.
+	KubeScheduler *verdictReport `json:"kubeScheduler,omitempty"`
+	// ExcludedByPreFilter: a PreFilter plugin left the node out.
+	ExcludedByPreFilter bool `json:"excludedByPreFilter,omitempty"`
+	// Filters holds every filter's verdict (kubesched's extra).
+	Filters    []verdictReport `json:"filters"`
+	Rejections int             `json:"rejections"`
+	Scores     []scoreReport   `json:"scores,omitempty"`
+	Total      int64           `json:"total,omitempty"`
+}
+
+type verdictReport struct {
+	Plugin string `json:"plugin"`
+	// Verdict is pass, skip, reject or error.
+	Verdict string   `json:"verdict"`
+	Code    string   `json:"code,omitempty"`
+	Reasons []string `json:"reasons,omitempty"`
+	Details []string `json:"details,omitempty"`
+	// Shortfalls are the resources a node lacks, in base units
+	// (millicores, bytes, counts).
+	Shortfalls []shortfallReport `json:"shortfalls,omitempty"`
+}
+
+type shortfallReport struct {
+	Resource    v1.ResourceName `json:"resource"`
+	Requested   int64           `json:"requested"`
+	Allocatable int64           `json:"allocatable"`
+	Used        int64           `json:"used"`
+}
+
+type scoreReport struct {
+	Plugin     string `json:"plugin"`
+	Raw        int64  `json:"raw"`
+	Normalized int64  `json:"normalized"`
+	Weighted   int64  `json:"weighted"`
+}
+
+// verdictOf turns a plugin's verdict into its report.
+func verdictOf(plugin string, s *framework.Status, details []framework.Detail) verdictReport {
+	v := verdictReport{Plugin: plugin, Verdict: "pass"}
+	switch {
+	case s.IsSuccess():
+	case s.IsSkip():
+		v.Verdict = "skip"
+	case s.IsRejected():
+		v.Verdict = "reject"
+	default:
+		v.Verdict = "error"
+	}
+	if !s.IsSuccess() && !s.IsSkip() {
+		v.Code, v.Reasons = s.Code().String(), s.Reasons()
+	}
+	for _, d := range details {
+		v.Details = append(v.Details, d.Message)
+		if sf := d.Shortfall; sf != nil {
+			v.Shortfalls = append(v.Shortfalls, shortfallReport{Resource: sf.Resource, Requested: sf.Requested, Allocatable: sf.Allocatable, Used: sf.Used})
+		}
+	}
+	return v
+}
+
+// report builds a pod's report from its explanation, with the closest
+// nodes (at most closest of them).
+func report(e *framework.Explanation, profile string, closest int) (*podReport, error) {
+	r := &podReport{Pod: e.Pod.Namespace + "/" + e.Pod.Name, Profile: profile, Filters: e.Filters}
+	var fe *framework.FitError
+	switch {
+	case e.Err == nil:
+		r.Node, r.EvaluatedNodes, r.FeasibleNodes = e.Result.SuggestedHost, e.Result.EvaluatedNodes, e.Result.FeasibleNodes
+	case errors.As(e.Err, &fe):
+		r.Message = fe.Error()
+		r.EvaluatedNodes = fe.NumAllNodes
+	default:
+		return nil, e.Err
+	}
+	for _, v := range e.PreFilter {
+		r.PreFilter = append(r.PreFilter, verdictOf(v.Plugin, v.Status, v.Details))
+	}
+	for _, s := range e.Scores {
+		r.Scores = append(r.Scores, pluginWeight{Plugin: s.Name, Weight: s.Weight})
+	}
+	var chosen int64
+	for _, ne := range e.Nodes {
+		n := nodeReport{Name: ne.Name, Feasible: ne.Status == nil, ExcludedByPreFilter: ne.ExcludedByPreFilter, Rejections: ne.Rejections, Total: ne.Total}
+		if ne.Status != nil {
+			v := verdictOf(ne.Status.Plugin(), ne.Status, nil)
+			n.KubeScheduler = &v
+		}
+		for _, f := range ne.Filters {
+			n.Filters = append(n.Filters, verdictOf(f.Plugin, f.Status, f.Details))
+		}
+		for _, s := range ne.Scores {
+			n.Scores = append(n.Scores, scoreReport(s))
+		}
+		if ne.Name == r.Node {
+			chosen = ne.Total
+		}
+		r.Nodes = append(r.Nodes, n)
+	}
+	if r.Node != "" && r.FeasibleNodes > 1 {
+		for _, n := range r.Nodes {
+			if n.Feasible && n.Total == chosen && n.Name != r.Node {
+				r.Tied = append(r.Tied, n.Name)
+			}
+		}
+	}
+	for _, ne := range e.Closest(closest) {
+		r.Closest = append(r.Closest, ne.Name)
+	}
+	return r, nil
+}
+
+// node returns the report of the node called name.
+func (r *podReport) node(name string) *nodeReport {
+	i := slices.IndexFunc(r.Nodes, func(n nodeReport) bool { return n.Name == name })
+	if i < 0 {
+		return nil
+	}
+	return &r.Nodes[i]
+}
+
+// shown picks the nodes a table shows when there are more than limit:
+// the chosen node and those tied with it, the closest to fitting, then
+// the best scored, then the rest in order. limit <= 0 shows all.
+func (r *podReport) shown(limit int) []*nodeReport {
+	if limit <= 0 || len(r.Nodes) <= limit {
+		out := make([]*nodeReport, len(r.Nodes))
+		for i := range r.Nodes {
+			out[i] = &r.Nodes[i]
+		}
+		return out
+	}
+	seen := map[string]bool{}
+	var out []*nodeReport
+	add := func(name string) {
+		if len(out) < limit && !seen[name] {
+			if n := r.node(name); n != nil {
+				seen[name] = true
+				out = append(out, n)
+			}
+		}
+	}
+	add(r.Node)
+	for _, name := range r.Tied {
+		add(name)
+	}
+	for _, name := range r.Closest {
+		add(name)
+	}
+	byScore := make([]*nodeReport, 0, len(r.Nodes))
+	for i := range r.Nodes {
+		if r.Nodes[i].Feasible {
+			byScore = append(byScore, &r.Nodes[i])
+		}
+	}
+	slices.SortStableFunc(byScore, func(a, b *nodeReport) int { return cmp.Compare(b.Total, a.Total) })
+	for _, n := range byScore {
+		add(n.Name)
+	}
+	for i := range r.Nodes {
+		add(r.Nodes[i].Name)
+	}
+	return out
+}
+
+// placement is one pod's outcome in a place or whatif run.
+type placement struct {
+	Pod  string `json:"pod"`
+	Node string `json:"node,omitempty"`
+	// Message is kube-scheduler's message for a pod that fits nowhere.
+	Message string `json:"message,omitempty"`
+	// Closest names the nodes nearest to fitting a pod that fits nowhere,
+	// as the cluster stood when it was tried.
+	Closest []closeNode `json:"closest,omitempty"`
+}
+
+// closeNode is a node near to fitting, with what stands in the way.
+type closeNode struct {
+	Name    string   `json:"name"`
+	Reasons []string `json:"reasons"`
+}
+
+// placeReport is the outcome of a place or whatif run.
+type placeReport struct {
+	// Changes lists what whatif changed before placing.
+	Changes    []string    `json:"changes,omitempty"`
+	Placed     int         `json:"placed"`
+	Pending    int         `json:"pending"`
+	Placements []placement `json:"placements"`
+}
+
+// closeNodes describes the closest nodes of an explanation: what each
+// rejecting plugin found, shortfalls in short.
+func closeNodes(e *framework.Explanation, n int) []closeNode {
+	var out []closeNode
+	for _, ne := range e.Closest(n) {
+		c := closeNode{Name: ne.Name}
+		for _, f := range ne.Filters {
+			if !f.Status.IsRejected() {
+				continue
+			}
+			var details []string
+			var short []framework.Shortfall
+			for _, d := range f.Details {
+				details = append(details, d.Message)
+				if d.Shortfall != nil {
+					short = append(short, *d.Shortfall)
+				}
+			}
+			c.Reasons = append(c.Reasons, obstacle(f.Plugin, details, short, f.Status.Reasons()))
+		}
+		if len(c.Reasons) == 0 {
+			c.Reasons = []string{ne.Status.Message()}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// obstacle says in one phrase what a rejecting plugin found on a node:
+// the resources it lacks and by how much, else its details, else its
+// reasons.
+func obstacle(plugin string, details []string, short []framework.Shortfall, reasons []string) string {
+	switch {
+	case len(short) > 0:
+		parts := make([]string, len(short))
+		for i, s := range short {
+			parts[i] = s.Format(s.Missing()) + " " + string(s.Resource)
+		}
+		return plugin + " (" + strings.Join(parts, ", ") + " short)"
+	case len(details) > 0:
+		return plugin + ": " + strings.Join(details, "; ")
+	}
+	return plugin + ": " + strings.Join(reasons, ", ")
+}
