@@ -42,6 +42,13 @@
 //
 // Scoring is skipped when only one node is feasible.
 //
+// [Framework.Explain] runs the same cycle for people: every Filter
+// plugin's verdict on every node, not only the first rejection, with the
+// facts plugins implementing [FilterExplainer] give (a [Shortfall] per
+// resource, the taint, term or port in the way), every feasible node's
+// raw, normalized and weighted scores, and the nodes closest to fitting
+// ([Explanation.Closest]). [Framework.Plugins] lists the profile.
+//
 // PreFilter and PreScore plugins that count over every node can share the
 // framework's workers with [CycleState.ParallelChunks]; those that keep
 // per-node data can keep it in slices, by [CycleState.NodePositions], and

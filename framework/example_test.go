@@ -210,3 +210,74 @@ func ExampleFramework_ScheduleSnapshot() {
 
 // A cache.Snapshot keeps the nodes with pod affinity for the framework.
 var _ framework.PodAffinitySnapshot = (*cache.Snapshot)(nil)
+
+// Why a pod fits nowhere, node by node: kube-scheduler's verdict, every
+// filter that rejects it beyond the first, and what each found.
+func ExampleFramework_Explain() {
+	f, err := kubesched.DefaultFramework()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	node := func(name, cpu string, taints ...v1.Taint) *v1.Node {
+		return &v1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec:       v1.NodeSpec{Taints: taints},
+			Status: v1.NodeStatus{Allocatable: v1.ResourceList{
+				v1.ResourceCPU: resource.MustParse(cpu), v1.ResourcePods: resource.MustParse("110")}},
+		}
+	}
+	gpu := v1.Taint{Key: "gpu", Value: "true", Effect: v1.TaintEffectNoSchedule}
+	nodes := nodeinfo.Build([]*v1.Node{node("small", "1"), node("gpu", "2", gpu)}, nil)
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{
+			Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1500m")}}}}},
+	}
+
+	e, err := f.Explain(context.Background(), pod, nodes)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(e.Err)
+	for _, n := range e.Nodes {
+		fmt.Printf("%s: kube-scheduler says %s: %s\n", n.Name, n.Status.Plugin(), n.Status.Message())
+		for _, v := range n.Filters {
+			for _, d := range v.Details {
+				fmt.Printf("  %s: %s\n", v.Plugin, d.Message)
+			}
+		}
+	}
+	// Output:
+	// 0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s). no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.
+	// small: kube-scheduler says NodeResourcesFit: Insufficient cpu
+	//   NodeResourcesFit: cpu: the pod requests 1.5, the node has 1 allocatable of which its pods request 0: 500m short; more than the node's allocatable: no eviction would help
+	// gpu: kube-scheduler says TaintToleration: node(s) had untolerated taint(s)
+	//   TaintToleration: taint gpu=true:NoSchedule is not tolerated
+}
+
+// A framework lists its plugins with their extension points and weights;
+// here, the ones that score.
+func ExampleFramework_Plugins() {
+	f, err := kubesched.DefaultFramework()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, p := range f.Plugins() {
+		if p.Weight > 0 {
+			fmt.Println(p.Name, p.Points, p.Weight)
+		}
+	}
+	// Output:
+	// TaintToleration [Filter PreScore Score] 3
+	// NodeAffinity [PreFilter Filter PreScore Score] 2
+	// NodeResourcesFit [PreFilter Filter PreScore Score] 1
+	// VolumeBinding [PreFilter Filter PreScore Score Reserve] 1
+	// PodTopologySpread [PreFilter Filter PreScore Score] 2
+	// InterPodAffinity [PreFilter Filter PreScore Score] 2
+	// DynamicResources [PreEnqueue PreFilter Filter PostFilter Score Reserve] 2
+	// NodeResourcesBalancedAllocation [PreScore Score] 1
+	// ImageLocality [PreScore Score] 1
+}
