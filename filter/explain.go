@@ -8,10 +8,12 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/nodeaffinity"
 	"github.com/kubesched/kubesched/internal/taints"
+	"github.com/kubesched/kubesched/internal/volumebinding"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -22,6 +24,10 @@ var (
 	_ framework.FilterExplainer = NodePorts{}
 	_ framework.FilterExplainer = (*NodeAffinity)(nil)
 	_ framework.FilterExplainer = (*PodTopologySpread)(nil)
+	_ framework.FilterExplainer = (*DynamicResources)(nil)
+	_ framework.FilterExplainer = VolumeBinding{}
+	_ framework.FilterExplainer = VolumeZone{}
+	_ framework.FilterExplainer = NodeVolumeLimits{}
 )
 
 // ExplainFilter lists each resource ni lacks for pod with the amounts:
@@ -120,45 +126,17 @@ func (pl *NodeAffinity) ExplainFilter(_ context.Context, _ *framework.CycleState
 	for _, k := range slices.Sorted(maps.Keys(pod.Spec.NodeSelector)) {
 		want := pod.Spec.NodeSelector[k]
 		if got, ok := node.Labels[k]; !ok || got != want {
-			out = append(out, framework.Detail{Message: fmt.Sprintf("nodeSelector %s=%s: the node has %s", k, want, labelValue(node.Labels, k))})
+			out = append(out, framework.Detail{Message: fmt.Sprintf("nodeSelector %s=%s: the node has %s", k, want, nodeaffinity.LabelValue(node.Labels, k))})
 		}
 	}
 	a := pod.Spec.Affinity
 	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
 		return out
 	}
-	terms := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
-	if nodeaffinity.NewSelector(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution).Matches(node) {
-		return out
-	}
-	for i, t := range terms {
-		var failed []string
-		for _, r := range t.MatchExpressions {
-			one := &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{r}}}}
-			if !nodeaffinity.NewSelector(one).Matches(node) {
-				failed = append(failed, fmt.Sprintf("%s %s %v (the node has %s)", r.Key, r.Operator, r.Values, labelValue(node.Labels, r.Key)))
-			}
-		}
-		for _, r := range t.MatchFields {
-			one := &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{r}}}}
-			if !nodeaffinity.NewSelector(one).Matches(node) {
-				failed = append(failed, fmt.Sprintf("field %s %s %v (the node is %s)", r.Key, r.Operator, r.Values, node.Name))
-			}
-		}
-		if len(failed) == 0 {
-			failed = []string{"the term matches nothing"}
-		}
-		out = append(out, framework.Detail{Message: fmt.Sprintf("required node affinity term %d of %d: %s", i+1, len(terms), strings.Join(failed, "; "))})
+	for _, term := range nodeaffinity.Unmet(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution, node) {
+		out = append(out, framework.Detail{Message: "required node affinity " + term})
 	}
 	return out
-}
-
-// labelValue writes the node's label key as key=value, or says it has none.
-func labelValue(nodeLabels map[string]string, key string) string {
-	if v, ok := nodeLabels[key]; ok {
-		return key + "=" + v
-	}
-	return "no " + key + " label"
 }
 
 // ExplainFilter says which topology label ni lacks, or the skew placing
@@ -219,6 +197,111 @@ func (pl *InterPodAffinity) ExplainFilter(_ context.Context, state *framework.Cy
 	slices.Sort(existing)
 	for _, msg := range existing {
 		out = append(out, framework.Detail{Message: msg})
+	}
+	return out
+}
+
+// ExplainFilter names the pod's claims that stand in the way on ni: an
+// allocated claim the node cannot reach, a claim that cannot be allocated
+// there even alone (with its requests), or claims that can each be
+// allocated but not together.
+func (pl *DynamicResources) ExplainFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+	s, status := pl.state(ctx, state, pod)
+	if status != nil {
+		return nil
+	}
+	var out []framework.Detail
+	for _, msg := range pl.plugin().Explain(ctx, s, pod, ni) {
+		out = append(out, framework.Detail{Message: msg})
+	}
+	return out
+}
+
+// ExplainFilter names the pod's claims that stand in the way on ni: a
+// bound volume whose node affinity excludes the node (with the terms it
+// fails) or that is missing, a claim being provisioned for another node,
+// a claim that no free volume matches and its class cannot provision
+// there.
+func (VolumeBinding) ExplainFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+	claims, status := volumebinding.ClaimsOf(state, pod)
+	if status != nil || ni.Node() == nil {
+		return nil
+	}
+	var out []framework.Detail
+	for _, msg := range claims.Explain(ni.Name(), ni.Labels()) {
+		out = append(out, framework.Detail{Message: msg})
+	}
+	return out
+}
+
+// ExplainFilter names each bound volume of the pod whose zone or region
+// label ni does not match, with the node's label.
+func (VolumeZone) ExplainFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+	if ni.Node() == nil || pod == nil || len(pod.Spec.Volumes) == 0 {
+		return nil
+	}
+	topologies, ok := volumeZoneKey.Read(state)
+	if !ok {
+		var status *framework.Status
+		if topologies, status = podVolumeTopologies(state.Listers(), pod); status != nil {
+			return nil
+		}
+	}
+	nodeLabels := ni.Labels()
+	if !slices.ContainsFunc(volumeTopologyLabels[:], func(k string) bool { _, ok := nodeLabels[k]; return ok }) {
+		return nil
+	}
+	var out []framework.Detail
+	for _, t := range topologies {
+		v, ok := nodeLabels[t.key]
+		key := t.key
+		if !ok {
+			key = gaTopologyLabel(t.key)
+			v, ok = nodeLabels[key]
+		}
+		if ok && t.values.Has(v) {
+			continue
+		}
+		has := nodeaffinity.LabelValue(nodeLabels, t.key)
+		if ok {
+			has = key + "=" + v
+		}
+		out = append(out, framework.Detail{Message: fmt.Sprintf("volume %s is in %s=%s; the node has %s",
+			t.volume, t.key, strings.Join(sets.List(t.values), " or "), has)})
+	}
+	return out
+}
+
+// ExplainFilter says, for each CSI driver whose volume limit the pod's
+// volumes would break on ni, the limit, the volumes in use and the
+// volumes the pod adds.
+func (pl NodeVolumeLimits) ExplainFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+	if ni.Node() == nil {
+		return nil
+	}
+	s, ok := nodeVolumeLimitsKey.Read(state)
+	if !ok {
+		if !mayUseCSIVolumes(pod) {
+			return nil
+		}
+		var status *framework.Status
+		if s, status = pl.newState(state.Listers(), pod); status != nil {
+			return nil
+		}
+	}
+	csiNode := s.objects.csiNodes[ni.Name()]
+	if csiNode == nil || !hasVolumeLimits(csiNode) {
+		return nil
+	}
+	drivers, status := s.tally(s.withCSINode.volumes, csiNode, ni, nil, nil)
+	if status != nil {
+		return nil
+	}
+	var out []framework.Detail
+	for _, d := range drivers {
+		if d.over() {
+			out = append(out, framework.Detail{Message: fmt.Sprintf("driver %s: the node attaches at most %d volumes, %d are in use and the pod adds %d", d.driver, d.limit, d.inUse, d.added)})
+		}
 	}
 	return out
 }

@@ -232,7 +232,24 @@ func (s *volumeLimitsState) countOnNode(own []csiVolume, csiNode *storagev1.CSIN
 	// volumes of the pod's drivers than they have room for.
 	var driverBuf [4]driverCount
 	var usedBuf [32]csiVolume
-	drivers, used := driverBuf[:0], usedBuf[:0]
+	drivers, status := s.tally(own, csiNode, ni, driverBuf[:0], usedBuf[:0])
+	if status != nil {
+		return status
+	}
+	// A driver the pod adds no volume of is not checked, even if already
+	// over its limit.
+	for _, d := range drivers {
+		if d.over() {
+			return maxVolumeCountExceeded
+		}
+	}
+	return nil
+}
+
+// tally counts, per driver of the pod's volumes that the node limits,
+// the volumes in use on the node and those the pod adds, appending to
+// drivers and using used as scratch.
+func (s *volumeLimitsState) tally(own []csiVolume, csiNode *storagev1.CSINode, ni *nodeinfo.NodeInfo, drivers []driverCount, used []csiVolume) ([]driverCount, *framework.Status) {
 	for _, v := range own {
 		if limit, ok := volumeLimit(csiNode, v.driver); ok && limitOf(drivers, v.driver) == nil {
 			drivers = append(drivers, driverCount{driver: v.driver, limit: limit})
@@ -243,7 +260,7 @@ func (s *volumeLimitsState) countOnNode(own []csiVolume, csiNode *storagev1.CSIN
 		for i := range pi.Pod.Spec.Volumes {
 			v, ok, err := s.objects.podVolume(pi.Pod, &pi.Pod.Spec.Volumes[i], true, false)
 			if err != nil {
-				return framework.AsStatus(err).WithPlugin(names.NodeVolumeLimits)
+				return nil, framework.AsStatus(err).WithPlugin(names.NodeVolumeLimits)
 			}
 			if ok && limitOf(drivers, v.driver) != nil && !slices.Contains(used, v) {
 				used = append(used, v)
@@ -251,7 +268,7 @@ func (s *volumeLimitsState) countOnNode(own []csiVolume, csiNode *storagev1.CSIN
 		}
 	}
 	if len(drivers) == 0 {
-		return nil
+		return nil, nil
 	}
 	for _, v := range used {
 		limitOf(drivers, v.driver).inUse++
@@ -269,14 +286,7 @@ func (s *volumeLimitsState) countOnNode(own []csiVolume, csiNode *storagev1.CSIN
 			d.added++
 		}
 	}
-	// A driver the pod adds no volume of is not checked, even if already
-	// over its limit.
-	for _, d := range drivers {
-		if d.added > 0 && d.inUse+d.added > d.limit {
-			return maxVolumeCountExceeded
-		}
-	}
-	return nil
+	return drivers, nil
 }
 
 // driverCount is one limited driver's tally on a node.
@@ -287,6 +297,9 @@ type driverCount struct {
 	// brings.
 	inUse, added int64
 }
+
+// over reports whether the pod's volumes take the driver past its limit.
+func (d *driverCount) over() bool { return d.added > 0 && d.inUse+d.added > d.limit }
 
 // limitOf returns driver's tally, or nil if it has no limit.
 func limitOf(drivers []driverCount, driver string) *driverCount {

@@ -119,12 +119,16 @@ func TestNodeVolumeLimits(t *testing.T) {
 		scaling       bool
 		wantPreFilter *framework.Status
 		want          *framework.Status
+		// detail is what ExplainFilter says where the limit is exceeded,
+		// when the case checks it.
+		detail string
 	}{
 		{name: "a pod without volumes is skipped", pod: pod(), wantPreFilter: skip},
 		{name: "a pod with only local and NFS volumes is skipped", pod: pod(emptyDir, v1.VolumeSource{NFS: &v1.NFSVolumeSource{}}), wantPreFilter: skip},
 		{name: "an inline vSphere volume is not skipped but never counts", pod: pod(vsphereInline), node: "zero"},
 		{name: "a volume under the driver's limit fits, whatever is attached to other nodes", pod: pod(claimSource("a1")), running: []*v1.Pod{running("r", claimSource("a2"))}},
-		{name: "a volume beyond the driver's limit is rejected", pod: pod(claimSource("a1")), running: []*v1.Pod{running("r", claimSource("a2"), claimSource("a3"))}, want: exceeded},
+		{name: "a volume beyond the driver's limit is rejected", pod: pod(claimSource("a1")), running: []*v1.Pod{running("r", claimSource("a2"), claimSource("a3"))}, want: exceeded,
+			detail: "driver a: the node attaches at most 2 volumes, 2 are in use and the pod adds 1"},
 		{name: "a volume the node's pods already use adds nothing", pod: pod(claimSource("a1")), running: []*v1.Pod{running("r", claimSource("a1"), claimSource("a2"))}},
 		{name: "a volume two pods on the node use counts once", pod: pod(claimSource("a1")), running: []*v1.Pod{running("r", claimSource("a2")), running("s", claimSource("a2"))}},
 		{name: "the pod's own volumes count once each", pod: pod(claimSource("a1"), claimSource("a1"), claimSource("a2"))},
@@ -140,7 +144,8 @@ func TestNodeVolumeLimits(t *testing.T) {
 		{name: "an unbound claim counts as a new volume of its class's provisioner", pod: pod(claimSource("unbound-a")), running: []*v1.Pod{running("r", claimSource("a1"), claimSource("a2"))}, want: exceeded},
 		{name: "an unbound claim on the node and in the pod counts once", pod: pod(claimSource("unbound-a")), running: []*v1.Pod{running("r", claimSource("unbound-a"), claimSource("a1"))}},
 		{name: "an unbound claim is not a volume whose handle is the claim's name", pod: pod(claimSource("unbound-a")), running: []*v1.Pod{running("r", claimSource("collide"), claimSource("a1"))}, want: exceeded},
-		{name: "two unbound claims of one class are two volumes", pod: pod(claimSource("unbound-a"), claimSource("unbound-a2")), running: []*v1.Pod{running("r", claimSource("a1"))}, want: exceeded},
+		{name: "two unbound claims of one class are two volumes", pod: pod(claimSource("unbound-a"), claimSource("unbound-a2")), running: []*v1.Pod{running("r", claimSource("a1"))}, want: exceeded,
+			detail: "driver a: the node attaches at most 2 volumes, 1 are in use and the pod adds 2"},
 		{name: "a claim whose volume is missing counts through its class", pod: pod(claimSource("lost-volume")), running: []*v1.Pod{running("r", claimSource("a1"), claimSource("a2"))}, want: exceeded},
 		{name: "an unbound claim without a class does not count", pod: pod(claimSource("classless")), node: "zero"},
 		{name: "an unbound claim of a missing class does not count", pod: pod(claimSource("unknown-class")), node: "zero"},
@@ -208,6 +213,14 @@ func TestNodeVolumeLimits(t *testing.T) {
 			fresh := framework.NewCycleState(nil).SetListers(listers)
 			if got := pl.Filter(context.Background(), fresh, tt.pod, node); !sameStatus(got, tt.want) {
 				t.Errorf("Filter without PreFilter = %v, want %v", got, tt.want)
+			}
+			// ExplainFilter speaks exactly where the limit is exceeded.
+			details := pl.ExplainFilter(context.Background(), state, tt.pod, node)
+			if (len(details) > 0) != (tt.want == exceeded) {
+				t.Errorf("ExplainFilter = %v, while Filter says %v", details, tt.want)
+			}
+			if tt.detail != "" && (len(details) != 1 || details[0].Message != tt.detail) {
+				t.Errorf("ExplainFilter = %v, want %q", details, tt.detail)
 			}
 		})
 	}

@@ -91,26 +91,41 @@ func TestVolumeBinding(t *testing.T) {
 		node          *nodeinfo.NodeInfo
 		wantPreFilter *framework.Status
 		want          *framework.Status
+		// details are what ExplainFilter says of the node.
+		details []string
 	}{
 		{name: "a pod without claims is skipped", pod: podWithClaims(), node: a, wantPreFilter: skip},
 		{name: "a missing claim rejects the pod", pod: podWithClaims("ghost"), node: a, wantPreFilter: reject(`persistentvolumeclaim "ghost" not found`)},
 		{name: "an unbound immediate claim rejects the pod", pod: podWithClaims("now"), node: a, wantPreFilter: reject(filter.ErrReasonUnboundImmediateClaims)},
 		{name: "a bound volume on the node fits", pod: podWithClaims("on-a"), node: a},
-		{name: "a bound volume on another node conflicts", pod: podWithClaims("on-a"), node: b, want: reject(filter.ErrReasonVolumeNodeConflict)},
-		{name: "a claim bound to a missing volume fits nowhere", pod: podWithClaims("orphan"), node: a, want: reject(filter.ErrReasonPVNotExist)},
+		{name: "a bound volume on another node conflicts", pod: podWithClaims("on-a"), node: b, want: reject(filter.ErrReasonVolumeNodeConflict),
+			details: []string{"claim default/on-a is bound to volume pv-a, whose node affinity excludes the node: term 1 of 1: kubernetes.io/hostname In [a] (the node has kubernetes.io/hostname=b)"}},
+		{name: "a claim bound to a missing volume fits nowhere", pod: podWithClaims("orphan"), node: a, want: reject(filter.ErrReasonPVNotExist),
+			details: []string{"claim default/orphan is bound to volume gone, which does not exist"}},
 		{name: "a waiting claim binds a free volume on the node", pod: podWithClaims("local"), node: a},
-		{name: "a waiting claim without a volume or a provisioner conflicts", pod: podWithClaims("local"), node: b, want: reject(filter.ErrReasonVolumeBindConflict)},
+		{name: "a waiting claim without a volume or a provisioner conflicts", pod: podWithClaims("local"), node: b, want: reject(filter.ErrReasonVolumeBindConflict),
+			details: []string{"claim default/local (5Gi): no free PersistentVolume of class local reachable from the node matches it, and class local cannot provision volumes (it has no provisioner)"}},
 		{name: "a claim to provision fits where a capacity has room", pod: podWithClaims("dynamic"), node: a},
-		{name: "a claim to provision conflicts where no capacity has room", pod: podWithClaims("dynamic"), node: b, want: reject(filter.ErrReasonNotEnoughSpace)},
+		{name: "a claim to provision conflicts where no capacity has room", pod: podWithClaims("dynamic"), node: b, want: reject(filter.ErrReasonNotEnoughSpace),
+			details: []string{"claim default/dynamic (5Gi): no free PersistentVolume of class csi reachable from the node matches it, and no CSIStorageCapacity of class csi reachable from the node has room for 5Gi"}},
 		{
 			name: "several reasons come in kube-scheduler's order",
 			pod:  podWithClaims("dynamic", "orphan", "on-a"), node: b,
 			want: reject(filter.ErrReasonNotEnoughSpace, filter.ErrReasonPVNotExist),
+			details: []string{
+				"claim default/orphan is bound to volume gone, which does not exist",
+				"claim default/on-a is bound to volume pv-a, whose node affinity excludes the node: term 1 of 1: kubernetes.io/hostname In [a] (the node has kubernetes.io/hostname=b)",
+				"claim default/dynamic (5Gi): no free PersistentVolume of class csi reachable from the node matches it, and no CSIStorageCapacity of class csi reachable from the node has room for 5Gi",
+			},
 		},
 		{
 			name: "a node conflict is reported with the binding one",
 			pod:  podWithClaims("local", "on-a"), node: b,
 			want: reject(filter.ErrReasonVolumeNodeConflict, filter.ErrReasonVolumeBindConflict),
+			details: []string{
+				"claim default/on-a is bound to volume pv-a, whose node affinity excludes the node: term 1 of 1: kubernetes.io/hostname In [a] (the node has kubernetes.io/hostname=b)",
+				"claim default/local (5Gi): no free PersistentVolume of class local reachable from the node matches it, and class local cannot provision volumes (it has no provisioner)",
+			},
 		},
 		{
 			name: "a claim selector that does not parse is an error",
@@ -136,6 +151,13 @@ func TestVolumeBinding(t *testing.T) {
 			}
 			if got := pl.Filter(context.Background(), state, tt.pod, tt.node); !sameVolumeBindingStatus(got, tt.want) {
 				t.Errorf("Filter = %v, want %v", got, tt.want)
+			}
+			var details []string
+			for _, d := range pl.ExplainFilter(context.Background(), state, tt.pod, tt.node) {
+				details = append(details, d.Message)
+			}
+			if !slices.Equal(details, tt.details) {
+				t.Errorf("ExplainFilter = %q, want %q", details, tt.details)
 			}
 			fresh := framework.NewCycleState(nil).SetListers(l)
 			if got := pl.Filter(context.Background(), fresh, tt.pod, tt.node); !sameVolumeBindingStatus(got, tt.want) {

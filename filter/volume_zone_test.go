@@ -3,6 +3,7 @@ package filter_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -185,6 +186,10 @@ func TestVolumeZone(t *testing.T) {
 			if got := pl.Filter(context.Background(), state, tt.pod, tt.node); !sameStatus(got, tt.want) {
 				t.Errorf("Filter = %v, want %v", got, tt.want)
 			}
+			// ExplainFilter has something to say exactly where Filter rejects.
+			if details := pl.ExplainFilter(context.Background(), state, tt.pod, tt.node); (len(details) > 0) != (tt.want != nil) {
+				t.Errorf("ExplainFilter = %v, while Filter says %v", details, tt.want)
+			}
 			// Without PreFilter's state, Filter finds the volumes itself.
 			fresh := framework.NewCycleState(nil).SetListers(l)
 			if got := pl.Filter(context.Background(), fresh, tt.pod, tt.node); !sameStatus(got, tt.want) {
@@ -207,5 +212,49 @@ func TestVolumeZoneFilterWithNilState(t *testing.T) {
 	}
 	if got := pl.Filter(context.Background(), nil, podWithClaims("a"), nodeinfo.New(nil)); got.Code() != framework.Error {
 		t.Errorf("Filter(nil node) = %v, want Error", got)
+	}
+}
+
+func TestVolumeZoneExplainNamesTheVolumeAndTheNodesLabel(t *testing.T) {
+	t.Parallel()
+	pvs := []*v1.PersistentVolume{
+		volume("pv-a", map[string]string{gaZone: "zone-a"}),
+		volume("pv-multi", map[string]string{gaZone: "zone-a__zone-b"}),
+		volume("pv-beta", map[string]string{betaZone: "zone-a"}),
+		volume("pv-region", map[string]string{gaRegion: "r1"}),
+	}
+	claims := []*v1.PersistentVolumeClaim{claim("a", "pv-a", ""), claim("multi", "pv-multi", ""), claim("beta", "pv-beta", ""), claim("region", "pv-region", "")}
+	listers := volumeListers(claims, pvs, nil)
+	tests := []struct {
+		name string
+		pod  *v1.Pod
+		node map[string]string
+		want []string
+	}{
+		{"a volume in another zone", podWithClaims("a"), map[string]string{gaZone: "zone-b"},
+			[]string{"volume pv-a is in topology.kubernetes.io/zone=zone-a; the node has topology.kubernetes.io/zone=zone-b"}},
+		{"a multi-zone volume lists its zones", podWithClaims("multi"), map[string]string{gaZone: "zone-c"},
+			[]string{"volume pv-multi is in topology.kubernetes.io/zone=zone-a or zone-b; the node has topology.kubernetes.io/zone=zone-c"}},
+		{"a beta label is compared with the node's GA label", podWithClaims("beta"), map[string]string{gaZone: "zone-c"},
+			[]string{"volume pv-beta is in failure-domain.beta.kubernetes.io/zone=zone-a; the node has topology.kubernetes.io/zone=zone-c"}},
+		{"a node without the label says so", podWithClaims("a", "region"), map[string]string{gaRegion: "r2"},
+			[]string{
+				"volume pv-a is in topology.kubernetes.io/zone=zone-a; the node has no topology.kubernetes.io/zone label",
+				"volume pv-region is in topology.kubernetes.io/region=r1; the node has topology.kubernetes.io/region=r2",
+			}},
+		{"a matching node has nothing to explain", podWithClaims("a"), map[string]string{gaZone: "zone-a"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var got []string
+			state := framework.NewCycleState(nil).SetListers(listers)
+			for _, d := range (filter.VolumeZone{}).ExplainFilter(context.Background(), state, tt.pod, zonedNode(tt.node)) {
+				got = append(got, d.Message)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("ExplainFilter = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

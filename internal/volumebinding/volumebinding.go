@@ -128,6 +128,7 @@ type Claims struct {
 
 // boundVolume is the volume of a bound claim; pv nil means it is missing.
 type boundVolume struct {
+	claim    *v1.PersistentVolumeClaim
 	pv       *v1.PersistentVolume
 	affinity *nodeaffinity.Selector // nil: any node
 	// plugin is the in-tree plugin whose CSI migration rewrites the
@@ -314,7 +315,7 @@ func (c *Claims) addBound(s *snapshot, claims []*v1.PersistentVolumeClaim) *fram
 		if status != nil {
 			return status
 		}
-		b := &boundVolume{pv: pv}
+		b := &boundVolume{claim: claim, pv: pv}
 		if pv != nil {
 			b.affinity = compileAffinity(pv.Spec.NodeAffinity)
 			if p := csimigration.ForPV(pv); p != nil && p.Migrated() {
