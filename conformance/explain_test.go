@@ -18,12 +18,14 @@ import (
 // TestNominatedPods hold to upstream's): the same code, plugin and
 // reasons; for a node without nominated pods that PreFilter kept, the
 // first rejecting plugin of the per-plugin list is that verdict's; a
-// feasible node has no rejection, and Schedule's scores.
+// feasible node has no rejection, and Schedule's scores. Every rejection
+// by any plugin, on nodes with nominated pods too, comes with details.
 func TestExplainAgreesWithSchedule(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const scenarios = 400
 	var rejected, feasible, withDetails int
+	undetailed := map[string]int{}
 	for seed := range uint64(scenarios) {
 		s := Generate(seed)
 		var nominated []Nomination
@@ -90,6 +92,11 @@ func TestExplainAgreesWithSchedule(t *testing.T) {
 			if first >= 0 && len(ne.Filters[first].Details) > 0 {
 				withDetails++
 			}
+			for _, v := range ne.Filters {
+				if v.Status.IsRejected() && len(v.Details) == 0 && v.Status.Code() != framework.Error {
+					undetailed[v.Plugin+": "+v.Status.Message()]++
+				}
+			}
 			if len(ne.Filters) == 0 || nominatedOn[ne.Name] || ne.ExcludedByPreFilter {
 				continue
 			}
@@ -97,6 +104,10 @@ func TestExplainAgreesWithSchedule(t *testing.T) {
 				t.Fatalf("seed %d, %s: first rejecting filter %d of %v; kube-scheduler's verdict %v", seed, ne.Name, first, ne.Filters, ne.Status)
 			}
 		}
+	}
+	// Every rejection says what the plugin found, not only its reason.
+	for k, n := range undetailed {
+		t.Errorf("%d rejections without details: %s", n, k)
 	}
 	t.Logf("%d scenarios: %d rejected nodes (%d with details from the first rejecting plugin), %d feasible", scenarios, rejected, withDetails, feasible)
 	if rejected == 0 || feasible == 0 || withDetails == 0 {

@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	ndf "k8s.io/component-helpers/nodedeclaredfeatures"
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/nodeaffinity"
@@ -28,6 +29,10 @@ var (
 	_ framework.FilterExplainer = VolumeBinding{}
 	_ framework.FilterExplainer = VolumeZone{}
 	_ framework.FilterExplainer = NodeVolumeLimits{}
+	_ framework.FilterExplainer = NodeName{}
+	_ framework.FilterExplainer = NodeUnschedulable{}
+	_ framework.FilterExplainer = NodeDeclaredFeatures{}
+	_ framework.FilterExplainer = VolumeRestrictions{}
 )
 
 // ExplainFilter lists each resource ni lacks for pod with the amounts:
@@ -304,4 +309,118 @@ func (pl NodeVolumeLimits) ExplainFilter(_ context.Context, state *framework.Cyc
 		}
 	}
 	return out
+}
+
+// ExplainFilter names the node the pod asks for.
+func (NodeName) ExplainFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+	if pod == nil || ni.Node() == nil || pod.Spec.NodeName == "" || pod.Spec.NodeName == ni.Name() {
+		return nil
+	}
+	return []framework.Detail{{Message: fmt.Sprintf("the pod's spec.nodeName is %s", pod.Spec.NodeName)}}
+}
+
+// ExplainFilter says the node is cordoned and which toleration would
+// admit the pod.
+func (pl NodeUnschedulable) ExplainFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+	if pod == nil || ni.Node() == nil || !ni.Unschedulable() || taints.Tolerated(pod.Spec.Tolerations, &unschedulableTaint, pl.EnableComparisonOperators) {
+		return nil
+	}
+	return []framework.Detail{{Message: fmt.Sprintf("the node is cordoned (spec.unschedulable) and the pod does not tolerate %s", unschedulableTaint.ToString())}}
+}
+
+// ExplainFilter names the features the pod needs that ni does not
+// declare in status.declaredFeatures.
+func (NodeDeclaredFeatures) ExplainFilter(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+	reqs, ok := declaredFeaturesKey.Read(state)
+	if !ok || ni.Node() == nil {
+		return nil
+	}
+	m, err := ndf.DefaultFramework.MatchNodeFeatureSet(reqs, ni.DeclaredFeatures())
+	if err != nil || m.IsMatch {
+		return nil
+	}
+	return []framework.Detail{{Message: fmt.Sprintf("the node does not declare %s, which the pod needs", strings.Join(m.UnsatisfiedRequirements, ", "))}}
+}
+
+// ExplainFilter names the volume of the pod that clashes with a volume of
+// a pod on ni, and the pod; or each ReadWriteOncePod claim of the pod
+// that a pod already uses, and where.
+func (VolumeRestrictions) ExplainFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+	if pod == nil || ni.Node() == nil {
+		return nil
+	}
+	var out []framework.Detail
+	for i := range pod.Spec.Volumes {
+		v := &pod.Spec.Volumes[i]
+		if !mayConflict(*v) {
+			continue
+		}
+		for _, pi := range ni.Pods {
+			if diskConflictsWith(v, pi.Pod) {
+				out = append(out, framework.Detail{Message: fmt.Sprintf("volume %s (%s) is mounted by pod %s/%s on the node, and not read-only on both sides", v.Name, diskOf(v), pi.Pod.Namespace, pi.Pod.Name)})
+			}
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	s, ok := volumeRestrictionsKey.Read(state)
+	if !ok {
+		var status *framework.Status
+		if s, status = newVolumeRestrictionsState(state, pod); status != nil {
+			return nil
+		}
+	}
+	if s.inUse == 0 {
+		return nil
+	}
+	for _, name := range sets.List(s.rwopClaims) {
+		key := pod.Namespace + "/" + name
+		for _, other := range state.AllNodes() {
+			if other == nil || other.PVCRefCounts[key] == 0 {
+				continue
+			}
+			holder := "a pod"
+			for _, pi := range other.Pods {
+				if usesClaim(pi.Pod, pod.Namespace, name) {
+					holder = fmt.Sprintf("pod %s/%s", pi.Pod.Namespace, pi.Pod.Name)
+					break
+				}
+			}
+			out = append(out, framework.Detail{Message: fmt.Sprintf("claim %s is ReadWriteOncePod and %s on node %s uses it", key, holder, other.Name())})
+			break
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, framework.Detail{Message: "a ReadWriteOncePod claim of the pod is used by a pod nominated to a node"})
+	}
+	return out
+}
+
+// diskOf names the disk a conflicting volume mounts.
+func diskOf(v *v1.Volume) string {
+	switch {
+	case v.GCEPersistentDisk != nil:
+		return "GCE persistent disk " + v.GCEPersistentDisk.PDName
+	case v.AWSElasticBlockStore != nil:
+		return "AWS EBS volume " + v.AWSElasticBlockStore.VolumeID
+	case v.ISCSI != nil:
+		return "iSCSI " + v.ISCSI.IQN
+	case v.RBD != nil:
+		return "RBD image " + v.RBD.RBDPool + "/" + v.RBD.RBDImage
+	}
+	return "disk"
+}
+
+// usesClaim reports whether p mounts the claim namespace/name.
+func usesClaim(p *v1.Pod, namespace, name string) bool {
+	if p.Namespace != namespace {
+		return false
+	}
+	for i := range p.Spec.Volumes {
+		if c := p.Spec.Volumes[i].PersistentVolumeClaim; c != nil && c.ClaimName == name {
+			return true
+		}
+	}
+	return false
 }

@@ -333,8 +333,11 @@ func (f *Framework) explainNode(ctx context.Context, state *CycleState, pod *v1.
 			out.Filters = append(out.Filters, v)
 			continue
 		}
+		// The state and node the verdict comes from, to explain it on.
+		judgedState, judgedNode := withState, withNode
 		s := pl.Filter(ctx, withState, pod, withNode)
 		if s.IsSuccess() && withNode != ni {
+			judgedState, judgedNode = state, ni
 			s = pl.Filter(ctx, state, pod, ni)
 		}
 		if !s.IsSuccess() {
@@ -348,7 +351,7 @@ func (f *Framework) explainNode(ctx context.Context, state *CycleState, pod *v1.
 			}
 			out.Rejections++
 			if x, ok := pl.(FilterExplainer); ok {
-				v.Details = x.ExplainFilter(ctx, withState, pod, withNode)
+				v.Details = x.ExplainFilter(ctx, judgedState, pod, judgedNode)
 			}
 		}
 		out.Filters = append(out.Filters, v)

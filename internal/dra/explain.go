@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/dynamic-resource-allocation/structured"
 
+	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -28,7 +31,7 @@ func (p *Plugin) Explain(ctx context.Context, s *State, pod *v1.Pod, ni *nodeinf
 	node := ni.Node()
 	extended, _, status := s.extendedForNode(pod, ni)
 	if status != nil {
-		return nil
+		return s.explainExtended(ni, status)
 	}
 	var out []string
 	for i, c := range s.claims {
@@ -149,4 +152,25 @@ func describeExact(mode resourceapi.DeviceAllocationMode, count int64, class str
 		count = 1
 	}
 	return fmt.Sprintf("%d of %s", count, class)
+}
+
+// explainExtended says why the pod's extended resources rule ni out
+// before any allocation.
+func (s *State) explainExtended(ni *nodeinfo.NodeInfo, status *framework.Status) []string {
+	if status.Message() == ReasonStaleExtendedClaim {
+		c := s.claims[s.extendedIndex()]
+		return []string{fmt.Sprintf("claim %s/%s, made for the pod's extended resources in an earlier attempt, still holds its requests: kube-scheduler deletes it and tries again", c.Namespace, c.Name)}
+	}
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(s.scalars)) {
+		q := s.scalars[name]
+		if q == 0 || !IsExtendedResourceName(name) {
+			continue
+		}
+		allocatable, offered := ni.Allocatable.ScalarResources[name]
+		if !offered && (s.resolver.Class(name) == nil || allocatable != 0) {
+			out = append(out, fmt.Sprintf("the pod requests %d %s: the node offers none and no DeviceClass provides it", q, name))
+		}
+	}
+	return out
 }

@@ -266,6 +266,8 @@ func TestExtendedResourcesFilterAndReserve(t *testing.T) {
 		node    *nodeinfo.NodeInfo
 		code    framework.Code
 		message string
+		// explain is what Explain says of a rejected node.
+		explain []string
 		// claims Reserve returns and the devices of the last one.
 		claims  int
 		devices int
@@ -279,6 +281,7 @@ func TestExtendedResourcesFilterAndReserve(t *testing.T) {
 		objects: []runtime.Object{class, gpuSlice("n1", "gpu-0")},
 		pod:     podAsking("2"), node: gpuNode("n1", -1),
 		code: framework.UnschedulableAndUnresolvable, message: ReasonCannotAllocate,
+		explain: []string{"the claim for the pod's extended resources (container-0-request-0: 2 of gpu) cannot be allocated on this node"},
 	}, {
 		name:    "a node offering the resource itself leaves it to NodeResourcesFit",
 		objects: []runtime.Object{class},
@@ -293,6 +296,7 @@ func TestExtendedResourcesFilterAndReserve(t *testing.T) {
 		objects: []runtime.Object{class, gpuSlice("n1", "gpu-0"), stale},
 		pod:     podAsking("1"), node: gpuNode("n1", -1),
 		code: framework.UnschedulableAndUnresolvable, message: ReasonStaleExtendedClaim,
+		explain: []string{"claim default/p-extended-resources-abcde, made for the pod's extended resources in an earlier attempt, still holds its requests: kube-scheduler deletes it and tries again"},
 	}, {
 		name:    "another pod's extended-resource claim is not this pod's",
 		objects: []runtime.Object{class, gpuSlice("n1", "gpu-0"), strangersClaim},
@@ -324,6 +328,9 @@ func TestExtendedResourcesFilterAndReserve(t *testing.T) {
 			}
 			got := p.Filter(ctx, s, tc.pod, tc.node)
 			checkStatus(t, "Filter", got, tc.code, tc.message)
+			if explained := p.Explain(ctx, s, tc.pod, tc.node); !slices.Equal(explained, tc.explain) {
+				t.Errorf("Explain = %q, want %q", explained, tc.explain)
+			}
 			if got != nil {
 				return
 			}
