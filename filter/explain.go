@@ -284,15 +284,9 @@ func (pl NodeVolumeLimits) ExplainFilter(_ context.Context, state *framework.Cyc
 	if ni.Node() == nil {
 		return nil
 	}
-	s, ok := nodeVolumeLimitsKey.Read(state)
-	if !ok {
-		if !mayUseCSIVolumes(pod) {
-			return nil
-		}
-		var status *framework.Status
-		if s, status = pl.newState(state.Listers(), pod); status != nil {
-			return nil
-		}
+	s, _ := pl.stateOf(state, pod)
+	if s == nil {
+		return nil
 	}
 	csiNode := s.objects.csiNodes[ni.Name()]
 	if csiNode == nil || !hasVolumeLimits(csiNode) {
@@ -350,26 +344,15 @@ func (VolumeRestrictions) ExplainFilter(_ context.Context, state *framework.Cycl
 		return nil
 	}
 	var out []framework.Detail
-	for i := range pod.Spec.Volumes {
-		v := &pod.Spec.Volumes[i]
-		if !mayConflict(*v) {
-			continue
-		}
-		for _, pi := range ni.Pods {
-			if diskConflictsWith(v, pi.Pod) {
-				out = append(out, framework.Detail{Message: fmt.Sprintf("volume %s (%s) is mounted by pod %s/%s on the node, and not read-only on both sides", v.Name, diskOf(v), pi.Pod.Namespace, pi.Pod.Name)})
-			}
-		}
+	for v, holder := range diskConflicts(pod, ni) {
+		out = append(out, framework.Detail{Message: fmt.Sprintf("volume %s (%s) is mounted by pod %s/%s on the node, and not read-only on both sides", v.Name, diskOf(v), holder.Namespace, holder.Name)})
 	}
 	if len(out) > 0 {
 		return out
 	}
-	s, ok := volumeRestrictionsKey.Read(state)
-	if !ok {
-		var status *framework.Status
-		if s, status = newVolumeRestrictionsState(state, pod); status != nil {
-			return nil
-		}
+	s, status := restrictionsStateOf(state, pod)
+	if status != nil {
+		return nil
 	}
 	if s.inUse == 0 {
 		return nil

@@ -107,15 +107,9 @@ func (pl NodeVolumeLimits) Filter(_ context.Context, state *framework.CycleState
 	if ni.Node() == nil {
 		return errNilNode
 	}
-	s, ok := nodeVolumeLimitsKey.Read(state)
-	if !ok {
-		if !mayUseCSIVolumes(pod) {
-			return nil
-		}
-		var status *framework.Status
-		if s, status = pl.newState(state.Listers(), pod); status != nil {
-			return status
-		}
+	s, status := pl.stateOf(state, pod)
+	if s == nil {
+		return status
 	}
 	csiNode := s.objects.csiNodes[ni.Name()]
 	own := &s.withoutCSINode
@@ -134,6 +128,18 @@ func (pl NodeVolumeLimits) Filter(_ context.Context, state *framework.CycleState
 		return nil
 	}
 	return s.countOnNode(own.volumes, csiNode, ni)
+}
+
+// stateOf returns PreFilter's state, or computes it; nil and the status
+// to return when it cannot, or when no volume of pod may count.
+func (pl NodeVolumeLimits) stateOf(state *framework.CycleState, pod *v1.Pod) (*volumeLimitsState, *framework.Status) {
+	if s, ok := nodeVolumeLimitsKey.Read(state); ok {
+		return s, nil
+	}
+	if !mayUseCSIVolumes(pod) {
+		return nil, nil
+	}
+	return pl.newState(state.Listers(), pod)
 }
 
 // mayUseCSIVolumes reports whether some volume of pod may count: a claim,

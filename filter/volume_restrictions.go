@@ -2,6 +2,7 @@ package filter
 
 import (
 	"context"
+	"iter"
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
@@ -131,28 +132,43 @@ func (VolumeRestrictions) Filter(_ context.Context, state *framework.CycleState,
 	if ni.Node() == nil {
 		return errNilNode
 	}
-	for i := range pod.Spec.Volumes {
-		v := &pod.Spec.Volumes[i]
-		if !mayConflict(*v) {
-			continue
-		}
-		for _, pi := range ni.Pods {
-			if diskConflictsWith(v, pi.Pod) {
-				return diskConflict
-			}
-		}
+	for range diskConflicts(pod, ni) {
+		return diskConflict
 	}
-	s, ok := volumeRestrictionsKey.Read(state)
-	if !ok {
-		var status *framework.Status
-		if s, status = newVolumeRestrictionsState(state, pod); status != nil {
-			return status
-		}
+	s, status := restrictionsStateOf(state, pod)
+	if status != nil {
+		return status
 	}
 	if s.inUse > 0 {
 		return rwopConflict
 	}
 	return nil
+}
+
+// diskConflicts yields each volume of pod that clashes with a volume of a
+// pod on ni, with that pod, in the pod's volume order.
+func diskConflicts(pod *v1.Pod, ni *nodeinfo.NodeInfo) iter.Seq2[*v1.Volume, *v1.Pod] {
+	return func(yield func(*v1.Volume, *v1.Pod) bool) {
+		for i := range pod.Spec.Volumes {
+			v := &pod.Spec.Volumes[i]
+			if !mayConflict(*v) {
+				continue
+			}
+			for _, pi := range ni.Pods {
+				if diskConflictsWith(v, pi.Pod) && !yield(v, pi.Pod) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// restrictionsStateOf returns PreFilter's state, or computes it.
+func restrictionsStateOf(state *framework.CycleState, pod *v1.Pod) (*volumeRestrictionsState, *framework.Status) {
+	if s, ok := volumeRestrictionsKey.Read(state); ok {
+		return s, nil
+	}
+	return newVolumeRestrictionsState(state, pod)
 }
 
 // newVolumeRestrictionsState finds the pod's ReadWriteOncePod claims and
