@@ -11,9 +11,11 @@
 //	go run . -kubeconfig ~/.kube/config -scheduler-name kubesched
 //
 // Without -kubeconfig it uses $KUBECONFIG, ~/.kube/config, or the
-// in-cluster configuration. It is a separate module so that kubesched
-// itself never depends on client-go. Run a single replica: it has no
-// leader election.
+// in-cluster configuration. Its requests to the API server are limited
+// as kube-scheduler's are by default, 50 per second with bursts of 100;
+// -kube-api-qps and -kube-api-burst change that. It is a separate module
+// so that kubesched itself never depends on client-go. Run a single
+// replica: it has no leader election.
 //
 // # Profiles from a configuration file
 //
@@ -99,7 +101,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	client, err := newClient(opts.kubeconfig)
+	client, err := newClient(opts.kubeconfig, opts.qps, opts.burst)
 	if err != nil {
 		return err
 	}
@@ -115,6 +117,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 type options struct {
 	// kubeconfig is the -kubeconfig file, "" for client-go's defaults.
 	kubeconfig string
+	// qps and burst limit the client's requests to the API server.
+	qps   float32
+	burst int
 	// config is the controller's configuration, without a logger.
 	config Config
 }
@@ -129,13 +134,18 @@ func parseFlags(args []string, output io.Writer) (*options, error) {
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)")
 	name := fs.String("scheduler-name", defaultSchedulerName, "schedule the pods whose spec.schedulerName is this, with the default profile (not with -config)")
 	configFile := fs.String("config", "", "KubeSchedulerConfiguration file: schedule the pods of each of its profiles with that profile")
+	qps := fs.Float64("kube-api-qps", 50, "requests per second to the API server, as kube-scheduler's clientConnection.qps")
+	burst := fs.Int("kube-api-burst", 100, "requests above -kube-api-qps allowed in a burst, as kube-scheduler's clientConnection.burst")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if *qps <= 0 || *burst < 1 {
+		return nil, fmt.Errorf("-kube-api-qps %v and -kube-api-burst %d: both must be positive", *qps, *burst)
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q: the controller takes only flags (see -h)", fs.Arg(0))
 	}
-	opts := &options{kubeconfig: *kubeconfig}
+	opts := &options{kubeconfig: *kubeconfig, qps: float32(*qps), burst: *burst}
 	if *configFile == "" {
 		opts.config.SchedulerName = *name
 		return opts, nil
@@ -177,12 +187,14 @@ func loadConfig(file string) (*configv1.KubeSchedulerConfiguration, error) {
 // newClient connects to the cluster kubeconfig names, or, when it is "",
 // to the one $KUBECONFIG, ~/.kube/config or the in-cluster configuration
 // does.
-func newClient(kubeconfig string) (kubernetes.Interface, error) {
+func newClient(kubeconfig string, qps float32, burst int) (kubernetes.Interface, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = kubeconfig
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
 	if err != nil {
 		return nil, err
 	}
+	// client-go's own defaults (5 and 10) would bind 5 pods a second.
+	cfg.QPS, cfg.Burst = qps, burst
 	return kubernetes.NewForConfig(cfg)
 }

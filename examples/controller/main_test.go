@@ -123,8 +123,13 @@ func TestParseFlags(t *testing.T) {
 		// schedulerNames of Config.SchedulerConfig, nil for none.
 		wantName     string
 		wantProfiles []string
+		// wantQPS and wantBurst are the client's limits; kube-scheduler's
+		// 50 and 100 unless set.
+		wantQPS   float32
+		wantBurst int
 	}{
-		{name: "without flags the controller serves kubesched with the default profile", wantName: "kubesched"},
+		{name: "without flags the controller serves kubesched with the default profile and kube-scheduler's client limits", wantName: "kubesched"},
+		{name: "-kube-api-qps and -kube-api-burst set the client's limits", args: []string{"-kube-api-qps", "200", "-kube-api-burst", "400"}, wantName: "kubesched", wantQPS: 200, wantBurst: 400},
 		{name: "-scheduler-name names the one scheduler served", args: []string{"-scheduler-name", "mine"}, wantName: "mine"},
 		{
 			name:           "-config serves the file's profiles, and no -scheduler-name",
@@ -146,11 +151,23 @@ func TestParseFlags(t *testing.T) {
 					profiles = append(profiles, *p.SchedulerName)
 				}
 			}
+			wantQPS, wantBurst := tt.wantQPS, tt.wantBurst
+			if wantQPS == 0 {
+				wantQPS, wantBurst = 50, 100
+			}
+			if opts.qps != wantQPS || opts.burst != wantBurst {
+				t.Errorf("client limits %v/%d, want %v/%d", opts.qps, opts.burst, wantQPS, wantBurst)
+			}
 			if opts.kubeconfig != tt.wantKubeconfig || opts.config.SchedulerName != tt.wantName || !slices.Equal(profiles, tt.wantProfiles) {
 				t.Errorf("kubeconfig %q, scheduler name %q, profiles %v; want %q, %q, %v",
 					opts.kubeconfig, opts.config.SchedulerName, profiles, tt.wantKubeconfig, tt.wantName, tt.wantProfiles)
 			}
 		})
+	}
+	for _, bad := range [][]string{{"-kube-api-qps", "0"}, {"-kube-api-burst", "0"}, {"-kube-api-qps", "-5"}} {
+		if _, err := parseFlags(bad, io.Discard); err == nil || !strings.Contains(err.Error(), "must be positive") {
+			t.Errorf("%v: %v, want an error saying both must be positive", bad, err)
+		}
 	}
 	if _, err := parseFlags([]string{"-h"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h: %v, want flag.ErrHelp", err)
