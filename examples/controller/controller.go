@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/retry"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
@@ -52,6 +53,13 @@ type Config struct {
 	QueueOptions []queue.Option
 	// Logger receives what the controller does; nil discards it.
 	Logger *slog.Logger
+	// EventClient receives the scheduler's Events (events.k8s.io/v1):
+	// Scheduled when a pod is bound, FailedScheduling when it fits
+	// nowhere, each reported by the pod's scheduler name, as
+	// kube-scheduler's. kube-scheduler sends them through a client of
+	// their own, so that they do not take from the rate the scheduling
+	// requests have; nil sends them through the controller's client.
+	EventClient kubernetes.Interface
 }
 
 // Controller is a scheduler: informers feed a kubesched cache and
@@ -76,6 +84,9 @@ type Controller struct {
 	handlers []toolscache.ResourceEventHandlerRegistration
 	// async tracks the bindings and preemptions in progress.
 	async sync.WaitGroup
+	// events sends the Events of recorders, one per scheduler name.
+	events    events.EventBroadcasterAdapter
+	recorders map[string]events.EventRecorderLogger
 }
 
 // New builds a controller on client. Call Run to start it. It returns an
@@ -110,7 +121,16 @@ func New(client kubernetes.Interface, cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctrl := &Controller{client: client, log: logger, factory: factory, cache: c, queue: q, profiles: profiles}
+	eventClient := cfg.EventClient
+	if eventClient == nil {
+		eventClient = client
+	}
+	broadcaster := events.NewEventBroadcasterAdapter(eventClient)
+	recorders := make(map[string]events.EventRecorderLogger, len(profiles))
+	for name := range profiles {
+		recorders[name] = broadcaster.NewRecorder(name)
+	}
+	ctrl := &Controller{client: client, log: logger, factory: factory, cache: c, queue: q, profiles: profiles, events: broadcaster, recorders: recorders}
 	if err := ctrl.addEventHandlers(); err != nil {
 		return nil, err
 	}
@@ -192,6 +212,8 @@ func (c *Controller) schedulerNames() []string { return slices.Sorted(maps.Keys(
 // until ctx is done; it then waits for the bindings and preemptions in
 // progress.
 func (c *Controller) Run(ctx context.Context) error {
+	c.events.StartRecordingToSink(ctx.Done())
+	defer c.events.Shutdown()
 	c.factory.Start(ctx.Done())
 	defer c.factory.Shutdown()
 	for informer, ok := range c.factory.WaitForCacheSync(ctx.Done()) {
@@ -275,6 +297,8 @@ func (c *Controller) bind(ctx context.Context, fw *framework.Framework, pi *queu
 	}
 	c.queue.Done(pi.Pod)
 	c.log.Info("bound", "pod", key(assumed), "node", assumed.Spec.NodeName)
+	c.recorders[assumed.Spec.SchedulerName].Eventf(assumed, nil, v1.EventTypeNormal, "Scheduled", "Binding",
+		"Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, assumed.Spec.NodeName)
 }
 
 // bindPod binds pod to its spec.nodeName as kube-scheduler does: through
@@ -336,6 +360,9 @@ func (c *Controller) failed(ctx context.Context, pi *queue.QueuedPodInfo, err er
 	} else {
 		c.requeue(pi)
 	}
+	if rec := c.recorders[pod.Spec.SchedulerName]; rec != nil {
+		rec.Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", "%s", truncateNote(err.Error()))
+	}
 	cond := v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: reason, Message: err.Error()}
 	if err := c.patchStatus(ctx, pod, func(s *v1.PodStatus) bool {
 		changed := setCondition(s, pod.Generation, cond)
@@ -347,6 +374,18 @@ func (c *Controller) failed(ctx context.Context, pi *queue.QueuedPodInfo, err er
 	}); err != nil {
 		c.log.Error("updating the PodScheduled condition and the nomination", "pod", key(pod), "err", err)
 	}
+}
+
+// truncateNote cuts a message to the length an Event's note may have,
+// ending it with " ..." as kube-scheduler does.
+func truncateNote(msg string) string {
+	// The API's limit on an Event's note (k8s.io/kubernetes's
+	// NoteLengthLimit).
+	const limit, suffix = 1024, " ..."
+	if len(msg) <= limit {
+		return msg
+	}
+	return msg[:limit-len(suffix)] + suffix
 }
 
 // requeue gives a failed pod back to the queue.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -187,6 +188,78 @@ func TestNewRefusesAConfigItCannotServe(t *testing.T) {
 			_, err := New(fake.NewClientset(), cfg)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("New: %v, want an error saying %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestControllerRecordsEventsAsKubeScheduler(t *testing.T) {
+	t.Parallel()
+	client := newFakeCluster(testNode("small", "1"), testPod("web", "500m", "kubesched"), testPod("huge", "8", "kubesched"))
+	// Events go through a client of their own, as kube-scheduler's, to
+	// events.k8s.io/v1 where the server has it, as a real one does.
+	eventClient := fake.NewClientset()
+	eventClient.Resources = []*metav1.APIResourceList{{GroupVersion: "events.k8s.io/v1", APIResources: []metav1.APIResource{{Name: "events", Namespaced: true, Kind: "Event"}}}}
+	ctrl, err := New(client, Config{SchedulerName: "kubesched", EventClient: eventClient})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error)
+	go func() { stopped <- ctrl.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-stopped; err != nil {
+			t.Error(err)
+		}
+	}()
+
+	type event struct{ pod, typ, reason, action, note, controller string }
+	want := []event{
+		{"web", v1.EventTypeNormal, "Scheduled", "Binding", "Successfully assigned default/web to small", "kubesched"},
+		{"huge", v1.EventTypeWarning, "FailedScheduling", "Scheduling",
+			"0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.", "kubesched"},
+	}
+	var got []event
+	eventually(t, "both events are recorded", func() bool {
+		list, err := eventClient.EventsV1().Events("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = got[:0]
+		for _, e := range list.Items {
+			got = append(got, event{e.Regarding.Name, e.Type, e.Reason, e.Action, e.Note, e.ReportingController})
+		}
+		return len(got) >= len(want)
+	})
+	slices.SortFunc(got, func(a, b event) int { return strings.Compare(b.pod, a.pod) })
+	if !slices.Equal(got, want) {
+		t.Errorf("events:\n got %+v\nwant %+v", got, want)
+	}
+	if list, _ := client.EventsV1().Events("default").List(ctx, metav1.ListOptions{}); len(list.Items) > 0 {
+		t.Errorf("%d events went through the scheduling client", len(list.Items))
+	}
+}
+
+func TestTruncateNoteCutsAsKubeScheduler(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		in   string
+		want int
+	}{
+		{"a short message is kept", "0/3 nodes are available", len("0/3 nodes are available")},
+		{"a message at the limit is kept", strings.Repeat("x", 1024), 1024},
+		{"a longer one is cut to the limit with an ellipsis", strings.Repeat("x", 2000), 1024},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := truncateNote(tt.in)
+			if len(got) != tt.want {
+				t.Errorf("len = %d, want %d", len(got), tt.want)
+			}
+			if len(tt.in) > 1024 && !strings.HasSuffix(got, " ...") {
+				t.Errorf("cut message ends %q, want \" ...\"", got[len(got)-8:])
 			}
 		})
 	}

@@ -11,7 +11,9 @@
 //	go run . -kubeconfig ~/.kube/config -scheduler-name kubesched
 //
 // Without -kubeconfig it uses $KUBECONFIG, ~/.kube/config, or the
-// in-cluster configuration. Its requests to the API server are limited
+// in-cluster configuration. Like kube-scheduler it records Scheduled and
+// FailedScheduling Events, through a client of their own. Its requests
+// to the API server are limited
 // as kube-scheduler's are by default, 50 per second with bursts of 100;
 // -kube-api-qps and -kube-api-burst change that. It is a separate module
 // so that kubesched itself never depends on client-go. Run a single
@@ -101,11 +103,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	client, err := newClient(opts.kubeconfig, opts.qps, opts.burst)
+	client, eventClient, err := newClients(opts.kubeconfig, opts.qps, opts.burst)
 	if err != nil {
 		return err
 	}
 	opts.config.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	opts.config.EventClient = eventClient
 	ctrl, err := New(client, opts.config)
 	if err != nil {
 		return err
@@ -184,17 +187,26 @@ func loadConfig(file string) (*configv1.KubeSchedulerConfiguration, error) {
 	return sc, nil
 }
 
-// newClient connects to the cluster kubeconfig names, or, when it is "",
-// to the one $KUBECONFIG, ~/.kube/config or the in-cluster configuration
-// does.
-func newClient(kubeconfig string, qps float32, burst int) (kubernetes.Interface, error) {
+// newClients returns the scheduler's client and, as kube-scheduler has,
+// a second one for Events, both limited to qps with burst: from the
+// kubeconfig file, else client-go's defaults ($KUBECONFIG, ~/.kube/config,
+// in-cluster).
+func newClients(kubeconfig string, qps float32, burst int) (kubernetes.Interface, kubernetes.Interface, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = kubeconfig
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// client-go's own defaults (5 and 10) would bind 5 pods a second.
 	cfg.QPS, cfg.Burst = qps, burst
-	return kubernetes.NewForConfig(cfg)
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	eventClient, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return client, eventClient, nil
 }
