@@ -212,6 +212,35 @@ func TestBothSchedulersSideBySide(t *testing.T) {
 		t.Errorf("PodScheduled=False differs:\n kube-scheduler: %s\n kubesched:      %s", messages["too-big-default"], messages["too-big-kubesched"])
 	}
 	t.Logf("both wrote %q", messages["too-big-kubesched"])
+
+	// And the same Events, each reported by its scheduler: a Scheduled
+	// event per bound pod, FailedScheduling with the message.
+	type key struct{ reporter, reason string }
+	var counts map[key]int
+	notes := map[string]string{}
+	eventually(t, time.Minute, "both schedulers' Events arrive", func() (bool, error) {
+		list, err := client.EventsV1().Events(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		counts = map[key]int{}
+		for _, e := range list.Items {
+			counts[key{e.ReportingController, e.Reason}]++
+			if e.Reason == "FailedScheduling" {
+				notes[e.Regarding.Name] = e.Note
+			}
+		}
+		return counts[key{v1.DefaultSchedulerName, "Scheduled"}] == 16 && counts[key{kubeschedName, "Scheduled"}] == 16 &&
+			notes["too-big-default"] != "" && notes["too-big-kubesched"] != "", nil
+	})
+	if notes["too-big-default"] != notes["too-big-kubesched"] {
+		t.Errorf("FailedScheduling notes differ:\n kube-scheduler: %s\n kubesched:      %s", notes["too-big-default"], notes["too-big-kubesched"])
+	}
+	for k, n := range counts {
+		if k.reporter != v1.DefaultSchedulerName && k.reporter != kubeschedName {
+			t.Errorf("%d %s events reported by %q", n, k.reason, k.reporter)
+		}
+	}
 }
 
 // countBound counts the pods of scheduler bound to a node.
