@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -87,6 +88,22 @@ type Controller struct {
 	// events sends the Events of recorders, one per scheduler name.
 	events    events.EventBroadcasterAdapter
 	recorders map[string]events.EventRecorderLogger
+	// synced is set once the informers' initial lists are handled.
+	synced atomic.Bool
+	// metrics count the scheduling attempts.
+	metrics metrics
+}
+
+// Synced reports whether Run has the cluster's state and is scheduling.
+func (c *Controller) Synced() bool { return c.synced.Load() }
+
+// pending counts the pods in each of the queue's sub-queues.
+func (c *Controller) pending() map[string]int {
+	return map[string]int{
+		"active":        len(c.queue.PodsInActiveQ()),
+		"backoff":       len(c.queue.PodsInBackoffQ()),
+		"unschedulable": len(c.queue.UnschedulablePods()),
+	}
 }
 
 // New builds a controller on client. Call Run to start it. It returns an
@@ -232,6 +249,8 @@ func (c *Controller) Run(ctx context.Context) error {
 	if !toolscache.WaitForCacheSync(ctx.Done(), synced...) {
 		return errors.New("controller: event handlers did not sync")
 	}
+	c.synced.Store(true)
+	defer c.synced.Store(false)
 	go c.queue.Run(ctx)
 	stop := context.AfterFunc(ctx, c.queue.Close)
 	defer stop()
@@ -262,7 +281,17 @@ func (c *Controller) scheduleOne(ctx context.Context) bool {
 		c.queue.Done(pod)
 		return true
 	}
+	start := time.Now()
 	res, err := fw.ScheduleSnapshot(ctx, pod, c.cache.Snapshot())
+	var fitErr *framework.FitError
+	switch {
+	case err == nil:
+		c.metrics.observe(pod.Spec.SchedulerName, "scheduled", time.Since(start))
+	case errors.As(err, &fitErr):
+		c.metrics.observe(pod.Spec.SchedulerName, "unschedulable", time.Since(start))
+	default:
+		c.metrics.observe(pod.Spec.SchedulerName, "error", time.Since(start))
+	}
 	if err != nil {
 		c.failed(ctx, pi, err)
 		return true

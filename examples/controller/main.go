@@ -13,11 +13,30 @@
 // Without -kubeconfig it uses $KUBECONFIG, ~/.kube/config, or the
 // in-cluster configuration. Like kube-scheduler it records Scheduled and
 // FailedScheduling Events, through a client of their own. Its requests
-// to the API server are limited
-// as kube-scheduler's are by default, 50 per second with bursts of 100;
-// -kube-api-qps and -kube-api-burst change that. It is a separate module
-// so that kubesched itself never depends on client-go. Run a single
-// replica: it has no leader election.
+// to the API server are limited as kube-scheduler's are by default, 50
+// per second with bursts of 100; -kube-api-qps and -kube-api-burst
+// change that. It is a separate module so that kubesched itself never
+// depends on client-go.
+//
+// # Replicas, probes and metrics
+//
+// Like kube-scheduler it elects a leader among its replicas
+// (-leader-elect, on by default) with a Lease, kube-system/kubesched
+// unless -leader-elect-resource-namespace and -leader-elect-resource-name
+// say otherwise, and kube-scheduler's durations (15s lease, 10s renew
+// deadline, 2s retry). Only the holder schedules; a replica that stops
+// gives the Lease up, so a standby takes over within the retry period,
+// and one that loses it exits, to come back as a standby.
+//
+// It serves over HTTP on -health-bind-address (":10251" by default, ""
+// for none):
+//   - /healthz: the process answers.
+//   - /readyz: the leader is ready once its informers have synced; a
+//     standby is ready while it waits.
+//   - /metrics: kubesched_schedule_attempts_total and
+//     kubesched_scheduling_attempt_duration_seconds by profile and result
+//     (scheduled, unschedulable, error), and kubesched_pending_pods by
+//     sub-queue, in Prometheus' text format.
 //
 // # Profiles from a configuration file
 //
@@ -55,7 +74,8 @@
 // file's parallelism, percentageOfNodesToScore, extenders (including one
 // that binds) and podInitialBackoffSeconds and podMaxBackoffSeconds. It
 // ignores the rest, clientConnection and leaderElection among them: give
-// the cluster with -kubeconfig.
+// the cluster with -kubeconfig, and the election with the -leader-elect
+// flags.
 package main
 
 import (
@@ -68,6 +88,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -113,7 +134,23 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return ctrl.Run(ctx)
+	var h health
+	h.ctrl.Store(ctrl)
+	if opts.healthAddr != "" {
+		addr, err := h.serve(ctx, opts.healthAddr)
+		if err != nil {
+			return err
+		}
+		opts.config.Logger.Info("serving /healthz, /readyz and /metrics", "address", addr.String())
+	}
+	if !opts.election.enabled {
+		return ctrl.Run(ctx)
+	}
+	h.electing.Store(true)
+	return lead(ctx, client, opts.election, opts.config.Logger, func(ctx context.Context) error {
+		h.leading.Store(true)
+		return ctrl.Run(ctx)
+	})
 }
 
 // options are what the command line asks for.
@@ -123,6 +160,11 @@ type options struct {
 	// qps and burst limit the client's requests to the API server.
 	qps   float32
 	burst int
+	// healthAddr is where /healthz, /readyz and /metrics are served, ""
+	// for nowhere.
+	healthAddr string
+	// election configures leader election.
+	election election
 	// config is the controller's configuration, without a logger.
 	config Config
 }
@@ -139,8 +181,21 @@ func parseFlags(args []string, output io.Writer) (*options, error) {
 	configFile := fs.String("config", "", "KubeSchedulerConfiguration file: schedule the pods of each of its profiles with that profile")
 	qps := fs.Float64("kube-api-qps", 50, "requests per second to the API server, as kube-scheduler's clientConnection.qps")
 	burst := fs.Int("kube-api-burst", 100, "requests above -kube-api-qps allowed in a burst, as kube-scheduler's clientConnection.burst")
+	healthAddr := fs.String("health-bind-address", ":10251", "serve /healthz, /readyz and /metrics over HTTP here; empty for nowhere")
+	el := election{}
+	fs.BoolVar(&el.enabled, "leader-elect", true, "run as one of several replicas: only the holder of the Lease schedules")
+	fs.DurationVar(&el.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long standbys wait after the last renewal before taking the Lease")
+	fs.DurationVar(&el.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader tries to renew before it gives up leading")
+	fs.DurationVar(&el.retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often to try to take or renew the Lease")
+	fs.StringVar(&el.namespace, "leader-elect-resource-namespace", "kube-system", "namespace of the Lease")
+	fs.StringVar(&el.name, "leader-elect-resource-name", "kubesched", "name of the Lease (not kube-scheduler's, which is kube-scheduler)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if el.enabled {
+		if err := el.check(); err != nil {
+			return nil, err
+		}
 	}
 	if *qps <= 0 || *burst < 1 {
 		return nil, fmt.Errorf("-kube-api-qps %v and -kube-api-burst %d: both must be positive", *qps, *burst)
@@ -148,7 +203,7 @@ func parseFlags(args []string, output io.Writer) (*options, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q: the controller takes only flags (see -h)", fs.Arg(0))
 	}
-	opts := &options{kubeconfig: *kubeconfig, qps: float32(*qps), burst: *burst}
+	opts := &options{kubeconfig: *kubeconfig, qps: float32(*qps), burst: *burst, healthAddr: *healthAddr, election: el}
 	if *configFile == "" {
 		opts.config.SchedulerName = *name
 		return opts, nil

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // writeFile writes content to a file named name in a directory of the
@@ -164,10 +165,32 @@ func TestParseFlags(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range [][]string{{"-kube-api-qps", "0"}, {"-kube-api-burst", "0"}, {"-kube-api-qps", "-5"}} {
-		if _, err := parseFlags(bad, io.Discard); err == nil || !strings.Contains(err.Error(), "must be positive") {
-			t.Errorf("%v: %v, want an error saying both must be positive", bad, err)
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-kube-api-qps", "0"}, "must be positive"},
+		{[]string{"-kube-api-burst", "0"}, "must be positive"},
+		{[]string{"-kube-api-qps", "-5"}, "must be positive"},
+		{[]string{"-leader-elect-lease-duration", "5s"}, "must be longer than -leader-elect-renew-deadline"},
+		{[]string{"-leader-elect-retry-period", "9s"}, "must be longer than 1.2 times -leader-elect-retry-period"},
+		{[]string{"-leader-elect-resource-name", ""}, "must name the Lease"},
+	} {
+		if _, err := parseFlags(bad.args, io.Discard); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%v: %v, want an error saying %q", bad.args, err, bad.want)
 		}
+	}
+	// Without leader election its durations are not checked.
+	if _, err := parseFlags([]string{"-leader-elect=false", "-leader-elect-lease-duration", "1s"}, io.Discard); err != nil {
+		t.Errorf("-leader-elect=false: %v", err)
+	}
+	opts, err := parseFlags(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := election{enabled: true, leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 2 * time.Second, namespace: "kube-system", name: "kubesched"}
+	if opts.election != want || opts.healthAddr != ":10251" {
+		t.Errorf("defaults: election %+v, health %q; want %+v, \":10251\"", opts.election, opts.healthAddr, want)
 	}
 	if _, err := parseFlags([]string{"-h"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h: %v, want flag.ErrHelp", err)
