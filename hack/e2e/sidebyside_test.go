@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,15 +53,21 @@ func startControlPlaneOpts(t *testing.T, ctx context.Context, scheduler bool) (*
 	return cp, client
 }
 
-// startController runs kubesched's controller against cp until t ends.
-func startController(t *testing.T, cp *controlplane.ControlPlane, args ...string) {
+// startController runs kubesched's controller against cp until t ends,
+// and waits for its /readyz.
+func startController(t *testing.T, cp *controlplane.ControlPlane, args ...string) *exec.Cmd {
 	t.Helper()
 	logPath := filepath.Join(t.TempDir(), "controller.log")
 	log, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(controller, append([]string{"-kubeconfig", cp.Kubeconfig}, args...)...)
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	health := fmt.Sprintf("127.0.0.1:%d", port)
+	cmd := exec.Command(controller, append([]string{"-kubeconfig", cp.Kubeconfig, "-health-bind-address", health}, args...)...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -77,6 +85,25 @@ func startController(t *testing.T, cp *controlplane.ControlPlane, args ...string
 			t.Logf("controller log ends:\n%s", b)
 		}
 	})
+	eventually(t, time.Minute, "the controller's /readyz answers 200", func() (bool, error) {
+		resp, err := http.Get("http://" + health + "/readyz")
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	return cmd
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // node is a Ready node with cpu cores, memory and 110 pods allocatable,
