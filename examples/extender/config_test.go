@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -79,5 +80,33 @@ func TestCheckConfig(t *testing.T) {
 				t.Errorf("profiles %v, want %v", profiles, tc.profiles)
 			}
 		})
+	}
+}
+
+// TestTheManifestsConfigurationIsAccepted checks deploy/extender's
+// ConfigMap with the extender's -addr, as the extender checks it when it
+// starts beside kube-scheduler.
+func TestTheManifestsConfigurationIsAccepted(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../../deploy/extender/extender.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The configuration is the ConfigMap's scheduler.yaml block.
+	_, block, ok := strings.Cut(string(data), "  scheduler.yaml: |\n")
+	if !ok {
+		t.Fatal("the manifest's ConfigMap has no scheduler.yaml")
+	}
+	block, _, _ = strings.Cut(block, "\n---")
+	var config strings.Builder
+	for line := range strings.SplitSeq(block, "\n") {
+		config.WriteString(strings.TrimPrefix(line, "    ") + "\n")
+	}
+	profiles, err := checkConfig([]byte(config.String()), ":8080")
+	if err != nil {
+		t.Fatalf("the extender would refuse the manifest's configuration: %v", err)
+	}
+	if !slices.Equal(profiles, []string{"kubesched-extender"}) {
+		t.Errorf("profiles %v, want [kubesched-extender]", profiles)
 	}
 }

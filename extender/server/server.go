@@ -204,9 +204,17 @@ func (h *Handler) HTTPServer(addr string) *http.Server {
 	}
 }
 
-// ServeHTTP answers one extender call.
+// ServeHTTP answers one extender call. GET /healthz, unless a verb is
+// served there, answers 200 "ok" for a liveness or readiness probe: the
+// handler keeps nothing between calls, so serving is all there is to
+// being healthy.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt, ok := h.routes[r.URL.Path]
+	if !ok && r.URL.Path == "/healthz" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok\n")
+		return
+	}
 	if !ok {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no extender verb at %s", r.URL.Path))
 		return

@@ -154,6 +154,28 @@ func TestServeHTTP(t *testing.T) {
 	}
 }
 
+func TestHealthz(t *testing.T) {
+	t.Parallel()
+	h := newHandler(t)
+	for _, tc := range []struct {
+		name, method string
+		code         int
+		body         string
+	}{
+		{"a probe's GET is answered ok", "GET", 200, "ok\n"},
+		{"HEAD is answered too", "HEAD", 200, "ok\n"},
+		{"POST is not a probe", "POST", 404, `{"Error":"no extender verb at /healthz"}` + "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(tc.method, "/healthz", nil))
+			if rec.Code != tc.code || rec.Body.String() != tc.body {
+				t.Errorf("%s /healthz: %d %q, want %d %q", tc.method, rec.Code, rec.Body.String(), tc.code, tc.body)
+			}
+		})
+	}
+}
+
 func TestFunctionFailures(t *testing.T) {
 	t.Parallel()
 	failFilter := func(context.Context, *v1.Pod, []*nodeinfo.NodeInfo) ([]*nodeinfo.NodeInfo, framework.Diagnosis, error) {
