@@ -115,6 +115,29 @@ type podState struct {
 	claims []assumedClaim
 }
 
+// WithFreshImageStates makes every snapshot's image summaries, which
+// ImageLocality reads, what nodeinfo.Build computes from the same
+// objects: each node's own image sizes, and how many of the current
+// nodes hold each image. kube-scheduler's NewSnapshot computes them so.
+//
+// Without it the cache keeps them as kube-scheduler's own cache does, so
+// that a scheduler built on it scores as a running kube-scheduler does.
+// That differs from Build in two ways:
+//   - An image name has one size: the one the first node to report it
+//     gave (until no node reports it any more), whatever other nodes
+//     report.
+//   - A node's counts are taken when the node changes (its node object,
+//     or a pod added or removed) and copied into the next snapshot. A
+//     node that has not changed since keeps the counts it had then.
+//
+// A simulation, which should see what Build sees, uses this option.
+func WithFreshImageStates() Option {
+	return func(c *Cache) error {
+		c.images.fresh = true
+		return nil
+	}
+}
+
 // New returns an empty cache. It returns an error for a bad option.
 func New(opts ...Option) (*Cache, error) {
 	c := &Cache{

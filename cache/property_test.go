@@ -71,7 +71,9 @@ func TestUpdatedSnapshotEqualsBuildAfterAnyEvents(t *testing.T) {
 func runSequence(t *testing.T, seed uint64, events int, inPlace bool) int {
 	t.Helper()
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	c := newCache(t, WithClock(clock), WithAssumedPodTTL(propertyTTL))
+	// Build counts images fresh; the conformance module holds the default
+	// mode to kube-scheduler's own cache.
+	c := newCache(t, WithClock(clock), WithAssumedPodTTL(propertyTTL), WithFreshImageStates())
 	w := &world{
 		r: rand.New(rand.NewPCG(seed, 7)), clock: clock,
 		nodes: map[string]*v1.Node{}, pods: map[types.UID]*v1.Pod{},

@@ -250,7 +250,7 @@ func (c *Cache) snapshot(reuse *Snapshot) *Snapshot {
 			if old, ok := prev.Get(name); ok && old.Generation == info.Generation {
 				s.nodes[i] = old
 			} else {
-				s.nodes[i] = info.Clone()
+				s.nodes[i] = c.images.snapshotOf(info)
 			}
 			s.gens[i] = s.nodes[i].Generation
 		}
@@ -274,7 +274,7 @@ func (c *Cache) snapshot(reuse *Snapshot) *Snapshot {
 			}
 			if i, ok := s.index[item.name]; ok {
 				olds = append(olds, s.nodes[i])
-				s.nodes[i] = item.info.Clone()
+				s.nodes[i] = c.images.snapshotOf(item.info)
 				s.gens[i] = s.nodes[i].Generation
 				changed = append(changed, i)
 			}

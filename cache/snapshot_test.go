@@ -46,7 +46,7 @@ func TestSnapshotCopiesOnlyWhatChanged(t *testing.T) {
 
 func TestSnapshotCountsImagesAcrossNodes(t *testing.T) {
 	t.Parallel()
-	c := newCache(t)
+	c := newCache(t, WithFreshImageStates())
 	mustNode(t, c, node("a", "", "nginx", "redis"))
 	mustNode(t, c, node("b", "", "nginx"))
 	first := c.Snapshot()
@@ -66,6 +66,46 @@ func TestSnapshotCountsImagesAcrossNodes(t *testing.T) {
 	}
 	if got := a2.ImageStates["redis"].NumNodes; got != 1 {
 		t.Errorf("redis on %d nodes, want 1", got)
+	}
+}
+
+func TestImageStatesAsKubeSchedulersCacheKeepsThem(t *testing.T) {
+	t.Parallel()
+	sized := func(n *v1.Node, size int64) *v1.Node {
+		for i := range n.Status.Images {
+			n.Status.Images[i].SizeBytes = size
+		}
+		return n
+	}
+	c := newCache(t)
+	mustNode(t, c, sized(node("a", "", "nginx"), 100))
+	mustNode(t, c, sized(node("b", "", "nginx"), 300))
+	first := c.Snapshot()
+	b, _ := first.Get("b")
+	if got := b.ImageStates["nginx"]; got.Size != 100 || got.NumNodes != 2 {
+		t.Errorf("b's nginx %+v, want the size a reported first, 100, on 2 nodes", *got)
+	}
+
+	// a leaves: b did not change, so it keeps its count until it does.
+	must(t, c.RemoveNode(node("a", "")))
+	second := c.Snapshot()
+	b2, _ := second.Get("b")
+	if got := b2.ImageStates["nginx"].NumNodes; got != 2 {
+		t.Errorf("b, unchanged, counts nginx on %d nodes; kube-scheduler's cache keeps 2 until b changes", got)
+	}
+	must(t, c.AddPod(pod("1", "b", "1")))
+	third := c.Snapshot()
+	b3, _ := third.Get("b")
+	if got := b3.ImageStates["nginx"]; got.NumNodes != 1 || got.Size != 100 {
+		t.Errorf("b, changed, has nginx %+v, want 1 node and still the first size, 100", *got)
+	}
+
+	// Once no node reports it, the next node to report it sets the size.
+	mustNode(t, c, sized(node("b", "", "redis"), 300))
+	mustNode(t, c, sized(node("c", "", "nginx"), 500))
+	c3, _ := c.Snapshot().Get("c")
+	if got := c3.ImageStates["nginx"]; got.Size != 500 || got.NumNodes != 1 {
+		t.Errorf("c's nginx %+v, want 500 on 1 node", *got)
 	}
 }
 

@@ -92,7 +92,7 @@ func New(fw *framework.Framework, nodes []*v1.Node, pods []*v1.Pod, objs ...runt
 	if err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
-	ch, err := cache.New()
+	ch, err := cache.New(cache.WithFreshImageStates())
 	if err != nil {
 		return nil, err
 	}
