@@ -57,6 +57,22 @@ func newFakeCluster(objs ...runtime.Object) *fake.Clientset {
 	return client
 }
 
+// startController runs ctrl until t ends, failing t if Run fails, and
+// returns the context it runs under.
+func startController(t *testing.T, ctrl *Controller) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error)
+	go func() { stopped <- ctrl.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-stopped; err != nil {
+			t.Error(err)
+		}
+	})
+	return ctx
+}
+
 // eventually polls cond until it holds. Informers deliver events on
 // their own goroutines, so the test waits for state rather than time;
 // the deadline only guards against a hang.
@@ -87,15 +103,7 @@ func TestControllerSchedulesBindsAndRequeues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan error)
-	go func() { stopped <- ctrl.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-stopped; err != nil {
-			t.Error(err)
-		}
-	}()
+	ctx := startController(t, ctrl)
 
 	get := func(name string) *v1.Pod {
 		pod, err := client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
@@ -204,15 +212,7 @@ func TestControllerRecordsEventsAsKubeScheduler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan error)
-	go func() { stopped <- ctrl.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-stopped; err != nil {
-			t.Error(err)
-		}
-	}()
+	ctx := startController(t, ctrl)
 
 	type event struct{ pod, typ, reason, action, note, controller string }
 	want := []event{

@@ -114,15 +114,7 @@ func runControllerWith(t *testing.T, client *fake.Clientset, cfg Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan error)
-	go func() { stopped <- ctrl.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-stopped; err != nil {
-			t.Error(err)
-		}
-	})
+	startController(t, ctrl)
 }
 
 func getPod(t *testing.T, client *fake.Clientset, name string) *v1.Pod {

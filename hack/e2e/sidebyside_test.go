@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -62,7 +61,7 @@ func startController(t *testing.T, cp *controlplane.ControlPlane, args ...string
 	if err != nil {
 		t.Fatal(err)
 	}
-	port, err := freePort()
+	port, err := controlplane.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,16 +93,6 @@ func startController(t *testing.T, cp *controlplane.ControlPlane, args ...string
 		return resp.StatusCode == http.StatusOK, nil
 	})
 	return cmd
-}
-
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // node is a Ready node with cpu cores, memory and 110 pods allocatable,

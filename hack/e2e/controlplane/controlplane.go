@@ -109,7 +109,7 @@ func (cp *ControlPlane) start3(ctx context.Context) error {
 		return fmt.Errorf("making certificates: %w", err)
 	}
 	for _, p := range []*int{&cp.ports.etcdClient, &cp.ports.etcdPeer, &cp.ports.apiserver, &cp.ports.scheduler} {
-		if *p, err = freePort(); err != nil {
+		if *p, err = FreePort(); err != nil {
 			return err
 		}
 	}
@@ -376,8 +376,10 @@ current-context: e2e
 `, cp.Config.Host, cp.pki.caCert, cp.token)
 }
 
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
+// FreePort asks the kernel for a free loopback port. Another process may
+// take it before the caller binds it; Start tries again when that
+// happens to a component.
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
