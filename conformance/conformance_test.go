@@ -238,9 +238,12 @@ func withoutPostFilter(fe *framework.FitError) *framework.FitError {
 }
 
 // cacheSnapshot is a cache's snapshot of s's nodes and the pods bound to
-// them.
+// them. The oracle builds upstream's snapshot with NewSnapshot, whose
+// image summaries are Build's: the cache is asked for the same.
+// (TestCacheSnapshotsEqualKubeSchedulersCache holds the cache's default
+// summaries to kube-scheduler's cache.)
 func cacheSnapshot(s *Scenario) (*cache.Snapshot, error) {
-	c, err := cache.New()
+	c, err := cache.New(cache.WithFreshImageStates())
 	if err != nil {
 		return nil, err
 	}

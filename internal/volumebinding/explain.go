@@ -94,7 +94,7 @@ func (p *provisioning) cannotProvision(u *unboundClaim, nodeLabels labels.Set) s
 	case !p.admits(nodeLabels):
 		return fmt.Sprintf("class %s's allowedTopologies exclude the node", p.class.Name)
 	case u.hasRequest && p.checkCapacity && p.capacityFor(u.request.Value(), nodeLabels) == nil:
-		return fmt.Sprintf("no CSIStorageCapacity of class %s reachable from the node has room for %s", p.class.Name, u.request.String())
+		return fmt.Sprintf("no CSIStorageCapacity of class %s reachable from the node has room for %s", p.class.Name, sizeText(u))
 	}
 	return ""
 }
@@ -107,7 +107,10 @@ func sizeText(u *unboundClaim) string {
 	if !u.hasRequest {
 		return "no size"
 	}
-	return u.request.String()
+	// String caches its text in the Quantity: write a copy's, since
+	// nodes are explained concurrently over the same claims.
+	q := u.request
+	return q.String()
 }
 
 func className(u *unboundClaim) string {
