@@ -13,6 +13,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -122,7 +124,7 @@ func New(client kubernetes.Interface, cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	listers := newListers(factory)
+	listers := newListers(factory, c)
 	qopts := append(backoffOptions(cfg.SchedulerConfig), queue.WithListers(listers))
 	q, err := queue.New(append(qopts, cfg.QueueOptions...)...)
 	if err != nil {
@@ -201,9 +203,14 @@ func backoffOptions(sc *configv1.KubeSchedulerConfiguration) []queue.Option {
 
 // newListers returns the listers of factory's informers that the queue
 // and the plugins read.
-func newListers(factory informers.SharedInformerFactory) framework.Listers {
+func newListers(factory informers.SharedInformerFactory, c *cache.Cache) framework.Listers {
 	storage := factory.Storage().V1()
 	return framework.Listers{
+		// DynamicResources: claims as the cache holds them (with those of
+		// assumed pods), slices and classes as the informers have them.
+		ResourceClaims:         c.ResourceClaims(),
+		ResourceSlices:         factory.Resource().V1().ResourceSlices().Lister(),
+		DeviceClasses:          factory.Resource().V1().DeviceClasses().Lister(),
 		Namespaces:             factory.Core().V1().Namespaces().Lister(),
 		Services:               factory.Core().V1().Services().Lister(),
 		ReplicaSets:            factory.Apps().V1().ReplicaSets().Lister(),
@@ -300,19 +307,30 @@ func (c *Controller) scheduleOne(ctx context.Context) bool {
 	// taken while the binding is on its way.
 	assumed := pod.DeepCopy()
 	assumed.Spec.NodeName = res.SuggestedHost
-	if err := c.cache.AssumePod(assumed); err != nil {
+	if res.ExtendedResourceClaimStatus != nil {
+		c.failed(ctx, pi, errors.New("the pod's extended resources come from DRA devices, which this controller does not allocate yet"))
+		return true
+	}
+	// The claims the placement allocated and reserved count as the
+	// cache's until the informer reports them written.
+	if err := c.cache.AssumePod(assumed, res.Claims...); err != nil {
 		c.failed(ctx, pi, err)
 		return true
 	}
 	c.queue.Nominations().Delete(pod)
-	c.async.Go(func() { c.bind(ctx, fw, pi, assumed) })
+	claims := res.Claims
+	c.async.Go(func() { c.bind(ctx, fw, pi, assumed, claims) })
 	return true
 }
 
 // bind binds an assumed pod with the framework that scheduled it, or
 // undoes the assumption if that fails.
-func (c *Controller) bind(ctx context.Context, fw *framework.Framework, pi *queue.QueuedPodInfo, assumed *v1.Pod) {
-	if err := c.bindPod(ctx, fw, assumed); err != nil {
+func (c *Controller) bind(ctx context.Context, fw *framework.Framework, pi *queue.QueuedPodInfo, assumed *v1.Pod, claims []*resourceapi.ResourceClaim) {
+	err := c.writeClaims(ctx, claims)
+	if err == nil {
+		err = c.bindPod(ctx, fw, assumed)
+	}
+	if err != nil {
 		if err := c.cache.ForgetPod(assumed); err != nil {
 			c.log.Error("forgetting the assumed pod", "pod", key(assumed), "err", err)
 		}
@@ -328,6 +346,49 @@ func (c *Controller) bind(ctx context.Context, fw *framework.Framework, pi *queu
 	c.log.Info("bound", "pod", key(assumed), "node", assumed.Spec.NodeName)
 	c.recorders[assumed.Spec.SchedulerName].Eventf(assumed, nil, v1.EventTypeNormal, "Scheduled", "Binding",
 		"Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, assumed.Spec.NodeName)
+}
+
+// writeClaims writes what the placement did to the pod's ResourceClaims
+// before the pod is bound, as DynamicResources' PreBind does: the
+// finalizer that keeps an allocated claim, then the allocation and the
+// pod in reservedFor. A conflict reads the claim again and reapplies the
+// change, unless another writer allocated it meanwhile.
+func (c *Controller) writeClaims(ctx context.Context, claims []*resourceapi.ResourceClaim) error {
+	for _, want := range claims {
+		api := c.client.ResourceV1().ResourceClaims(want.Namespace)
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			claim, err := api.Get(ctx, want.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if claim.UID != want.UID {
+				return fmt.Errorf("ResourceClaim %s/%s was replaced", want.Namespace, want.Name)
+			}
+			if claim.Status.Allocation != nil && want.Status.Allocation != nil && !equality.Semantic.DeepEqual(claim.Status.Allocation, want.Status.Allocation) {
+				return fmt.Errorf("ResourceClaim %s/%s was allocated meanwhile", want.Namespace, want.Name)
+			}
+			missing := false
+			for _, f := range want.Finalizers {
+				if !slices.Contains(claim.Finalizers, f) {
+					claim.Finalizers = append(claim.Finalizers, f)
+					missing = true
+				}
+			}
+			if missing {
+				if claim, err = api.Update(ctx, claim, metav1.UpdateOptions{}); err != nil {
+					return err
+				}
+			}
+			claim.Status.Allocation = want.Status.Allocation
+			claim.Status.ReservedFor = want.Status.ReservedFor
+			_, err = api.UpdateStatus(ctx, claim, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("writing ResourceClaim %s/%s: %w", want.Namespace, want.Name, err)
+		}
+	}
+	return nil
 }
 
 // bindPod binds pod to its spec.nodeName as kube-scheduler does: through
@@ -523,6 +584,10 @@ func (c *Controller) addEventHandlers() error {
 		{c.factory.Storage().V1().CSIDrivers().Informer(), c.moveOn(queue.CSIDriver)},
 		{c.factory.Storage().V1().CSIStorageCapacities().Informer(), c.moveOn(queue.CSIStorageCapacity)},
 		{c.factory.Storage().V1().VolumeAttachments().Informer(), c.moveOn(queue.VolumeAttachment)},
+		// DRA: claims go to the cache, which overlays assumed ones.
+		{c.factory.Resource().V1().ResourceClaims().Informer(), toolscache.ResourceEventHandlerFuncs{AddFunc: c.claimAdded, UpdateFunc: c.claimUpdated, DeleteFunc: c.claimDeleted}},
+		{c.factory.Resource().V1().ResourceSlices().Informer(), c.moveOn(queue.ResourceSlice)},
+		{c.factory.Resource().V1().DeviceClasses().Informer(), c.moveOn(queue.DeviceClass)},
 	}
 	for _, h := range handlers {
 		reg, err := h.informer.AddEventHandler(h.funcs)
@@ -544,6 +609,35 @@ func (c *Controller) moveOn(resource queue.EventResource) toolscache.ResourceEve
 		UpdateFunc: func(oldObj, newObj any) { move(queue.Update, oldObj, newObj) },
 		DeleteFunc: func(obj any) { move(queue.Delete, obj, nil) },
 	}
+}
+
+func (c *Controller) claimAdded(obj any) {
+	claim, ok := obj.(*resourceapi.ResourceClaim)
+	if !ok {
+		return
+	}
+	if err := c.cache.AddClaim(claim); err != nil {
+		c.log.Error("adding a ResourceClaim", "claim", claim.Namespace+"/"+claim.Name, "err", err)
+	}
+	c.queue.MoveAllToActiveOrBackoffQueue(queue.ClusterEvent{Resource: queue.ResourceClaim, ActionType: queue.Add}, nil, claim, nil)
+}
+
+func (c *Controller) claimUpdated(oldObj, newObj any) {
+	claim, ok := newObj.(*resourceapi.ResourceClaim)
+	if !ok {
+		return
+	}
+	if err := c.cache.UpdateClaim(claim); err != nil {
+		c.log.Error("updating a ResourceClaim", "claim", claim.Namespace+"/"+claim.Name, "err", err)
+	}
+	c.queue.MoveAllToActiveOrBackoffQueue(queue.ClusterEvent{Resource: queue.ResourceClaim, ActionType: queue.Update}, oldObj, claim, nil)
+}
+
+func (c *Controller) claimDeleted(obj any) {
+	if err := c.cache.RemoveClaim(obj); err != nil {
+		c.log.Error("removing a ResourceClaim", "err", err)
+	}
+	c.queue.MoveAllToActiveOrBackoffQueue(queue.ClusterEvent{Resource: queue.ResourceClaim, ActionType: queue.Delete}, obj, nil, nil)
 }
 
 func (c *Controller) addNode(obj any) {

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"slices"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// draObjects is a class "gpu" of the driver gpu.example.com's devices,
+// one device on node small, and a claim per name asking for one.
+func draObjects(claims ...string) []runtime.Object {
+	objs := []runtime.Object{
+		&resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: resourceapi.DeviceClassSpec{Selectors: []resourceapi.DeviceSelector{{
+			CEL: &resourceapi.CELDeviceSelector{Expression: `device.driver == "gpu.example.com"`},
+		}}}},
+		&resourceapi.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: "small-gpus"}, Spec: resourceapi.ResourceSliceSpec{
+			Driver: "gpu.example.com", NodeName: new("small"), Pool: resourceapi.ResourcePool{Name: "small", Generation: 1, ResourceSliceCount: 1},
+			Devices: []resourceapi.Device{{Name: "gpu-0"}},
+		}},
+	}
+	for _, name := range claims {
+		objs = append(objs, &resourceapi.ResourceClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
+			Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
+				Name: "gpu", Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: "gpu", AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1},
+			}}}},
+		})
+	}
+	return objs
+}
+
+// claiming is a kubesched pod using the claim.
+func claiming(name, claim string) *v1.Pod {
+	p := testPod(name, "100m", "kubesched")
+	p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: new(claim)}}
+	p.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: "gpu"}}
+	return p
+}
+
+func TestControllerAllocatesClaimsBeforeBinding(t *testing.T) {
+	t.Parallel()
+	objs := append(draObjects("first", "second"), testNode("small", "4"), testNode("big", "4"), claiming("a", "first"))
+	client := newFakeCluster(objs...)
+	ctrl, err := New(client, Config{SchedulerName: "kubesched"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := startController(t, ctrl)
+	getPod := func(name string) *v1.Pod {
+		p, err := client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	eventually(t, "a is bound", func() bool { return getPod("a").Spec.NodeName != "" })
+	if got := getPod("a").Spec.NodeName; got != "small" {
+		t.Errorf("a went to %s; only small has a device", got)
+	}
+	claim, err := client.ResourceV1().ResourceClaims("default").Get(ctx, "first", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := claim.Status.Allocation; a == nil || len(a.Devices.Results) != 1 || a.Devices.Results[0].Device != "gpu-0" {
+		t.Errorf("claim first allocated %+v, want gpu-0", claim.Status.Allocation)
+	}
+	if len(claim.Status.ReservedFor) != 1 || claim.Status.ReservedFor[0].Name != "a" {
+		t.Errorf("claim first reserved for %+v, want pod a", claim.Status.ReservedFor)
+	}
+	if !slices.Contains(claim.Finalizers, resourceapi.Finalizer) {
+		t.Errorf("claim first has finalizers %v, want %s", claim.Finalizers, resourceapi.Finalizer)
+	}
+
+	// The only device is taken: a second pod claiming one fits nowhere,
+	// as kube-scheduler says it.
+	if _, err := client.CoreV1().Pods("default").Create(ctx, claiming("b", "second"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "b is reported unschedulable", func() bool {
+		for _, c := range getPod("b").Status.Conditions {
+			if c.Type == v1.PodScheduled && c.Reason == v1.PodReasonUnschedulable {
+				return c.Message == "0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+			}
+		}
+		return false
+	})
+}
