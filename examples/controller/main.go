@@ -6,7 +6,9 @@
 // binding them through the API. A pod that fits nowhere may
 // preempt: the controller marks and deletes the victims DefaultPreemption
 // chose and nominates the pod to their node, where a later cycle places
-// it, reading PodDisruptionBudgets as kube-scheduler does.
+// it, reading PodDisruptionBudgets as kube-scheduler does. Pods with
+// ResourceClaims get devices as from kube-scheduler: the controller
+// writes the claims' allocation before it binds the pod.
 //
 //	go run . -kubeconfig ~/.kube/config -scheduler-name kubesched
 //
