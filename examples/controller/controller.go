@@ -328,7 +328,9 @@ func (c *Controller) scheduleOne(ctx context.Context) bool {
 func (c *Controller) bind(ctx context.Context, fw *framework.Framework, pi *queue.QueuedPodInfo, assumed *v1.Pod, claims []*resourceapi.ResourceClaim) {
 	err := c.writeClaims(ctx, claims)
 	if err == nil {
-		err = c.bindPod(ctx, fw, assumed)
+		if err = c.bindPod(ctx, fw, assumed); err != nil {
+			c.unreserveClaims(ctx, assumed, claims)
+		}
 	}
 	if err != nil {
 		if err := c.cache.ForgetPod(assumed); err != nil {
@@ -389,6 +391,19 @@ func (c *Controller) writeClaims(ctx context.Context, claims []*resourceapi.Reso
 		}
 	}
 	return nil
+}
+
+// unreserveClaims takes pod out of the reservedFor of the claims written
+// for it, when its binding failed, as DynamicResources' Unreserve does:
+// with a patch that removes its entry by UID whatever else changed. The
+// allocation stays; a later cycle reuses it or PostFilter releases it.
+func (c *Controller) unreserveClaims(ctx context.Context, pod *v1.Pod, claims []*resourceapi.ResourceClaim) {
+	for _, claim := range claims {
+		patch := fmt.Sprintf(`{"metadata":{"uid":%q},"status":{"reservedFor":[{"$patch":"delete","uid":%q}]}}`, claim.UID, pod.UID)
+		if _, err := c.client.ResourceV1().ResourceClaims(claim.Namespace).Patch(ctx, claim.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "status"); err != nil {
+			c.log.Error("unreserving a ResourceClaim", "claim", claim.Namespace+"/"+claim.Name, "pod", key(pod), "err", err)
+		}
+	}
 }
 
 // bindPod binds pod to its spec.nodeName as kube-scheduler does: through

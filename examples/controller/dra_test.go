@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -9,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	clienttesting "k8s.io/client-go/testing"
 )
 
 // draObjects is a class "gpu" of the driver gpu.example.com's devices,
@@ -88,5 +91,33 @@ func TestControllerAllocatesClaimsBeforeBinding(t *testing.T) {
 			}
 		}
 		return false
+	})
+}
+
+func TestControllerUnreservesClaimsWhenBindingFails(t *testing.T) {
+	t.Parallel()
+	objs := append(draObjects("first"), testNode("small", "4"), claiming("a", "first"))
+	client := newFakeCluster(objs...)
+	// Every binding is refused.
+	var refused atomic.Int32
+	client.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() != "binding" {
+			return false, nil, nil
+		}
+		refused.Add(1)
+		return true, nil, errors.New("the API server says no")
+	})
+	ctrl, err := New(client, Config{SchedulerName: "kubesched"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := startController(t, ctrl)
+	eventually(t, "a binding is refused", func() bool { return refused.Load() > 0 })
+	eventually(t, "the claim is no longer reserved for the pod", func() bool {
+		claim, err := client.ResourceV1().ResourceClaims("default").Get(ctx, "first", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return claim.Status.Allocation != nil && len(claim.Status.ReservedFor) == 0
 	})
 }
