@@ -99,6 +99,22 @@ type Controller struct {
 // Synced reports whether Run has the cluster's state and is scheduling.
 func (c *Controller) Synced() bool { return c.synced.Load() }
 
+// cachedPods lists, node by node, the pods the cache holds (bound and
+// assumed), as namespace/name sorted: what /debug/cache serves, to
+// compare with the API server.
+func (c *Controller) cachedPods() map[string][]string {
+	out := map[string][]string{}
+	for _, ni := range c.cache.Snapshot().Nodes() {
+		pods := []string{}
+		for _, pi := range ni.Pods {
+			pods = append(pods, key(pi.Pod))
+		}
+		slices.Sort(pods)
+		out[ni.Name()] = pods
+	}
+	return out
+}
+
 // pending counts the pods in each of the queue's sub-queues.
 func (c *Controller) pending() map[string]int {
 	return map[string]int{

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -95,6 +96,8 @@ func (m *metrics) write(w io.Writer, pending map[string]int) {
 
 // health is what the probes read.
 type health struct {
+	// debug serves /debug/cache too.
+	debug bool
 	// electing is set when leader election is on; leading once this
 	// replica leads.
 	electing, leading atomic.Bool
@@ -122,6 +125,17 @@ func (h *health) handler() http.Handler {
 			http.Error(w, "informers not synced yet", http.StatusServiceUnavailable)
 		}
 	})
+	if h.debug {
+		mux.HandleFunc("GET /debug/cache", func(w http.ResponseWriter, _ *http.Request) {
+			ctrl := h.ctrl.Load()
+			if ctrl == nil {
+				http.Error(w, "not running", http.StatusServiceUnavailable)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(ctrl.cachedPods())
+		})
+	}
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		ctrl := h.ctrl.Load()

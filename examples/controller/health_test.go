@@ -106,3 +106,23 @@ func TestHealthServesUntilTheContextEnds(t *testing.T) {
 		t.Errorf("a bad address: %v", err)
 	}
 }
+
+func TestDebugCacheIsServedOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
+	for _, debug := range []bool{false, true} {
+		h := health{debug: debug}
+		h.ctrl.Store(newTestController(t))
+		rec := httptest.NewRecorder()
+		h.handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/debug/cache", nil))
+		want := http.StatusNotFound
+		if debug {
+			want = http.StatusOK
+		}
+		if rec.Code != want {
+			t.Errorf("debug %v: /debug/cache %d, want %d", debug, rec.Code, want)
+		}
+		if debug && strings.TrimSpace(rec.Body.String()) != "{}" {
+			t.Errorf("an empty cache is served as %q, want {}", rec.Body.String())
+		}
+	}
+}

@@ -39,6 +39,8 @@
 //     kubesched_scheduling_attempt_duration_seconds by profile and result
 //     (scheduled, unschedulable, error), and kubesched_pending_pods by
 //     sub-queue, in Prometheus' text format.
+//   - /debug/cache, only with -enable-debug-endpoints: the pods the cache
+//     holds, node by node, to compare with the API server.
 //
 // # Profiles from a configuration file
 //
@@ -136,7 +138,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var h health
+	h := health{debug: opts.debug}
 	h.ctrl.Store(ctrl)
 	if opts.healthAddr != "" {
 		addr, err := h.serve(ctx, opts.healthAddr)
@@ -165,6 +167,8 @@ type options struct {
 	// healthAddr is where /healthz, /readyz and /metrics are served, ""
 	// for nowhere.
 	healthAddr string
+	// debug also serves /debug/cache there.
+	debug bool
 	// election configures leader election.
 	election election
 	// config is the controller's configuration, without a logger.
@@ -184,6 +188,7 @@ func parseFlags(args []string, output io.Writer) (*options, error) {
 	qps := fs.Float64("kube-api-qps", 50, "requests per second to the API server, as kube-scheduler's clientConnection.qps")
 	burst := fs.Int("kube-api-burst", 100, "requests above -kube-api-qps allowed in a burst, as kube-scheduler's clientConnection.burst")
 	healthAddr := fs.String("health-bind-address", ":10251", "serve /healthz, /readyz and /metrics over HTTP here; empty for nowhere")
+	debug := fs.Bool("enable-debug-endpoints", false, "also serve /debug/cache there: the pods the cache holds, node by node (names of pods: off by default)")
 	el := election{}
 	fs.BoolVar(&el.enabled, "leader-elect", true, "run as one of several replicas: only the holder of the Lease schedules")
 	fs.DurationVar(&el.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long standbys wait after the last renewal before taking the Lease")
@@ -205,7 +210,7 @@ func parseFlags(args []string, output io.Writer) (*options, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q: the controller takes only flags (see -h)", fs.Arg(0))
 	}
-	opts := &options{kubeconfig: *kubeconfig, qps: float32(*qps), burst: *burst, healthAddr: *healthAddr, election: el}
+	opts := &options{kubeconfig: *kubeconfig, qps: float32(*qps), burst: *burst, healthAddr: *healthAddr, debug: *debug, election: el}
 	if *configFile == "" {
 		opts.config.SchedulerName = *name
 		return opts, nil

@@ -2,13 +2,18 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 )
 
 // TestControllerSurvivesRestarts restarts the API server, then etcd,
@@ -27,7 +32,7 @@ func TestControllerSurvivesRestarts(t *testing.T) {
 	// Without leader election: a leader that cannot renew its Lease while
 	// the API server is down stops, as kube-scheduler does, which is the
 	// replicas test's business.
-	startController(t, cp, "-scheduler-name", kubeschedName, "-leader-elect=false")
+	ctrl := startController(t, cp, "-scheduler-name", kubeschedName, "-leader-elect=false", "-enable-debug-endpoints")
 	pods := client.CoreV1().Pods(metav1.NamespaceDefault)
 	created := 0
 	createPods := func(n int) {
@@ -73,6 +78,7 @@ func TestControllerSurvivesRestarts(t *testing.T) {
 		waitBound("the 10 pods created after " + component + " came back are bound")
 	}
 	checkNotOvercommitted(t, ctx, client)
+	checkCacheMatches(t, ctx, client, ctrl)
 }
 
 // retry calls f until it succeeds or timeout passes, for requests made
@@ -105,7 +111,7 @@ func TestControllerUnderChurn(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	startController(t, cp, "-scheduler-name", kubeschedName, "-leader-elect=false")
+	ctrl := startController(t, cp, "-scheduler-name", kubeschedName, "-leader-elect=false", "-enable-debug-endpoints")
 	pods := client.CoreV1().Pods(metav1.NamespaceDefault)
 	// Without a kubelet to confirm it, a bound pod's graceful deletion
 	// never ends: delete at once, as a kubelet would have.
@@ -194,4 +200,46 @@ func TestControllerUnderChurn(t *testing.T) {
 		c := scheduledCondition(p)
 		return c != nil && c.Status == v1.ConditionFalse && p.Spec.NodeName == "", nil
 	})
+	checkCacheMatches(t, ctx, client, ctrl)
+}
+
+// checkCacheMatches waits until the controller's cache, as /debug/cache
+// serves it, holds exactly the pods the API server has bound, node by
+// node.
+func checkCacheMatches(t *testing.T, ctx context.Context, client kubernetes.Interface, ctrl *controllerProcess) {
+	t.Helper()
+	var cached, bound map[string][]string
+	eventually(t, 30*time.Second, "the controller's cache equals the API server's bound pods", func() (bool, error) {
+		resp, err := http.Get("http://" + ctrl.health + "/debug/cache")
+		if err != nil {
+			return false, err
+		}
+		defer resp.Body.Close()
+		cached = nil
+		if err := json.NewDecoder(resp.Body).Decode(&cached); err != nil {
+			return false, err
+		}
+		list, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		bound = map[string][]string{}
+		for _, n := range nodes.Items {
+			bound[n.Name] = []string{}
+		}
+		for _, p := range list.Items {
+			if p.Spec.NodeName != "" {
+				bound[p.Spec.NodeName] = append(bound[p.Spec.NodeName], p.Namespace+"/"+p.Name)
+			}
+		}
+		for n := range bound {
+			slices.Sort(bound[n])
+		}
+		return reflect.DeepEqual(cached, bound), nil
+	})
+	t.Logf("the cache holds %d nodes' pods as the API server has them", len(cached))
 }

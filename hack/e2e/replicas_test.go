@@ -50,7 +50,7 @@ func TestControllerReplicasTakeTurns(t *testing.T) {
 
 	// The leader dies without giving the Lease up: the standby takes it
 	// once it expires, and schedules what comes next.
-	if err := leader.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := leader.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	createPods("after", 10)

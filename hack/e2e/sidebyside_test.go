@@ -52,9 +52,16 @@ func startControlPlaneOpts(t *testing.T, ctx context.Context, scheduler bool) (*
 	return cp, client
 }
 
+// controllerProcess is a running controller and where it serves its
+// probes (and, with -enable-debug-endpoints, /debug/cache).
+type controllerProcess struct {
+	cmd    *exec.Cmd
+	health string
+}
+
 // startController runs kubesched's controller against cp until t ends,
 // and waits for its /readyz.
-func startController(t *testing.T, cp *controlplane.ControlPlane, args ...string) *exec.Cmd {
+func startController(t *testing.T, cp *controlplane.ControlPlane, args ...string) *controllerProcess {
 	t.Helper()
 	logPath := filepath.Join(t.TempDir(), "controller.log")
 	log, err := os.Create(logPath)
@@ -92,7 +99,7 @@ func startController(t *testing.T, cp *controlplane.ControlPlane, args ...string
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, nil
 	})
-	return cmd
+	return &controllerProcess{cmd: cmd, health: health}
 }
 
 // node is a Ready node with cpu cores, memory and 110 pods allocatable,
