@@ -302,7 +302,11 @@ func sameShape(a, b *v1.Pod) bool {
 		!reflect.DeepEqual(a.OwnerReferences, b.OwnerReferences) || !reflect.DeepEqual(a.Finalizers, b.Finalizers) {
 		return false
 	}
-	if !equality.Semantic.DeepEqual(&a.Spec, &b.Spec) {
+	// reflect.DeepEqual is several times faster than the semantic
+	// comparison and implies it; replicas made from one template pass it.
+	// Only specs it tells apart (a nil slice against an empty one, a
+	// quantity written two ways) pay for the semantic comparison.
+	if !reflect.DeepEqual(&a.Spec, &b.Spec) && !equality.Semantic.DeepEqual(&a.Spec, &b.Spec) {
 		return false
 	}
 	sa, sb := a.Status, b.Status
@@ -317,5 +321,5 @@ func sameShape(a, b *v1.Pod) bool {
 	}
 	sa.Conditions, sb.Conditions = nil, nil
 	sa.StartTime, sb.StartTime = nil, nil
-	return equality.Semantic.DeepEqual(&sa, &sb)
+	return reflect.DeepEqual(&sa, &sb) || equality.Semantic.DeepEqual(&sa, &sb)
 }
