@@ -96,6 +96,9 @@ type Cache struct {
 	claimList []*resourceapi.ResourceClaim
 
 	last *Snapshot
+	// lastShared says that Snapshot returned last, so that it must never
+	// be updated in place.
+	lastShared bool
 }
 
 type nodeItem struct {

@@ -44,7 +44,7 @@ func TestSnapshotEqualsBuildAfterAnyEvents(t *testing.T) {
 	const sequences, events = 200, 150
 	snapshots := 0
 	for seed := range uint64(sequences) {
-		snapshots += runSequence(t, seed, events, false)
+		snapshots += runSequence(t, seed, events, copies)
 		if t.Failed() {
 			return
 		}
@@ -58,17 +58,46 @@ func TestUpdatedSnapshotEqualsBuildAfterAnyEvents(t *testing.T) {
 	t.Parallel()
 	const sequences, events = 200, 150
 	for seed := range uint64(sequences) {
-		runSequence(t, seed, events, true)
+		runSequence(t, seed, events, inPlace)
 		if t.Failed() {
 			return
 		}
 	}
 }
 
+// TestSnapshotsStayAsTakenBesideOneUpdatedInPlace mixes the two: new
+// snapshots, which must never change, and one snapshot updated in place,
+// which shares NodeInfos and affinity lists with them until it changes.
+func TestSnapshotsStayAsTakenBesideOneUpdatedInPlace(t *testing.T) {
+	t.Parallel()
+	const sequences, events = 200, 150
+	for seed := range uint64(sequences) {
+		runSequence(t, seed, events, mixed)
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+// How runSequence takes its snapshots.
+const (
+	copies  = iota // new snapshots only (Cache.Snapshot)
+	inPlace        // one snapshot updated in place (Cache.UpdateSnapshot)
+	mixed          // both, at random
+)
+
+// version is a snapshot's generation and its nodes' generations then.
+type version struct {
+	generation int64
+	gens       []int64
+}
+
 // runSequence applies random events to a cache and compares snapshots
-// taken now and then with nodeinfo.Build; with inPlace, one snapshot is
-// updated in place each time, and earlier ones are not kept.
-func runSequence(t *testing.T, seed uint64, events int, inPlace bool) int {
+// taken now and then with nodeinfo.Build. In mode inPlace one snapshot
+// is updated in place each time, and earlier ones are not kept; each
+// update also checks ChangedSince against every earlier version of the
+// snapshot.
+func runSequence(t *testing.T, seed uint64, events int, mode int) int {
 	t.Helper()
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
 	// Build counts images fresh; the conformance module holds the default
@@ -81,15 +110,25 @@ func runSequence(t *testing.T, seed uint64, events int, inPlace bool) int {
 	}
 	var taken []checked
 	var live *Snapshot
+	var versions []version // live's, since its node list was made
 	for i := range events {
 		if err := w.step(c); err != nil {
 			t.Fatalf("seed %d, event %d: %v", seed, i, err)
 		}
 		if w.r.IntN(8) == 0 || i == events-1 {
 			var snap *Snapshot
-			if inPlace {
+			updated := mode == inPlace || mode == mixed && w.r.IntN(2) == 0
+			if updated {
+				before := live
 				live = c.UpdateSnapshot(live)
 				snap = live
+				if live != before {
+					versions = nil
+				}
+				if err := checkChanges(live, versions); err != nil {
+					t.Fatalf("seed %d, snapshot after event %d: %v", seed, i, err)
+				}
+				versions = append(versions, version{live.Generation(), slices.Clone(live.Generations())})
 			} else {
 				snap = c.Snapshot()
 			}
@@ -98,7 +137,7 @@ func runSequence(t *testing.T, seed uint64, events int, inPlace bool) int {
 			if err := compare(snap, want); err != nil {
 				t.Fatalf("seed %d, snapshot after event %d: %v", seed, i, err)
 			}
-			if !inPlace {
+			if !updated {
 				taken = append(taken, checked{snap, want})
 			}
 		}
@@ -375,3 +414,28 @@ func (w *world) pod(nodeName string) *v1.Pod {
 }
 
 func pickFrom[T any](r *rand.Rand, from []T) T { return from[r.IntN(len(from))] }
+
+// checkChanges checks that ChangedSince names, for each earlier version
+// of snap it can tell about, every node whose generation changed since,
+// and that it can tell about the latest one.
+func checkChanges(snap *Snapshot, versions []version) error {
+	for k, v := range versions {
+		changed, ok := snap.ChangedSince(v.generation)
+		if !ok {
+			if k == len(versions)-1 && len(snap.log) > 0 && snap.log[len(snap.log)-1].from == v.generation {
+				return fmt.Errorf("ChangedSince(%d), the version before the last update, cannot tell", v.generation)
+			}
+			continue
+		}
+		named := map[int32]bool{}
+		for _, p := range changed {
+			named[p] = true
+		}
+		for p, g := range snap.Generations() {
+			if g != v.gens[p] && !named[int32(p)] {
+				return fmt.Errorf("node %s changed since generation %d (version %d of %d) but ChangedSince does not name it", snap.Nodes()[p].Name(), v.generation, k, len(versions))
+			}
+		}
+	}
+	return nil
+}

@@ -31,6 +31,82 @@ type Snapshot struct {
 	// affinityAt and antiAt their positions in nodes.
 	withAffinity, withRequiredAnti []*nodeinfo.NodeInfo
 	affinityAt, antiAt             []int32
+	// ownAffinity and ownAnti say whether the snapshot made its lists
+	// itself, rather than sharing them with the snapshot before it: only
+	// then may an in-place update write to them.
+	ownAffinity, ownAnti bool
+	// log lists the in-place updates (Cache.UpdateSnapshot) since the
+	// node list was made, oldest first, for ChangedSince; bounded by
+	// maxLogged positions.
+	log []update
+}
+
+// update is one in-place update of a snapshot: from generation from to
+// generation to, the nodes at positions at changed.
+type update struct {
+	from, to int64
+	at       []int32
+}
+
+// maxLogged bounds a snapshot's log: past about this many positions a
+// pass over every node costs no more than reading the log.
+func maxLogged(nodes int) int { return max(64, nodes/16) }
+
+// ChangedSince returns the positions of the nodes that changed since
+// the snapshot's generation was generation, and true; the positions
+// come in no particular order and may repeat. It returns false when it
+// cannot tell, because generation is older than the updates it keeps
+// (see [Cache.UpdateSnapshot]). Only a snapshot updated in place
+// changes: for any other, ChangedSince(s.Generation()) is empty.
+//
+// A plugin that keeps per-node results from one cycle to the next reads
+// it through framework.CycleState.ChangedNodes and looks again at these
+// nodes alone instead of comparing every node's generation. Do not
+// modify the slice.
+func (s *Snapshot) ChangedSince(generation int64) ([]int32, bool) {
+	if s == nil {
+		return nil, false
+	}
+	if generation == s.generation {
+		return nil, true
+	}
+	if len(s.log) == 0 || generation > s.generation {
+		return nil, false
+	}
+	last := len(s.log) - 1
+	if s.log[last].from <= generation {
+		return s.log[last].at, true
+	}
+	var out []int32
+	for i := last; i >= 0; i-- {
+		out = append(out, s.log[i].at...)
+		if s.log[i].from <= generation {
+			return out, true
+		}
+	}
+	return nil, false
+}
+
+// logUpdate returns log with the update from, to of positions changed
+// appended, its oldest updates dropped to keep it within maxLogged.
+func logUpdate(log []update, from, to int64, changed []int, nodes int) []update {
+	at := make([]int32, len(changed))
+	for k, i := range changed {
+		at[k] = int32(i)
+	}
+	total := len(at)
+	keep := len(log)
+	for keep > 0 && total+len(log[keep-1].at) <= maxLogged(nodes) {
+		total += len(log[keep-1].at)
+		keep--
+	}
+	if total > maxLogged(nodes) {
+		return nil // this update alone is larger: callers pass over every node
+	}
+	// A new slice: the dropped updates' memory goes, and a copy of the
+	// snapshot made before (none is, for an in-place one) keeps its own.
+	out := make([]update, 0, len(log)-keep+1)
+	return append(append(out, log[keep:]...), update{from: from, to: to, at: at})
 }
 
 // NodesWithPodAffinity returns the nodes holding a pod with pod affinity
@@ -61,7 +137,11 @@ func (s *Snapshot) NodesWithRequiredPodAntiAffinity() []*nodeinfo.NodeInfo {
 // changed[k] in prev. A nil prev, or changed nodes without prev positions
 // (the node list was rebuilt), means a pass over every node. The lists
 // are always new slices, since prev's may still be read.
-func (s *Snapshot) listAffinity(prev *Snapshot, changed []int, olds []*nodeinfo.NodeInfo) {
+//
+// When inPlace, s is prev being updated in place: a list prev made
+// itself whose members stay the same gets the changed nodes' new
+// NodeInfos written where the old ones were, instead of a new list.
+func (s *Snapshot) listAffinity(prev *Snapshot, changed []int, olds []*nodeinfo.NodeInfo, inPlace bool) {
 	withAffinity := func(ni *nodeinfo.NodeInfo) bool { return len(ni.PodsWithAffinity) > 0 }
 	withAnti := func(ni *nodeinfo.NodeInfo) bool { return len(ni.PodsWithRequiredAntiAffinity) > 0 }
 	if prev == nil || changed == nil {
@@ -73,6 +153,7 @@ func (s *Snapshot) listAffinity(prev *Snapshot, changed []int, olds []*nodeinfo.
 				s.withRequiredAnti, s.antiAt = append(s.withRequiredAnti, ni), append(s.antiAt, int32(i))
 			}
 		}
+		s.ownAffinity, s.ownAnti = true, true
 		return
 	}
 	anyChanged, antiChanged := false, false
@@ -83,6 +164,16 @@ func (s *Snapshot) listAffinity(prev *Snapshot, changed []int, olds []*nodeinfo.
 	}
 	s.withAffinity, s.affinityAt = prev.withAffinity, prev.affinityAt
 	s.withRequiredAnti, s.antiAt = prev.withRequiredAnti, prev.antiAt
+	s.ownAffinity, s.ownAnti = inPlace && prev.ownAffinity, inPlace && prev.ownAnti
+	if !anyChanged && !antiChanged {
+		return
+	}
+	if anyChanged && s.ownAffinity && s.replace(s.withAffinity, s.affinityAt, changed, withAffinity) {
+		anyChanged = false
+	}
+	if antiChanged && s.ownAnti && s.replace(s.withRequiredAnti, s.antiAt, changed, withAnti) {
+		antiChanged = false
+	}
 	if !anyChanged && !antiChanged {
 		return
 	}
@@ -90,10 +181,31 @@ func (s *Snapshot) listAffinity(prev *Snapshot, changed []int, olds []*nodeinfo.
 	slices.Sort(sorted)
 	if anyChanged {
 		s.withAffinity, s.affinityAt = s.merge(prev.withAffinity, prev.affinityAt, sorted, withAffinity)
+		s.ownAffinity = true
 	}
 	if antiChanged {
 		s.withRequiredAnti, s.antiAt = s.merge(prev.withRequiredAnti, prev.antiAt, sorted, withAnti)
+		s.ownAnti = true
 	}
+}
+
+// replace writes the changed positions' NodeInfos into list, whose
+// nodes are at positions at, and reports true, when each changed node
+// is in list exactly when has says it now belongs there; otherwise it
+// reports false and list is as it was.
+func (s *Snapshot) replace(list []*nodeinfo.NodeInfo, at []int32, changed []int, has func(*nodeinfo.NodeInfo) bool) bool {
+	for _, i := range changed {
+		_, member := slices.BinarySearch(at, int32(i))
+		if member != has(s.nodes[i]) {
+			return false
+		}
+	}
+	for _, i := range changed {
+		if j, member := slices.BinarySearch(at, int32(i)); member {
+			list[j] = s.nodes[i]
+		}
+	}
+	return true
 }
 
 // merge returns the list (and positions) of list without the positions
@@ -193,7 +305,9 @@ func (s *Snapshot) Len() int { return len(s.Nodes()) }
 func (c *Cache) Snapshot() *Snapshot {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.snapshot(nil)
+	s := c.snapshot(nil)
+	c.lastShared = true
+	return s
 }
 
 // UpdateSnapshot brings s, the snapshot this cache returned last, up to
@@ -204,7 +318,8 @@ func (c *Cache) Snapshot() *Snapshot {
 // cluster. Its [Snapshot.Generation] grows with each change, so that a
 // framework sees it changed. When s is not the cache's latest snapshot,
 // or nodes joined or left since, it returns a new snapshot instead, as
-// Snapshot does.
+// Snapshot does. So does it when s was also returned by Snapshot (when
+// nothing changed between the two calls), whose snapshots never change.
 //
 // This breaks the promise that a Snapshot never changes: call it only
 // when nothing else reads s, and s's NodeInfos read before may no longer
@@ -213,7 +328,7 @@ func (c *Cache) Snapshot() *Snapshot {
 func (c *Cache) UpdateSnapshot(s *Snapshot) *Snapshot {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if s == nil || s != c.last {
+	if s == nil || s != c.last || c.lastShared {
 		return c.snapshot(nil)
 	}
 	return c.snapshot(s)
@@ -254,7 +369,7 @@ func (c *Cache) snapshot(reuse *Snapshot) *Snapshot {
 			}
 			s.gens[i] = s.nodes[i].Generation
 		}
-		s.listAffinity(prev, nil, nil)
+		s.listAffinity(prev, nil, nil, false)
 	} else {
 		inPlace := reuse == prev
 		if inPlace {
@@ -279,14 +394,17 @@ func (c *Cache) snapshot(reuse *Snapshot) *Snapshot {
 				changed = append(changed, i)
 			}
 		}
-		s.listAffinity(prev, changed, olds)
+		s.listAffinity(prev, changed, olds, inPlace)
 		if inPlace {
+			s.log = logUpdate(prev.log, prev.generation, s.generation, changed, len(s.nodes))
 			*prev = *s
 			s = prev
 		}
 	}
 	c.membershipChanged = false
-	c.last = s
+	if s != c.last {
+		c.last, c.lastShared = s, false
+	}
 	return s
 }
 

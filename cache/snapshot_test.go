@@ -142,7 +142,7 @@ func TestUpdateSnapshot(t *testing.T) {
 	c := newCache(t)
 	mustNode(t, c, node("a", "z1"))
 	mustNode(t, c, node("b", "z1"))
-	first := c.Snapshot()
+	first := c.UpdateSnapshot(nil)
 	a, _ := first.Get("a")
 	gen := first.Generation()
 
@@ -161,6 +161,19 @@ func TestUpdateSnapshot(t *testing.T) {
 	}
 	if got := c.UpdateSnapshot(first); got != first || first.Generation() == gen {
 		t.Error("an update with nothing changed did not return the snapshot as it was")
+	}
+
+	// A snapshot Snapshot returned never changes, even when it is the
+	// one UpdateSnapshot returned last.
+	if got := c.Snapshot(); got != first {
+		t.Fatal("Snapshot with nothing changed did not return the latest snapshot")
+	}
+	must(t, c.AddPod(pod("3", "b", "1")))
+	if got := c.UpdateSnapshot(first); got == first {
+		t.Fatal("a snapshot Snapshot returned was updated in place")
+	}
+	if b, _ := first.Get("b"); len(b.Pods) != 1 {
+		t.Errorf("node b has %d pods in the shared snapshot, want 1 as when it was taken", len(b.Pods))
 	}
 
 	// A snapshot that is not the latest is left alone.
