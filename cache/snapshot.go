@@ -39,6 +39,8 @@ type Snapshot struct {
 	// node list was made, oldest first, for ChangedSince; bounded by
 	// maxLogged positions.
 	log []update
+	// logged is the number of positions in log.
+	logged int
 }
 
 // update is one in-place update of a snapshot: from generation from to
@@ -87,26 +89,27 @@ func (s *Snapshot) ChangedSince(generation int64) ([]int32, bool) {
 	return nil, false
 }
 
-// logUpdate returns log with the update from, to of positions changed
-// appended, its oldest updates dropped to keep it within maxLogged.
-func logUpdate(log []update, from, to int64, changed []int, nodes int) []update {
+// logUpdate records in s's log the update from generation from to
+// generation to, of the positions changed, dropping the oldest updates
+// to keep it within maxLogged. The log is s's own (only a snapshot
+// updated in place has one), so it grows in place.
+func (s *Snapshot) logUpdate(from, to int64, changed []int) {
 	at := make([]int32, len(changed))
 	for k, i := range changed {
 		at[k] = int32(i)
 	}
-	total := len(at)
-	keep := len(log)
-	for keep > 0 && total+len(log[keep-1].at) <= maxLogged(nodes) {
-		total += len(log[keep-1].at)
-		keep--
+	if len(at) > maxLogged(len(s.nodes)) {
+		// This update alone is larger: callers pass over every node.
+		s.log, s.logged = nil, 0
+		return
 	}
-	if total > maxLogged(nodes) {
-		return nil // this update alone is larger: callers pass over every node
+	s.log = append(s.log, update{from: from, to: to, at: at})
+	s.logged += len(at)
+	for s.logged > maxLogged(len(s.nodes)) {
+		s.logged -= len(s.log[0].at)
+		s.log[0] = update{}
+		s.log = s.log[1:]
 	}
-	// A new slice: the dropped updates' memory goes, and a copy of the
-	// snapshot made before (none is, for an in-place one) keeps its own.
-	out := make([]update, 0, len(log)-keep+1)
-	return append(append(out, log[keep:]...), update{from: from, to: to, at: at})
 }
 
 // NodesWithPodAffinity returns the nodes holding a pod with pod affinity
@@ -396,7 +399,8 @@ func (c *Cache) snapshot(reuse *Snapshot) *Snapshot {
 		}
 		s.listAffinity(prev, changed, olds, inPlace)
 		if inPlace {
-			s.log = logUpdate(prev.log, prev.generation, s.generation, changed, len(s.nodes))
+			s.log, s.logged = prev.log, prev.logged
+			s.logUpdate(prev.generation, s.generation, changed)
 			*prev = *s
 			s = prev
 		}

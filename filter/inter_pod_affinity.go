@@ -342,7 +342,7 @@ func newInterPodAffinityState(ctx context.Context, state *framework.CycleState, 
 			if err := ctx.Err(); err != nil {
 				return nil, framework.AsStatus(err)
 			}
-			a.count(s, keys, nodes, state.NodeGenerations(nodes))
+			a.count(s, keys, nodes, state.NodeGenerations(nodes), state)
 			s.existingAnti, s.affinityCounts, s.antiAffinityCounts = a.lend()
 			s.shared = true
 			if !hasTerms && s.existingAnti.Len() == 0 {

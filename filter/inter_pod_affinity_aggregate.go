@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/keyed"
 	"github.com/kubesched/kubesched/internal/podaffinity"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -32,6 +33,10 @@ type affinityAggregate struct {
 	// counted.
 	gens   []int64
 	shares [][]affinityShare
+	// version is the node list's when last counted, when it tells which
+	// nodes changed since (framework.CycleState.ChangedNodes): the next
+	// count then visits those alone.
+	version framework.NodesVersion
 	// totals are the existing pods' anti-affinity, the pod's affinity and
 	// its anti-affinity counts, as newInterPodAffinityState's state holds
 	// them. A total lent to a cycle's state (lent) is shared, not copied:
@@ -69,38 +74,54 @@ type affinityShare struct {
 // order) for s, the pod's state before counting, counting again the
 // nodes that changed since. gens, when not nil, are the nodes'
 // generations (framework.CycleState.NodeGenerations), read there rather
-// than from each node.
-func (a *affinityAggregate) count(s *interPodAffinityState, keys countingKeys, nodes []*nodeinfo.NodeInfo, gens []int64) {
+// than from each node. state, when not nil, is the cycle's, which may
+// tell which nodes changed since a last counted, so that only they are
+// visited.
+func (a *affinityAggregate) count(s *interPodAffinityState, keys countingKeys, nodes []*nodeinfo.NodeInfo, gens []int64, state *framework.CycleState) {
 	if len(a.gens) != len(nodes) || a.totals[0] == nil {
 		// Start over.
 		*a = affinityAggregate{gens: make([]int64, len(nodes)), shares: make([][]affinityShare, len(nodes))}
 		a.totals = [3]*podaffinity.Counts{{}, {}, {}}
 	}
 	counts := make([]int, len(keys.incoming))
-	for p, ni := range nodes {
-		if gens != nil && a.gens[p] == gens[p] && gens[p] != 0 {
-			continue
+	now, changed, ok := state.ChangedNodes(nodes, a.version)
+	a.version = now
+	if ok {
+		for _, p := range changed {
+			a.visit(s, keys, nodes[p], int(p), gens, counts)
 		}
-		if a.gens[p] == ni.Generation && ni.Generation != 0 {
-			continue
-		}
-		a.gens[p] = ni.Generation
-		for _, sh := range a.shares[p] {
-			a.add(sh.which, sh.key, sh.value, -sh.n)
-		}
-		one := *s
-		one.existingAnti, one.affinityCounts, one.antiAffinityCounts = &podaffinity.Counts{}, &podaffinity.Counts{}, &podaffinity.Counts{}
-		one.countNode(ni, keys, counts)
-		shares := a.shares[p][:0]
-		for which, c := range [...]*podaffinity.Counts{one.existingAnti, one.affinityCounts, one.antiAffinityCounts} {
-			c.Each(func(key, value string, n int64) {
-				shares = append(shares, affinityShare{which: which, key: key, value: value, n: n})
-				a.add(which, key, value, n)
-			})
-		}
-		if len(shares) == 0 {
-			shares = nil
-		}
-		a.shares[p] = shares
+		return
 	}
+	for p, ni := range nodes {
+		a.visit(s, keys, ni, p, gens, counts)
+	}
+}
+
+// visit counts position p, holding ni, again if it changed since a
+// counted it. counts is scratch space for the incoming keys.
+func (a *affinityAggregate) visit(s *interPodAffinityState, keys countingKeys, ni *nodeinfo.NodeInfo, p int, gens []int64, counts []int) {
+	if gens != nil && a.gens[p] == gens[p] && gens[p] != 0 {
+		return
+	}
+	if a.gens[p] == ni.Generation && ni.Generation != 0 {
+		return
+	}
+	a.gens[p] = ni.Generation
+	for _, sh := range a.shares[p] {
+		a.add(sh.which, sh.key, sh.value, -sh.n)
+	}
+	one := *s
+	one.existingAnti, one.affinityCounts, one.antiAffinityCounts = &podaffinity.Counts{}, &podaffinity.Counts{}, &podaffinity.Counts{}
+	one.countNode(ni, keys, counts)
+	shares := a.shares[p][:0]
+	for which, c := range [...]*podaffinity.Counts{one.existingAnti, one.affinityCounts, one.antiAffinityCounts} {
+		c.Each(func(key, value string, n int64) {
+			shares = append(shares, affinityShare{which: which, key: key, value: value, n: n})
+			a.add(which, key, value, n)
+		})
+	}
+	if len(shares) == 0 {
+		shares = nil
+	}
+	a.shares[p] = shares
 }

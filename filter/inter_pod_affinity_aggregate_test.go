@@ -110,7 +110,7 @@ func TestAffinityAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
 				gens[i] = ni.Generation
 			}
 			a := withGens[pod.Name]
-			a.count(&before, keys, cluster, gens)
+			a.count(&before, keys, cluster, gens, nil)
 			counts := make([]int, len(keys.incoming))
 			for _, ni := range cluster {
 				want.countNode(ni, keys, counts)
@@ -135,7 +135,7 @@ func TestAddPodCopiesCountsLentByAnAggregate(t *testing.T) {
 	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{"kubernetes.io/hostname": "n", "zone": "z"}}}
 	ni := nodeinfo.New(node)
 	var a affinityAggregate
-	a.count(&interPodAffinityState{pod: &v1.Pod{}}, countingKeys{}, []*nodeinfo.NodeInfo{ni}, nil)
+	a.count(&interPodAffinityState{pod: &v1.Pod{}}, countingKeys{}, []*nodeinfo.NodeInfo{ni}, nil, nil)
 	incoming := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "incoming", Namespace: "ns", Labels: map[string]string{"app": "web"}}}
 	s := &interPodAffinityState{pod: incoming, shared: true}
 	s.existingAnti, s.affinityCounts, s.antiAffinityCounts = a.lend()

@@ -101,7 +101,7 @@ func (pl *PodTopologySpread) domains(ctx context.Context, state *framework.Cycle
 	if err != nil {
 		return nil, fmt.Errorf("get constraints from pod: %w", err)
 	}
-	return topologyspread.NewDomains(ctx, pod, cs, nodes, state.NodeGenerations(nodes))
+	return topologyspread.NewDomains(ctx, pod, cs, nodes, state.NodeGenerations(nodes), state)
 }
 
 // Filter checks node against the counts PreFilter made. Without them (a nil

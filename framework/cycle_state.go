@@ -65,6 +65,55 @@ func (s *CycleState) NodeGenerations(nodes []*nodeinfo.NodeInfo) []int64 {
 	return s.gens
 }
 
+// NodesVersion names one content of a cycle's node list, for plugins
+// that keep per-node results from one cycle to the next: see
+// [CycleState.ChangedNodes]. The zero value names nothing.
+type NodesVersion struct {
+	// gens is the list's generations slice, which stays the same while
+	// the list is updated in place, and generation the list's.
+	gens       *int64
+	generation int64
+}
+
+// ChangedNodes returns the version of nodes, the cycle's own
+// [CycleState.AllNodes], and the positions in it of the nodes that
+// changed since version since, with ok true. A plugin that kept results
+// per node position at version since need look again only at those
+// nodes. The positions come in no particular order and may repeat; do
+// not modify the slice.
+//
+// ok is false when it cannot tell, and then any node may have changed:
+// since is the zero version or another list's; nodes is not the cycle's
+// list; the list is not one updated in place (cache.Cache.UpdateSnapshot,
+// whose snapshots log their changes: see [NodeSnapshot]); or its log no
+// longer reaches back to since. now is the zero version when nodes has
+// none.
+func (s *CycleState) ChangedNodes(nodes []*nodeinfo.NodeInfo, since NodesVersion) (now NodesVersion, changed []int32, ok bool) {
+	if s == nil || len(s.gens) == 0 || !s.isAllNodes(nodes) {
+		return NodesVersion{}, nil, false
+	}
+	x, isSnap := s.index.(*snapshotIndex)
+	if !isSnap || x == nil || x.generation == 0 {
+		return NodesVersion{}, nil, false
+	}
+	log, logs := x.snap.(changeLog)
+	if !logs {
+		return NodesVersion{}, nil, false
+	}
+	now = NodesVersion{gens: &s.gens[0], generation: x.generation}
+	if since.gens != now.gens {
+		return now, nil, false
+	}
+	changed, ok = log.ChangedSince(since.generation)
+	return now, changed, ok
+}
+
+// changeLog is a [NodeSnapshot] updated in place that tells which of its
+// nodes changed since one of its generations, as cache.Snapshot does.
+type changeLog interface {
+	ChangedSince(generation int64) ([]int32, bool)
+}
+
 // ExcludedByPreFilter returns kube-scheduler's verdict on the node called
 // name when the PreFilter plugins of [Framework.RunPreFilterPlugins] left
 // it out ("node(s) didn't satisfy plugin(s) [NodeAffinity]",

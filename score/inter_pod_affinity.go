@@ -129,7 +129,7 @@ func (pl *InterPodAffinity) domainScores(ctx context.Context, state *framework.C
 				if err := ctx.Err(); err != nil {
 					return nil, framework.AsStatus(err)
 				}
-				a.count(&scorer, all, gens)
+				a.count(&scorer, all, gens, state)
 				if a.matches == 0 {
 					return nil, skip
 				}

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/keyed"
 	"github.com/kubesched/kubesched/internal/podaffinity"
 	"github.com/kubesched/kubesched/internal/podcount"
@@ -43,6 +44,10 @@ type scoreAggregate struct {
 	totals  podaffinity.Counts
 	// matches is how many positions have matched set.
 	matches int
+	// version is the node list's when last scored, when it tells which
+	// nodes changed since (framework.CycleState.ChangedNodes): the next
+	// count then visits those alone.
+	version framework.NodesVersion
 }
 
 // affinityScore is n for the topology pair (key, value).
@@ -69,45 +74,61 @@ func scoringKey(d *domainScorer) string {
 // count brings a up to date with nodes (every node of the cycle, in
 // order), scoring again, as d would, the nodes that changed since. gens,
 // when not nil, are the nodes' generations
-// (framework.CycleState.NodeGenerations).
-func (a *scoreAggregate) count(d *domainScorer, nodes []*nodeinfo.NodeInfo, gens []int64) {
+// (framework.CycleState.NodeGenerations); state, when not nil, the
+// cycle's, which may tell which nodes changed since a last scored, so
+// that only they are visited.
+func (a *scoreAggregate) count(d *domainScorer, nodes []*nodeinfo.NodeInfo, gens []int64, state *framework.CycleState) {
 	if len(a.gens) != len(nodes) {
 		*a = scoreAggregate{gens: make([]int64, len(nodes)), shares: make([][]affinityScore, len(nodes)), matched: make([]bool, len(nodes))}
 	}
+	now, changed, ok := state.ChangedNodes(nodes, a.version)
+	a.version = now
+	if ok {
+		for _, p := range changed {
+			a.visit(d, nodes[p], int(p), gens)
+		}
+		return
+	}
 	for p, ni := range nodes {
-		if gens != nil && a.gens[p] == gens[p] && gens[p] != 0 {
-			continue
+		a.visit(d, ni, p, gens)
+	}
+}
+
+// visit scores position p, holding ni, again if it changed since a
+// scored it.
+func (a *scoreAggregate) visit(d *domainScorer, ni *nodeinfo.NodeInfo, p int, gens []int64) {
+	if gens != nil && a.gens[p] == gens[p] && gens[p] != 0 {
+		return
+	}
+	if a.gens[p] == ni.Generation && ni.Generation != 0 {
+		return
+	}
+	a.gens[p] = ni.Generation
+	for _, sh := range a.shares[p] {
+		a.totals.Add(sh.key, sh.value, -sh.n)
+	}
+	if a.matched[p] {
+		a.matches--
+	}
+	one := *d
+	one.scores, one.matched = &podaffinity.Counts{}, false
+	// As domainScores visits a node: only its pods with terms, and
+	// none on a node without pods, object or labels.
+	if nodeLabels := ni.Labels(); len(ni.Pods) > 0 && ni.Node() != nil && len(nodeLabels) > 0 {
+		for _, pi := range ni.PodsWithAffinity {
+			one.add(pi, nodeLabels)
 		}
-		if a.gens[p] == ni.Generation && ni.Generation != 0 {
-			continue
-		}
-		a.gens[p] = ni.Generation
-		for _, sh := range a.shares[p] {
-			a.totals.Add(sh.key, sh.value, -sh.n)
-		}
-		if a.matched[p] {
-			a.matches--
-		}
-		one := *d
-		one.scores, one.matched = &podaffinity.Counts{}, false
-		// As domainScores visits a node: only its pods with terms, and
-		// none on a node without pods, object or labels.
-		if nodeLabels := ni.Labels(); len(ni.Pods) > 0 && ni.Node() != nil && len(nodeLabels) > 0 {
-			for _, pi := range ni.PodsWithAffinity {
-				one.add(pi, nodeLabels)
-			}
-		}
-		shares := a.shares[p][:0]
-		one.scores.Each(func(key, value string, n int64) {
-			shares = append(shares, affinityScore{key: key, value: value, n: n})
-			a.totals.Add(key, value, n)
-		})
-		if len(shares) == 0 {
-			shares = nil
-		}
-		a.shares[p], a.matched[p] = shares, one.matched
-		if one.matched {
-			a.matches++
-		}
+	}
+	shares := a.shares[p][:0]
+	one.scores.Each(func(key, value string, n int64) {
+		shares = append(shares, affinityScore{key: key, value: value, n: n})
+		a.totals.Add(key, value, n)
+	})
+	if len(shares) == 0 {
+		shares = nil
+	}
+	a.shares[p], a.matched[p] = shares, one.matched
+	if one.matched {
+		a.matches++
 	}
 }

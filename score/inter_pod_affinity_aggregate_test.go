@@ -107,7 +107,7 @@ func TestAffinityScoreAggregatesScoreAsEveryNodeScoredAgain(t *testing.T) {
 		for i, ni := range cluster {
 			gens[i] = ni.Generation
 		}
-		withGens.count(&scorer, cluster, gens)
+		withGens.count(&scorer, cluster, gens, nil)
 		if g, w := scoresOf(&withGens.totals), scoresOf(want.scores); !maps.Equal(g, w) || withGens.matches == 0 {
 			t.Fatalf("step %d: with generations, aggregate %v (%d matched), every node %v", step, g, withGens.matches, w)
 		}

@@ -135,7 +135,7 @@ func (pl *PodTopologySpread) scores(ctx context.Context, state *framework.CycleS
 	if state != nil {
 		positions = state.NodePositions
 	}
-	return topologyspread.NewScores(ctx, pod, cs, requireAll, all, feasible, positions, state.NodeGenerations(all))
+	return topologyspread.NewScores(ctx, pod, cs, requireAll, all, feasible, positions, state.NodeGenerations(all), state)
 }
 
 // stateScores returns PreScore's result or, without one (a nil state, in

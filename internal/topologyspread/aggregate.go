@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/keyed"
 	"github.com/kubesched/kubesched/internal/podcount"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -32,6 +33,10 @@ type aggregate struct {
 	// it is enough, and no NodeInfo is kept alive; 0, the generation of
 	// a NodeInfo not built by package nodeinfo, is always counted again.
 	gens []int64
+	// version is the node list's when last counted, when it tells which
+	// nodes changed since (framework.CycleState.ChangedNodes): the next
+	// count then visits those alone.
+	version framework.NodesVersion
 	// Per counted constraint c: dom[c][p] is position p's domain (-1: not
 	// counted) and share[c][p] its matching pods; ids and values number
 	// the domains; sums and members are each domain's matching pods and
@@ -92,8 +97,8 @@ func aggregateKey(ns string, cs []Constraint, requireAll bool, counted []bool) s
 
 // count brings a up to date with nodes, counting again the nodes that
 // changed since, and returns the domain counts as countDomains does.
-func (a *aggregate) count(pod *v1.Pod, cs []Constraint, keys []podcount.Key, nodes []*nodeinfo.NodeInfo, gens []int64, requireAll bool, want func(i int, value string) bool, counted []bool) []map[string]int {
-	a.update(pod, cs, keys, nodes, gens, requireAll, counted)
+func (a *aggregate) count(pod *v1.Pod, cs []Constraint, keys []podcount.Key, nodes []*nodeinfo.NodeInfo, gens []int64, state *framework.CycleState, requireAll bool, want func(i int, value string) bool, counted []bool) []map[string]int {
+	a.update(pod, cs, keys, nodes, gens, state, requireAll, counted)
 	out := make([]map[string]int, len(cs))
 	for c := range cs {
 		out[c] = map[string]int{}
@@ -111,47 +116,63 @@ func (a *aggregate) count(pod *v1.Pod, cs []Constraint, keys []podcount.Key, nod
 
 // update brings a up to date with nodes, counting again the nodes that
 // changed since. gens, when not nil, are the nodes' generations, read
-// there rather than from each node.
-func (a *aggregate) update(pod *v1.Pod, cs []Constraint, keys []podcount.Key, nodes []*nodeinfo.NodeInfo, gens []int64, requireAll bool, counted []bool) {
+// there rather than from each node. state, when not nil, is the cycle's,
+// which may tell which nodes changed since a last counted
+// (framework.CycleState.ChangedNodes), so that only they are visited.
+func (a *aggregate) update(pod *v1.Pod, cs []Constraint, keys []podcount.Key, nodes []*nodeinfo.NodeInfo, gens []int64, state *framework.CycleState, requireAll bool, counted []bool) {
 	if len(a.gens) != len(nodes) || len(a.dom) != len(cs) || a.outgrown() {
 		a.reset(len(nodes), len(cs))
 	}
+	now, changed, ok := state.ChangedNodes(nodes, a.version)
+	a.version = now
+	if ok {
+		for _, p := range changed {
+			a.visit(pod, cs, keys, nodes[p], int(p), gens, requireAll, counted)
+		}
+		return
+	}
 	for p, ni := range nodes {
-		if gens != nil && a.gens[p] == gens[p] && gens[p] != 0 {
+		a.visit(pod, cs, keys, ni, p, gens, requireAll, counted)
+	}
+}
+
+// visit counts position p, holding ni, again if it changed since a
+// counted it.
+func (a *aggregate) visit(pod *v1.Pod, cs []Constraint, keys []podcount.Key, ni *nodeinfo.NodeInfo, p int, gens []int64, requireAll bool, counted []bool) {
+	if gens != nil && a.gens[p] == gens[p] && gens[p] != 0 {
+		return
+	}
+	if a.gens[p] == ni.Generation && ni.Generation != 0 {
+		return
+	}
+	a.gens[p] = ni.Generation
+	nodeLabels := ni.Labels()
+	counts := ni.Node() != nil && (!requireAll || hasAllKeys(nodeLabels, cs))
+	for c := range cs {
+		if counted != nil && !counted[c] {
 			continue
 		}
-		if a.gens[p] == ni.Generation && ni.Generation != 0 {
+		if d := a.dom[c][p]; d >= 0 {
+			a.sums[c][d] -= int(a.share[c][p])
+			a.members[c][d]--
+		}
+		a.dom[c][p], a.share[c][p] = -1, 0
+		if !counts {
 			continue
 		}
-		a.gens[p] = ni.Generation
-		nodeLabels := ni.Labels()
-		counts := ni.Node() != nil && (!requireAll || hasAllKeys(nodeLabels, cs))
-		for c := range cs {
-			if counted != nil && !counted[c] {
-				continue
-			}
-			if d := a.dom[c][p]; d >= 0 {
-				a.sums[c][d] -= int(a.share[c][p])
-				a.members[c][d]--
-			}
-			a.dom[c][p], a.share[c][p] = -1, 0
-			if !counts {
-				continue
-			}
-			value := nodeLabels[cs[c].TopologyKey]
-			d, ok := a.ids[c][value]
-			if !ok {
-				d = int32(len(a.values[c]))
-				a.ids[c][value] = d
-				a.values[c] = append(a.values[c], value)
-				a.sums[c] = append(a.sums[c], 0)
-				a.members[c] = append(a.members[c], 0)
-			}
-			n := countMatching(ni, cs[c].Selector, pod.Namespace, keys[c])
-			a.dom[c][p], a.share[c][p] = d, int32(n)
-			a.sums[c][d] += n
-			a.members[c][d]++
+		value := nodeLabels[cs[c].TopologyKey]
+		d, ok := a.ids[c][value]
+		if !ok {
+			d = int32(len(a.values[c]))
+			a.ids[c][value] = d
+			a.values[c] = append(a.values[c], value)
+			a.sums[c] = append(a.sums[c], 0)
+			a.members[c] = append(a.members[c], 0)
 		}
+		n := countMatching(ni, cs[c].Selector, pod.Namespace, keys[c])
+		a.dom[c][p], a.share[c][p] = d, int32(n)
+		a.sums[c][d] += n
+		a.members[c][d]++
 	}
 }
 
@@ -170,6 +191,7 @@ func (a *aggregate) outgrown() bool {
 // reset empties a for n nodes and k constraints.
 func (a *aggregate) reset(n, k int) {
 	a.gens = make([]int64, n)
+	a.version = framework.NodesVersion{}
 	a.dom, a.share = make([][]int32, k), make([][]int32, k)
 	a.ids, a.values = make([]map[string]int32, k), make([][]string, k)
 	a.sums, a.members = make([][]int, k), make([][]int32, k)

@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/nodeaffinity"
 	"github.com/kubesched/kubesched/internal/parallel"
 	"github.com/kubesched/kubesched/internal/podcount"
@@ -108,9 +109,10 @@ const minNodesPerWorker = 256
 // share (see cacheable), an aggregate kept from the last count over the
 // same positions counts only the nodes that changed since; gens, when not
 // nil, are the nodes' generations (framework.CycleState.NodeGenerations),
-// which spare reading the unchanged ones. It returns ctx's error if
+// which spare reading the unchanged ones, and state, when not nil, the
+// cycle's, which may tell which changed. It returns ctx's error if
 // cancelled.
-func countDomains(ctx context.Context, pod *v1.Pod, cs []Constraint, e *eligibility, nodes []*nodeinfo.NodeInfo, gens []int64, requireAll bool, want func(i int, value string) bool, counted []bool) ([]map[string]int, error) {
+func countDomains(ctx context.Context, pod *v1.Pod, cs []Constraint, e *eligibility, nodes []*nodeinfo.NodeInfo, gens []int64, state *framework.CycleState, requireAll bool, want func(i int, value string) bool, counted []bool) ([]map[string]int, error) {
 	k := len(cs)
 	keys := make([]podcount.Key, k)
 	for i := range cs {
@@ -122,7 +124,7 @@ func countDomains(ctx context.Context, pod *v1.Pod, cs []Constraint, e *eligibil
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			return a.count(pod, cs, keys, nodes, gens, requireAll, want, counted), nil
+			return a.count(pod, cs, keys, nodes, gens, state, requireAll, want, counted), nil
 		}
 	}
 	return countEach(ctx, pod, cs, keys, e, nodes, requireAll, want, counted)

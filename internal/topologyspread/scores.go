@@ -91,8 +91,10 @@ func (b *positionScores) score(p int32) int64 {
 // a sum of node shares (see cacheable), every feasible node is scored
 // here at once from an aggregate kept across cycles, and [Scores.At]
 // looks a score up by position. gens, when not nil, are all's
-// generations (framework.CycleState.NodeGenerations).
-func NewScores(ctx context.Context, pod *v1.Pod, cs []Constraint, requireAll bool, all, feasible []*nodeinfo.NodeInfo, positions func([]*nodeinfo.NodeInfo) ([]int32, bool), gens []int64) (*Scores, error) {
+// generations (framework.CycleState.NodeGenerations); state, when not
+// nil, the cycle's, which may tell which nodes changed since the last
+// count.
+func NewScores(ctx context.Context, pod *v1.Pod, cs []Constraint, requireAll bool, all, feasible []*nodeinfo.NodeInfo, positions func([]*nodeinfo.NodeInfo) ([]int32, bool), gens []int64, state *framework.CycleState) (*Scores, error) {
 	s := &Scores{
 		constraints: cs,
 		namespace:   pod.Namespace,
@@ -110,7 +112,7 @@ func NewScores(ctx context.Context, pod *v1.Pod, cs []Constraint, requireAll boo
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if s.scoreAll(pod, requireAll, all, feasible, positions, gens) {
+	if s.scoreAll(pod, requireAll, all, feasible, positions, gens, state) {
 		return s, nil
 	}
 	domains := make([]int, len(cs))
@@ -156,7 +158,7 @@ func NewScores(ctx context.Context, pod *v1.Pod, cs []Constraint, requireAll boo
 	for i := range cs {
 		counted[i] = cs[i].TopologyKey != v1.LabelHostname
 	}
-	counts, err := countDomains(ctx, pod, cs, &e, all, gens, requireAll, want, counted)
+	counts, err := countDomains(ctx, pod, cs, &e, all, gens, state, requireAll, want, counted)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +175,7 @@ func NewScores(ctx context.Context, pod *v1.Pod, cs []Constraint, requireAll boo
 // would. It reports false, having changed nothing, when it cannot: no
 // position function, a node without a position, counts that are not a
 // sum of shares, or the aggregate busy with another cycle.
-func (s *Scores) scoreAll(pod *v1.Pod, requireAll bool, all, feasible []*nodeinfo.NodeInfo, positions func([]*nodeinfo.NodeInfo) ([]int32, bool), gens []int64) bool {
+func (s *Scores) scoreAll(pod *v1.Pod, requireAll bool, all, feasible []*nodeinfo.NodeInfo, positions func([]*nodeinfo.NodeInfo) ([]int32, bool), gens []int64, state *framework.CycleState) bool {
 	cs := s.constraints
 	if positions == nil || !cacheable(pod, cs) {
 		return false
@@ -187,7 +189,7 @@ func (s *Scores) scoreAll(pod *v1.Pod, requireAll bool, all, feasible []*nodeinf
 		return false
 	}
 	defer giveBack()
-	a.update(pod, cs, s.keys, all, gens, requireAll, nil)
+	a.update(pod, cs, s.keys, all, gens, state, requireAll, nil)
 
 	// The domains of the feasible nodes, with their matching pods. A node
 	// counted for no constraint (dom -1) has no node object, or lacks a

@@ -272,7 +272,7 @@ func TestDomainsCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := NewDomains(context.Background(), incoming, cs, nodes, nil)
+	d, err := NewDomains(context.Background(), incoming, cs, nodes, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func TestScoresOfTwoZones(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewScores(context.Background(), incoming, cs, true, nodes, nodes, nil, nil)
+	s, err := NewScores(context.Background(), incoming, cs, true, nodes, nodes, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,7 +431,7 @@ func TestAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
 			if step%2 == 0 {
 				gens = generationsOf(cluster)
 			}
-			got, err := countDomains(context.Background(), incoming, cs, &e, cluster, gens, tc.requireAll, tc.want, tc.counted)
+			got, err := countDomains(context.Background(), incoming, cs, &e, cluster, gens, nil, tc.requireAll, tc.want, tc.counted)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -494,14 +494,14 @@ func TestScoresFromAnAggregateEqualThoseOfEachNode(t *testing.T) {
 			}
 		}
 		for _, requireAll := range []bool{true, false} {
-			fast, err := NewScores(context.Background(), incoming, cs, requireAll, cluster, feasible, positions, generationsOf(cluster))
+			fast, err := NewScores(context.Background(), incoming, cs, requireAll, cluster, feasible, positions, generationsOf(cluster), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if fast.byPosition == nil {
 				t.Fatal("the scores were not worked out from an aggregate")
 			}
-			each, err := NewScores(context.Background(), incoming, cs, requireAll, cluster, feasible, nil, nil)
+			each, err := NewScores(context.Background(), incoming, cs, requireAll, cluster, feasible, nil, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
