@@ -351,8 +351,13 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 	// no per-node look-up.
 	nominated, _ := nominatedPodsKey.Read(state)
 	memo, at, local, others, gens := sc.memo, state.plugins.at, sc.local, sc.others, state.gens
+	// With a memo, every filter node-local for the pod, the nodes'
+	// generations at hand and no nominated pods, a node whose verdict is
+	// kept for its generation is judged without being read.
+	kept := memo != nil && len(others) == 0 && gens != nil && len(nominated) == 0
 	parallel.Chunks(ctx, f.parallelism, n, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
+		j := start + lo
+		for i := lo; i < hi; i, j = i+1, j+1 {
 			// Once the search was stopped, no node is taken up:
 			// kube-scheduler's workers check before each node, so that
 			// the nodes given a verdict, and the next search's start, are
@@ -360,9 +365,28 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 			if earlyStop && ctx.Err() != nil {
 				return
 			}
-			p := s.position((start + i) % n)
-			ni := s.nodes[p]
+			if j >= n {
+				j -= n
+			}
+			p := s.position(j)
 			var st *Status
+			if kept {
+				if g := gens[p]; g != 0 && memo.gen[p] == g {
+					if memo.first[p] >= 0 {
+						statuses[i] = memo.status[p]
+						rejected.Add(1)
+						continue
+					}
+					if earlyStop && found.Add(1) > int64(want) {
+						cancel()
+						found.Add(-1)
+						return
+					}
+					passed[i] = true
+					continue
+				}
+			}
+			ni := s.nodes[p]
 			var pods []*nodeinfo.PodInfo
 			if len(nominated) > 0 {
 				pods = nominated[ni.Name()]
