@@ -52,9 +52,10 @@
 // PreFilter and PreScore plugins that count over every node can share the
 // framework's workers with [CycleState.ParallelChunks]; those that keep
 // per-node data can keep it in slices, by [CycleState.NodePositions], and
-// answer Score by position ([PositionScorer]); those that remember
-// per-node results across cycles can tell which nodes changed by
-// [CycleState.NodeGenerations].
+// answer Score for many nodes at once ([BatchScorer]); those that
+// remember per-node results across cycles can tell which nodes changed
+// by [CycleState.NodeGenerations], or, over a snapshot updated in place,
+// be told ([CycleState.ChangedNodes]).
 //
 // A framework remembers, per pod shape (a pod but its name and identity)
 // and node, what the in-tree plugins that judge a node by that node

@@ -39,8 +39,8 @@ type scorePlugin struct {
 	// node-locality (see memo); nil for a plugin never node-local.
 	index int
 	local locality.For
-	// at is the plugin as a PositionScorer, or nil.
-	at PositionScorer
+	// batch is the plugin as a BatchScorer, or nil.
+	batch BatchScorer
 }
 
 // Framework runs a profile of plugins over a pod and a set of nodes. Build
@@ -320,7 +320,7 @@ func New(opts ...Option) (*Framework, error) {
 			}
 			sp := scorePlugin{ScorePlugin: pl, name: name, weight: int64(pw.weight), index: len(f.scores), local: locality.Of(pl)}
 			sp.normalize, _ = p.(NormalizeScorePlugin)
-			sp.at, _ = p.(PositionScorer)
+			sp.batch, _ = p.(BatchScorer)
 			f.scores = append(f.scores, sp)
 			f.notePlugin(name, Score, pw.weight)
 		}

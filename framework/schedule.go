@@ -333,10 +333,9 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 		defer cancel()
 	}
 
+	// Both come clean: a cycle's release clears what its searches used.
 	statuses := grow(&sc.buf.statuses, n)
 	passed := grow(&sc.buf.passed, n)
-	clear(statuses)
-	clear(passed)
 	// Counting feasible nodes as they are found costs a contended atomic per
 	// node; it is only needed when the search may stop early.
 	earlyStop := want < n
@@ -355,9 +354,19 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 	// generations at hand and no nominated pods, a node whose verdict is
 	// kept for its generation is judged without being read.
 	kept := memo != nil && len(others) == 0 && gens != nil && len(nominated) == 0
+	// reached is one past the furthest node of the search a worker took
+	// up: a search that stops early leaves the rest untouched, and
+	// neither reading the verdicts nor clearing them visits it.
+	var reached atomic.Int64
+	defer func() { sc.buf.dirty = max(sc.buf.dirty, int(reached.Load())) }()
 	parallel.Chunks(ctx, f.parallelism, n, func(lo, hi int) {
+		i := lo
+		defer func() {
+			for r := reached.Load(); int64(i) > r && !reached.CompareAndSwap(r, int64(i)); r = reached.Load() {
+			}
+		}()
 		j := start + lo
-		for i := lo; i < hi; i, j = i+1, j+1 {
+		for ; i < hi; i, j = i+1, j+1 {
 			// Once the search was stopped, no node is taken up:
 			// kube-scheduler's workers check before each node, so that
 			// the nodes given a verdict, and the next search's start, are
@@ -436,14 +445,8 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 			out.pos = append(out.pos, p)
 		}
 	} else {
-		rejected := 0
-		for _, st := range statuses {
-			if st != nil {
-				rejected++
-			}
-		}
-		d.reserve(rejected)
-		for i := range n {
+		d.reserve(int(rejected.Load()))
+		for i := range int(reached.Load()) {
 			p := s.position((start + i) % n)
 			switch {
 			case passed[i]:

@@ -25,18 +25,16 @@ type PodOnlyPreScorer interface {
 	PodOnlyPreScore(state *CycleState, pod *v1.Pod) bool
 }
 
-// PositionScorer is implemented by Score plugins that work out every
-// node's score at once in PreScore, keyed by position in
-// [CycleState.AllNodes] (see [CycleState.NodePositions]). The framework
-// then asks ScorePositions for many nodes at a time instead of Score for
-// each, sparing the plugin a call and a look-up per node. The two must
-// agree.
-type PositionScorer interface {
+// BatchScorer is implemented by Score plugins that work out every
+// scored node's score at once in PreScore. The framework then asks
+// ScoreBatch for many nodes at a time instead of Score for each, sparing
+// the plugin a call and a look-up per node. The two must agree.
+type BatchScorer interface {
 	ScorePlugin
-	// ScorePositions sets scores[i] to the score of the node at position
-	// pos[i] of AllNodes and reports true; or reports false, for the
-	// framework to ask Score node by node.
-	ScorePositions(state *CycleState, pos []int32, scores []int64) bool
+	// ScoreBatch sets scores[i] to the score of nodes[start+i], nodes
+	// being the list the cycle's PreScore was given, and reports true;
+	// or reports false, for the framework to ask Score node by node.
+	ScoreBatch(state *CycleState, start int, scores []int64) bool
 }
 
 // scoring holds one cycle's raw scores and whether they are computed while
@@ -143,10 +141,15 @@ func (sc *scoring) release() {
 	if sc.memo != nil {
 		sc.memo.busy.Unlock()
 	}
-	// Hold no NodeInfo or Status beyond the cycle.
-	clear(sc.buf.feasible[:cap(sc.buf.feasible)])
-	clear(sc.buf.statuses)
-	sc.f.scratch.Put(sc.buf)
+	// Hold no NodeInfo or Status beyond the cycle, and leave the
+	// verdicts clean for the next: only as far as the searches went,
+	// which for a search that stops early is a share of the nodes.
+	b := sc.buf
+	clear(b.feasible[:min(b.dirty, cap(b.feasible))])
+	clear(b.statuses[:min(b.dirty, cap(b.statuses))])
+	clear(b.passed[:min(b.dirty, cap(b.passed))])
+	b.dirty = 0
+	sc.f.scratch.Put(b)
 }
 
 func (sc *scoring) buffer(size int) []int64 {
@@ -163,6 +166,9 @@ type scratch struct {
 	passed   []bool
 	feasible []*nodeinfo.NodeInfo
 	pos      []int32
+	// dirty is how many leading entries of statuses, passed and
+	// feasible a cycle may have set; release clears them.
+	dirty int
 }
 
 // grow returns (*s)[:n], reallocating if the capacity is short. The
@@ -198,9 +204,9 @@ func (sc *scoring) scoreNode(ctx context.Context, state *CycleState, pod *v1.Pod
 
 // scoreChunk scores nodes[start:end], at positions pos[start:end] of the
 // cycle's nodes, into raw as scoreNode does, but plugin by plugin: the
-// node-local plugins' scores copied from the memo, the position scorers
+// node-local plugins' scores copied from the memo, the batch scorers
 // asked once for the chunk, and only the nodes whose scores the memo
-// lacks scored one by one.
+// lacks scored one by one. nodes are those PreScore was given.
 func (sc *scoring) scoreChunk(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, pos []int32, raw []int64, n, start, end int) {
 	m, slots := sc.memo, sc.slots
 	at := pos[start:end]
@@ -215,7 +221,7 @@ func (sc *scoring) scoreChunk(ctx context.Context, state *CycleState, pod *v1.Po
 			}
 			continue
 		}
-		if pl.at != nil && pl.at.ScorePositions(state, at, out) {
+		if pl.batch != nil && pl.batch.ScoreBatch(state, start, out) {
 			continue
 		}
 		for i := range out {

@@ -14,7 +14,7 @@ import (
 var (
 	_ framework.ScorePlugin          = DynamicResources{}
 	_ framework.NormalizeScorePlugin = DynamicResources{}
-	_ framework.PositionScorer       = DynamicResources{}
+	_ framework.BatchScorer          = DynamicResources{}
 )
 
 // DynamicResources prefers nodes where the pod's prioritized-list
@@ -43,10 +43,10 @@ func (DynamicResources) Score(_ context.Context, state *framework.CycleState, _ 
 	return dra.Default().Score(s, ni.Name())
 }
 
-// ScorePositions sets every score to 0 without looking at the nodes when
+// ScoreBatch sets every score to 0 without looking at the nodes when
 // the cycle has no prioritized claims to score, and reports false
 // otherwise, for [DynamicResources.Score] to answer.
-func (DynamicResources) ScorePositions(state *framework.CycleState, _ []int32, scores []int64) bool {
+func (DynamicResources) ScoreBatch(state *framework.CycleState, _ int, scores []int64) bool {
 	s, _ := dra.StateKey.Read(state)
 	if !s.Empty() && s.Prioritized() {
 		return false

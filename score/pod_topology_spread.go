@@ -26,7 +26,7 @@ var (
 
 var (
 	_ framework.PodOnlyPreScorer     = (*PodTopologySpread)(nil)
-	_ framework.PositionScorer       = (*PodTopologySpread)(nil)
+	_ framework.BatchScorer          = (*PodTopologySpread)(nil)
 	_ framework.PreScorePlugin       = (*PodTopologySpread)(nil)
 	_ framework.NormalizeScorePlugin = (*PodTopologySpread)(nil)
 )
@@ -170,12 +170,12 @@ func (pl *PodTopologySpread) Score(ctx context.Context, state *framework.CycleSt
 	return s.Score(ni), nil
 }
 
-// ScorePositions sets the raw scores of the nodes at positions pos of
-// the cycle's nodes when PreScore worked them out with the others, and
-// reports false otherwise, for [PodTopologySpread.Score] to answer.
-func (pl *PodTopologySpread) ScorePositions(state *framework.CycleState, pos []int32, scores []int64) bool {
+// ScoreBatch sets the raw scores of the scored nodes from start on when
+// PreScore worked them out with the others, and reports false otherwise,
+// for [PodTopologySpread.Score] to answer.
+func (pl *PodTopologySpread) ScoreBatch(state *framework.CycleState, start int, scores []int64) bool {
 	s, ok := spreadScoresKey.Read(state)
-	return ok && s != nil && s.At(pos, scores)
+	return ok && s != nil && s.Batch(start, scores)
 }
 
 // NormalizeScore maps the raw scores to [0, 100], the lowest raw score to

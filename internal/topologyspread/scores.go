@@ -31,53 +31,16 @@ type Scores struct {
 	weights []float64
 	// keys[i] is constraint i's key for countMatching.
 	keys []podcount.Key
-	// byPosition, when not nil, scores the feasible nodes by their
-	// position in the cycle's nodes (see [Scores.At]).
-	byPosition *positionScores
+	// raw, when not nil, are the feasible nodes' raw scores, in the
+	// order NewScores was given them (see [Scores.Batch]).
+	raw []int64
 }
 
-// positionScores is what scoring a feasible node by its position needs,
-// copied from an aggregate: the scoring itself is left to [Scores.At],
-// which the framework calls from its workers.
-type positionScores struct {
-	feasible []bool // by position
-	// at[c][p] is, for position p and constraint c, the node's domain,
-	// or for a hostname constraint its own matching pods; uncounted for a
-	// node counted for no constraint, missing where it lacks the key.
-	at [][]int32
-	// terms[c][d] is domain d's term of the sum (see Score); host[c] is
-	// set for a hostname constraint, whose term is per node, of weight
-	// weights[c] and softening skew[c].
-	terms   [][]float64
-	host    []bool
-	weights []float64
-	skew    []float64
-}
-
+// Ways a node's domain is told for a constraint, besides its domain id.
 const (
-	uncounted = -1
-	missing   = -2
+	uncounted = -1 // no domain: the node is counted for no constraint
+	missing   = -2 // the node lacks the topology key
 )
-
-// score is the raw score of the feasible node at position p.
-func (b *positionScores) score(p int32) int64 {
-	if b.at[0][p] == uncounted {
-		return 0 // ignored
-	}
-	var sum float64
-	for c, at := range b.at {
-		v := at[p]
-		switch {
-		case v == missing:
-			continue
-		case b.host[c]:
-			sum += float64(int64(v))*b.weights[c] + b.skew[c]
-		default:
-			sum += b.terms[c][v]
-		}
-	}
-	return int64(math.Round(sum))
-}
 
 // NewScores prepares the scoring of pod's soft constraints cs over
 // feasible (the nodes that passed filtering), counting matching pods over
@@ -89,8 +52,8 @@ func (b *positionScores) score(p int32) int64 {
 // positions, when not nil, gives the positions in all of nodes (as
 // framework.CycleState.NodePositions does). With it, and counts that are
 // a sum of node shares (see cacheable), every feasible node is scored
-// here at once from an aggregate kept across cycles, and [Scores.At]
-// looks a score up by position. gens, when not nil, are all's
+// here at once from an aggregate kept across cycles, and [Scores.Batch]
+// hands the scores out. gens, when not nil, are all's
 // generations (framework.CycleState.NodeGenerations); state, when not
 // nil, the cycle's, which may tell which nodes changed since the last
 // count.
@@ -225,48 +188,45 @@ func (s *Scores) scoreAll(pod *v1.Pod, requireAll bool, all, feasible []*nodeinf
 	}
 
 	// Per constraint: the domain "", which also stands for a missing
-	// label (scoring nothing), each domain's term of the sum, as Score
-	// adds it (a hostname constraint's is per node), and each feasible
-	// node's domain or, for a hostname constraint, matching pods.
-	b := &positionScores{
-		feasible: make([]bool, len(all)),
-		at:       make([][]int32, len(cs)),
-		terms:    make([][]float64, len(cs)),
-		host:     host,
-		weights:  s.weights,
-		skew:     make([]float64, len(cs)),
-	}
-	for _, i := range at {
-		b.feasible[i] = true
-	}
+	// label (scoring nothing), and each domain's term of the sum, as
+	// Score adds it; a hostname constraint's term is per node.
+	empty := make([]int32, len(cs))
+	terms := make([][]float64, len(cs))
+	skew := make([]float64, len(cs))
 	for c := range cs {
-		b.skew[c] = float64(cs[c].MaxSkew - 1)
-		empty := int32(-1)
+		skew[c] = float64(cs[c].MaxSkew - 1)
+		empty[c] = missing // no domain is ""
 		if d, ok := a.ids[c][""]; ok {
-			empty = d
+			empty[c] = d
 		}
 		if !host[c] {
-			b.terms[c] = make([]float64, len(a.values[c]))
-			for d := range b.terms[c] {
-				b.terms[c][d] = float64(int64(a.sums[c][d]))*s.weights[c] + b.skew[c]
+			terms[c] = make([]float64, len(a.values[c]))
+			for d := range terms[c] {
+				terms[c][d] = float64(int64(a.sums[c][d]))*s.weights[c] + skew[c]
 			}
 		}
-		dom, share, out := a.dom[c], a.share[c], make([]int32, len(all))
-		for j, i := range at {
-			switch d := dom[i]; {
-			case d < 0:
-				out[i] = uncounted
-			case d == empty && !hasKey(feasible[j], cs[c].TopologyKey):
-				out[i] = missing
-			case host[c]:
-				out[i] = share[i]
-			default:
-				out[i] = d
-			}
-		}
-		b.at[c] = out
 	}
-	s.byPosition = b
+	// Each feasible node's raw score, as Score works it out, from its
+	// domains or, for a hostname constraint, its matching pods.
+	s.raw = make([]int64, len(at))
+	for j, i := range at {
+		if dom0[i] < 0 {
+			continue // counted for no constraint: ignored, or no node
+		}
+		var sum float64
+		for c := range cs {
+			d := a.dom[c][i]
+			switch {
+			case d == empty[c] && !hasKey(feasible[j], cs[c].TopologyKey):
+				continue
+			case host[c]:
+				sum += float64(int64(a.share[c][i]))*s.weights[c] + skew[c]
+			default:
+				sum += terms[c][d]
+			}
+		}
+		s.raw[j] = int64(math.Round(sum))
+	}
 	return true
 }
 
@@ -276,21 +236,15 @@ func hasKey(ni *nodeinfo.NodeInfo, key string) bool {
 	return ok
 }
 
-// At sets scores[i] to the raw score of the feasible node at position
-// pos[i] of the cycle's nodes, as [Scores.Score] would, and reports true
+// Batch sets scores[i] to the raw score of the (start+i)-th feasible
+// node NewScores was given, as [Scores.Score] would, and reports true
 // when NewScores prepared them all; false otherwise. It may run
 // concurrently.
-func (s *Scores) At(pos []int32, scores []int64) bool {
-	b := s.byPosition
-	if b == nil {
+func (s *Scores) Batch(start int, scores []int64) bool {
+	if s.raw == nil || start < 0 || start+len(scores) > len(s.raw) {
 		return false
 	}
-	for i, p := range pos {
-		if p < 0 || int(p) >= len(b.feasible) || !b.feasible[p] {
-			return false
-		}
-		scores[i] = b.score(p)
-	}
+	copy(scores, s.raw[start:])
 	return true
 }
 
