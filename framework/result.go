@@ -98,8 +98,15 @@ type PluginScore struct {
 // which a byte holds, and nodes are positions in the cycle's node index.
 type scoreTable struct {
 	nodes nodeIndex
-	// pos are the scored nodes' positions, in search order.
-	pos []int32
+	// The scored nodes' positions, in search order. A search walks
+	// positions in increasing order from where it starts, wrapping round,
+	// so they are kept as a set, one bit per node of the cycle (in), with
+	// the search's first position (start); pos holds them instead for an
+	// order not of that kind. n is how many there are.
+	in    []uint64
+	start int32
+	pos   []int32
+	n     int
 	// plugins are the plugins that scored the pod, in profile order.
 	plugins []*scorePlugin
 	// raw holds node i's normalized score by plugin p at raw[p*len(pos)+i].
@@ -110,12 +117,56 @@ type scoreTable struct {
 	ext [][]PluginScore
 }
 
+// newScoreTable returns the table of the nodes at positions pos, in
+// search order, of the total nodes of idx, scored by plugins.
+func newScoreTable(idx nodeIndex, total int, pos []int32, plugins []*scorePlugin) scoreTable {
+	t := scoreTable{nodes: idx, n: len(pos), plugins: plugins, raw: make([]uint8, len(pos)*len(plugins))}
+	if len(pos) == 0 {
+		return t
+	}
+	// Increasing but for one wrap, which must not pass the start again.
+	wraps := 0
+	for i := 1; i < len(pos); i++ {
+		if pos[i] <= pos[i-1] {
+			wraps++
+		}
+	}
+	if wraps > 1 || wraps == 1 && pos[len(pos)-1] >= pos[0] || int(slices.Max(pos)) >= total {
+		t.pos = slices.Clone(pos)
+		return t
+	}
+	t.start = pos[0]
+	t.in = make([]uint64, (total+63)/64)
+	for _, p := range pos {
+		t.in[p/64] |= 1 << (p % 64)
+	}
+	return t
+}
+
+// positions returns the scored nodes' positions, in search order.
+func (t *scoreTable) positions() []int32 {
+	if t.in == nil {
+		return t.pos
+	}
+	out := make([]int32, 0, t.n)
+	total := int32(len(t.in) * 64)
+	for _, r := range [2][2]int32{{t.start, total}, {0, t.start}} {
+		for p := r[0]; p < r[1]; p++ {
+			if t.in[p/64]&(1<<(p%64)) != 0 {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
 // list builds the NodePluginScores of every scored node.
 func (t *scoreTable) list() []NodePluginScores {
-	n, k := len(t.pos), len(t.plugins)
+	n, k := t.n, len(t.plugins)
 	if n == 0 {
 		return nil
 	}
+	pos := t.positions()
 	size := n * k
 	for _, e := range t.ext {
 		size += len(e)
@@ -137,7 +188,7 @@ func (t *scoreTable) list() []NodePluginScores {
 			}
 		}
 		scores := all[start:len(all):len(all)]
-		out[i] = NodePluginScores{Name: t.nodes.name(int(t.pos[i])), Scores: scores, TotalScore: total}
+		out[i] = NodePluginScores{Name: t.nodes.name(int(pos[i])), Scores: scores, TotalScore: total}
 	}
 	return out
 }

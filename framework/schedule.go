@@ -555,8 +555,7 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 	}
 	// The result keeps each score in a byte, node by node: after the range
 	// check, a score is at most MaxNodeScore.
-	k := len(active)
-	*t = scoreTable{nodes: idx, pos: slices.Clone(found.pos[:n]), plugins: active, raw: make([]uint8, n*k)}
+	*t = newScoreTable(idx, idx.len(), found.pos[:n], active)
 	totals := grow(&sc.buf.totals, n)
 	// Plugin by plugin, as kube-scheduler applies the weights: each
 	// plugin's scores are adjacent.
