@@ -317,6 +317,11 @@ func newInterPodAffinityState(ctx context.Context, state *framework.CycleState, 
 	if err != nil {
 		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("parsing pod: %+v", err))
 	}
+	if len(terms.RequiredAffinity) == 0 && len(terms.RequiredAntiAffinity) == 0 && len(antiNodes) == 0 {
+		// Nothing to count: no terms of its own, and no placed pod's
+		// required anti-affinity to match it.
+		return nil, skip
+	}
 	s := &interPodAffinityState{pod: pod}
 	if s.affinity, err = resolveTerms(terms.RequiredAffinity, lister); err != nil {
 		return nil, framework.AsStatus(err)
