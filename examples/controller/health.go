@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"slices"
@@ -103,6 +104,8 @@ type health struct {
 	electing, leading atomic.Bool
 	// ctrl is the controller once it runs.
 	ctrl atomic.Pointer[Controller]
+	// logger receives the server's failure; nil discards it.
+	logger *slog.Logger
 }
 
 // handler serves /healthz (the process answers), /readyz (ready to
@@ -157,8 +160,8 @@ func (h *health) serve(ctx context.Context, addr string) (net.Addr, error) {
 	}
 	srv := &http.Server{Handler: h.handler(), ReadHeaderTimeout: 5 * time.Second}
 	go func() {
-		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			fmt.Println("controller: health endpoints:", err)
+		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) && h.logger != nil {
+			h.logger.Error("health endpoints stopped", "address", addr, "err", err)
 		}
 	}()
 	context.AfterFunc(ctx, func() {

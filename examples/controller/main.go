@@ -138,7 +138,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	h := health{debug: opts.debug}
+	h := health{debug: opts.debug, logger: opts.config.Logger}
 	h.ctrl.Store(ctrl)
 	if opts.healthAddr != "" {
 		addr, err := h.serve(ctx, opts.healthAddr)

@@ -91,7 +91,7 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 		o := opts
 		o.Dir = dir
 		cp := &ControlPlane{opts: o, procs: map[string]*process{}}
-		if err = cp.start3(ctx); err == nil {
+		if err = cp.startAll(ctx); err == nil {
 			return cp, nil
 		}
 		cp.Stop()
@@ -102,8 +102,9 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	return nil, err
 }
 
-// start3 starts the components in order.
-func (cp *ControlPlane) start3(ctx context.Context) error {
+// startAll makes the certificates and starts etcd, kube-apiserver and,
+// when asked for, kube-scheduler, in that order, on ports of their own.
+func (cp *ControlPlane) startAll(ctx context.Context) error {
 	var err error
 	if cp.pki, err = makePKI(cp.opts.Dir); err != nil {
 		return fmt.Errorf("making certificates: %w", err)
