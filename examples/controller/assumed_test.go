@@ -1,0 +1,90 @@
+package main
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/kubesched/kubesched/queue"
+)
+
+// TestControllerForgetsAPodDeletedWhileAssumed deletes a pod while its
+// binding is held open, so that the pod is assumed on its node when the
+// deletion arrives, every time. As in kube-scheduler the binding then
+// fails, and nothing of the pod may be left: no room held on the node,
+// no pod back in the queue, no binding.
+func TestControllerForgetsAPodDeletedWhileAssumed(t *testing.T) {
+	t.Parallel()
+	client := newFakeCluster(testNode("only", "1"), testPod("doomed", "600m", "kubesched"))
+	binding, release := make(chan struct{}), make(chan struct{})
+	var held atomic.Bool
+	client.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		b, ok := action.(clienttesting.CreateAction).GetObject().(*v1.Binding)
+		if ok && b.Name == "doomed" && held.CompareAndSwap(false, true) {
+			close(binding)
+			<-release
+		}
+		return false, nil, nil // on to the binding reactor, which finds no pod
+	})
+	ctrl, err := New(client, Config{SchedulerName: "kubesched", QueueOptions: []queue.Option{queue.WithClock(queue.NewFakeClock(time.Unix(0, 0)))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := startController(t, ctrl)
+	// Cleanups run last first: the binding is let go before the
+	// controller is stopped, which waits for it.
+	var once sync.Once
+	letGo := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(letGo)
+
+	select {
+	case <-binding:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the controller never bound the pod")
+	}
+	// The fake clientset holds its lock while a reactor runs: until the
+	// binding is let go, the test reads the informer and writes the
+	// tracker, not the clientset.
+	doomed, err := ctrl.factory.Core().V1().Pods().Lister().Pods("default").Get("doomed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if assumed, _ := ctrl.cache.IsAssumedPod(doomed); !assumed {
+		t.Fatal("the pod is not assumed while its binding is in flight")
+	}
+	if err := client.Tracker().Delete(v1.SchemeGroupVersion.WithResource("pods"), "default", "doomed"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the deletion reaches the controller", func() bool {
+		_, err := ctrl.factory.Core().V1().Pods().Lister().Pods("default").Get("doomed")
+		return err != nil
+	})
+	letGo()
+
+	eventually(t, "the cache holds no pod", func() bool { return ctrl.cache.PodCount() == 0 })
+	// The room is free: a pod needing it is bound there.
+	if _, err := client.CoreV1().Pods("default").Create(ctx, testPod("next", "800m", "kubesched"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "next is bound", func() bool {
+		p, err := client.CoreV1().Pods("default").Get(ctx, "next", metav1.GetOptions{})
+		return err == nil && p.Spec.NodeName == "only"
+	})
+	eventually(t, "the cache has confirmed next alone", func() bool {
+		return ctrl.cache.PodCount() == 1 && len(ctrl.cachedPods()["only"]) == 1 && ctrl.cachedPods()["only"][0] == "default/next"
+	})
+	for sub, n := range ctrl.pending() {
+		if n != 0 {
+			t.Errorf("%d pods in the %s queue, want none: the deleted pod came back", n, sub)
+		}
+	}
+	if _, err := client.CoreV1().Pods("default").Get(ctx, "doomed", metav1.GetOptions{}); err == nil {
+		t.Error("the deleted pod exists again")
+	}
+}
