@@ -207,3 +207,33 @@ func TestEveryPackageHasAPackageDoc(t *testing.T) {
 		}
 	}
 }
+
+func TestEveryLibraryPackageHasAnExampleThatRuns(t *testing.T) {
+	t.Parallel()
+	for _, p := range modulePackages(t) {
+		if p.library() && !slices.ContainsFunc(p.tests, hasExampleWithOutput) {
+			t.Errorf("%s: package %s has no Example with an // Output: comment", p.dir, p.name)
+		}
+	}
+}
+
+// hasExampleWithOutput reports whether f has an Example function that go
+// test runs: one with an "Output:" or "Unordered output:" comment.
+func hasExampleWithOutput(f *ast.File) bool {
+	for _, decl := range f.Decls {
+		fn, ok := decl.(*ast.FuncDecl)
+		if !ok || fn.Recv != nil || !strings.HasPrefix(fn.Name.Name, "Example") {
+			continue
+		}
+		for _, c := range f.Comments {
+			if c.Pos() < fn.Body.Lbrace || c.End() > fn.Body.Rbrace {
+				continue
+			}
+			text := strings.TrimSpace(c.Text())
+			if strings.HasPrefix(text, "Output:") || strings.HasPrefix(text, "Unordered output:") {
+				return true
+			}
+		}
+	}
+	return false
+}
