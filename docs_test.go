@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -236,4 +237,133 @@ func hasExampleWithOutput(f *ast.File) bool {
 		}
 	}
 	return false
+}
+
+// readmeSection returns the lines of README.md's section called heading,
+// up to the next heading of the same level.
+func readmeSection(t *testing.T, heading string) []string {
+	t.Helper()
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	start := slices.Index(lines, heading)
+	if start < 0 {
+		t.Fatalf("README.md has no line %q", heading)
+	}
+	level := heading[:strings.Index(heading, " ")+1]
+	end := len(lines)
+	inCode := false
+	for i := start + 1; i < len(lines); i++ {
+		if strings.HasPrefix(lines[i], "```") {
+			inCode = !inCode
+		}
+		if !inCode && strings.HasPrefix(lines[i], level) {
+			end = i
+			break
+		}
+	}
+	return lines[start+1 : end]
+}
+
+// testCommand is the README's command to run every test: the first sh
+// block of its section.
+func testCommand(t *testing.T) string {
+	t.Helper()
+	section := readmeSection(t, "## Run every test")
+	start := slices.Index(section, "```sh")
+	if start < 0 {
+		t.Fatal("README.md's section \"Run every test\" has no ```sh block")
+	}
+	end := slices.Index(section[start+1:], "```")
+	if end < 0 {
+		t.Fatal("README.md's ```sh block under \"Run every test\" does not end")
+	}
+	return strings.Join(section[start+1:start+1+end], "\n")
+}
+
+func TestCIRunsTheREADMEsTestCommand(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(".ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// .ci/run ends with the command, after the line that announces it.
+	const marker = "echo \"== tests (README: run every test)\"\n"
+	_, ci, ok := strings.Cut(string(data), marker)
+	if !ok {
+		t.Fatalf(".ci/run has no line %q", strings.TrimSpace(marker))
+	}
+	if got, want := strings.TrimSpace(ci), testCommand(t); got != want {
+		t.Errorf(".ci/run runs, after %q:\n%s\nREADME.md's \"Run every test\" says:\n%s", strings.TrimSpace(marker), got, want)
+	}
+}
+
+// TestTheREADMEsTestCommandRunsEveryModule runs the command with a fake go
+// that logs where it runs and fails in one module, in sh and in bash.
+func TestTheREADMEsTestCommandRunsEveryModule(t *testing.T) {
+	t.Parallel()
+	command := testCommand(t)
+	modules := []string{".", "conformance", "examples/controller", "hack/e2e"}
+	for _, shell := range []string{"sh", "bash"} {
+		if _, err := exec.LookPath(shell); err != nil {
+			t.Logf("no %s: %v", shell, err)
+			continue
+		}
+		for _, failing := range append([]string{""}, modules...) {
+			name := shell + ", every module passing"
+			if failing != "" {
+				name = shell + ", " + failing + " failing"
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				root := t.TempDir()
+				for _, m := range modules {
+					if err := os.MkdirAll(filepath.Join(root, m), 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
+				bin := filepath.Join(root, "bin")
+				log := filepath.Join(root, "log")
+				// The fake logs the module it runs in, relative to root,
+				// and fails in the one called failing.
+				fake := `#!/bin/sh
+dir=${PWD#"$FAKE_ROOT"}; dir=${dir#/}; dir=${dir:-.}
+echo "$dir E2E=${KUBESCHED_E2E:-} $*" >>"$FAKE_LOG"
+[ "$dir" != "$FAKE_FAILING" ]
+`
+				if err := os.MkdirAll(bin, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(bin, "go"), []byte(fake), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				cmd := exec.Command(shell, "-c", command)
+				cmd.Dir = root
+				cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+					"FAKE_ROOT="+root, "FAKE_LOG="+log, "FAKE_FAILING="+failing)
+				out, err := cmd.CombinedOutput()
+				if failing == "" && err != nil {
+					t.Errorf("the command failed with every module passing: %v\n%s", err, out)
+				}
+				if failing != "" && err == nil {
+					t.Errorf("the command succeeded with %s failing\n%s", failing, out)
+				}
+				data, err := os.ReadFile(log)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := []string{
+					". E2E= test -race ./...",
+					"conformance E2E= test -race ./...",
+					"examples/controller E2E= test -race ./...",
+					"hack/e2e E2E=1 test -race -count=1 ./...",
+				}
+				if got := strings.Split(strings.TrimSpace(string(data)), "\n"); !slices.Equal(got, want) {
+					t.Errorf("go ran as\n\t%s\nwant\n\t%s", strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
+				}
+			})
+		}
+	}
 }
