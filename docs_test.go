@@ -8,9 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kubesched/kubesched"
+	"github.com/kubesched/kubesched/framework"
 )
 
 // modulePackage is one directory of the root module with Go files.
@@ -365,5 +370,148 @@ echo "$dir E2E=${KUBESCHED_E2E:-} $*" >>"$FAKE_LOG"
 				}
 			})
 		}
+	}
+}
+
+// pluginRow is one row of the README's plugin table.
+type pluginRow struct {
+	name, filter, score string
+}
+
+// pluginTable reads the table in README.md's section "Plugins".
+func pluginTable(t *testing.T) []pluginRow {
+	t.Helper()
+	var rows []pluginRow
+	inTable := false
+	for _, line := range readmeSection(t, "## Plugins") {
+		if strings.HasPrefix(line, "| Plugin | Filter | Score (default weight) |") {
+			inTable = true
+			continue
+		}
+		if !inTable {
+			continue
+		}
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		if strings.HasPrefix(line, "|---") {
+			continue
+		}
+		cells := strings.Split(strings.TrimSuffix(strings.TrimPrefix(line, "| "), " |"), " | ")
+		if len(cells) != 4 {
+			t.Fatalf("README.md's plugin table: want 4 cells, got %d in %q", len(cells), line)
+		}
+		rows = append(rows, pluginRow{name: cells[0], filter: cells[1], score: cells[2]})
+	}
+	if len(rows) == 0 {
+		t.Fatal("README.md's section \"Plugins\" has no plugin table")
+	}
+	return rows
+}
+
+// points returns the extension points a row of the plugin table names:
+// Filter when its Filter cell starts with ✓ or says "Filter ✓", the other
+// points when it names them, and Score with its weight when its Score cell
+// starts with "✓ (weight".
+func (r pluginRow) points(t *testing.T) (points []framework.ExtensionPoint, weight int32) {
+	t.Helper()
+	if strings.Contains(r.filter, "PreEnqueue") {
+		points = append(points, framework.PreEnqueue)
+	}
+	if strings.HasPrefix(r.filter, "✓") || strings.Contains(strings.ReplaceAll(r.filter, "PostFilter ✓", ""), "Filter ✓") {
+		points = append(points, framework.Filter)
+	}
+	if strings.Contains(r.filter, "PostFilter ✓") {
+		points = append(points, framework.PostFilter)
+	}
+	if strings.Contains(r.filter, "Reserve ✓") {
+		points = append(points, framework.Reserve)
+	}
+	if r.score != "–" {
+		m := regexp.MustCompile(`^✓ \((\d+)`).FindStringSubmatch(r.score)
+		if m == nil {
+			t.Errorf("README.md's plugin table: %s's Score cell is neither – nor ✓ (weight...): %q", r.name, r.score)
+			return points, 0
+		}
+		w, _ := strconv.Atoi(m[1])
+		points, weight = append(points, framework.Score), int32(w)
+	}
+	return points, weight
+}
+
+func TestTheREADMEsPluginTableIsTheDefaultProfile(t *testing.T) {
+	t.Parallel()
+	f, err := kubesched.DefaultFramework()
+	if err != nil {
+		t.Fatal(err)
+	}
+	profile := f.Plugins()
+	rows := pluginTable(t)
+	var got, want []string
+	for _, r := range rows {
+		got = append(got, r.name)
+	}
+	for _, p := range profile {
+		want = append(want, p.Name)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("README.md's plugin table lists\n\t%v\nthe default profile is, in order,\n\t%v", got, want)
+	}
+	// The table names no PreFilter and no PreScore: they serve the points
+	// it names.
+	shown := []framework.ExtensionPoint{framework.PreEnqueue, framework.Filter, framework.PostFilter, framework.Score, framework.Reserve}
+	for _, r := range rows {
+		i := slices.IndexFunc(profile, func(p framework.PluginInfo) bool { return p.Name == r.name })
+		if i < 0 {
+			continue
+		}
+		var wantPoints []framework.ExtensionPoint
+		for _, pt := range profile[i].Points {
+			if slices.Contains(shown, pt) {
+				wantPoints = append(wantPoints, pt)
+			}
+		}
+		gotPoints, weight := r.points(t)
+		slices.Sort(gotPoints)
+		slices.Sort(wantPoints)
+		if !slices.Equal(gotPoints, wantPoints) {
+			t.Errorf("README.md's plugin table: %s at %v; the default profile runs it at %v", r.name, gotPoints, wantPoints)
+		}
+		if weight != profile[i].Weight {
+			t.Errorf("README.md's plugin table: %s weighs %d; the default profile gives it %d", r.name, weight, profile[i].Weight)
+		}
+	}
+}
+
+func TestThePackageDocListsTheDefaultProfileInOrder(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.ReplaceAll(string(data), "\n// ", " ")
+	_, list, ok := strings.Cut(text, "plugin for plugin and in its order:")
+	if !ok {
+		t.Fatal(`doc.go has no "plugin for plugin and in its order:"`)
+	}
+	list, _, _ = strings.Cut(list, ".")
+	// Parentheses say what a plugin does, and may name another.
+	list = regexp.MustCompile(`\([^)]*\)`).ReplaceAllString(list, "")
+	var got []string
+	for _, word := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ' ' }) {
+		if word != "and" {
+			got = append(got, word)
+		}
+	}
+	f, err := kubesched.DefaultFramework()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, p := range f.Plugins() {
+		want = append(want, p.Name)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("doc.go lists the default profile as\n\t%v\nit is\n\t%v", got, want)
 	}
 }
