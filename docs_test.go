@@ -515,3 +515,37 @@ func TestThePackageDocListsTheDefaultProfileInOrder(t *testing.T) {
 		t.Errorf("doc.go lists the default profile as\n\t%v\nit is\n\t%v", got, want)
 	}
 }
+
+func TestTheREADMEsVersioningNamesTheKubernetesModulesRequired(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := strings.Join(readmeSection(t, "## Versioning"), "\n")
+	section = strings.Join(strings.Fields(section), " ")
+	m := regexp.MustCompile(`kube-scheduler v1\.(\d+\.\d+)`).FindStringSubmatch(section)
+	if m == nil {
+		t.Fatal("README.md's Versioning names no kube-scheduler v1.x.y")
+	}
+	// The staging modules of Kubernetes v1.x.y are tagged v0.x.y.
+	staging := "v0." + m[1]
+	direct := regexp.MustCompile(`(?m)^\s*(k8s\.io/\S+) (\S+)\s*$`)
+	found := 0
+	for _, req := range direct.FindAllStringSubmatch(string(data), -1) {
+		found++
+		path, version := req[1], req[2]
+		if version != staging {
+			t.Errorf("go.mod requires %s %s; README.md's Versioning says kube-scheduler v1.%s, whose modules are %s", path, version, m[1], staging)
+		}
+		if !strings.Contains(section, "`"+path+"`") {
+			t.Errorf("README.md's Versioning does not name %s, which go.mod requires", path)
+		}
+	}
+	if found == 0 {
+		t.Error("go.mod requires no k8s.io module directly")
+	}
+	if !strings.Contains(section, "all "+staging) {
+		t.Errorf("README.md's Versioning does not say the modules are all %s", staging)
+	}
+}
