@@ -39,8 +39,11 @@
 // VolumeZone, PodTopologySpread, InterPodAffinity, DynamicResources (also
 // a PreEnqueue plugin, and the one that allocates DRA-backed extended
 // resources, which NodeResourcesFit leaves to it), DefaultPreemption
-// (PostFilter), NodeResourcesBalancedAllocation, ImageLocality and NodeDeclaredFeatures.
-// The README lists exactly what is not covered.
+// (PostFilter), NodeResourcesBalancedAllocation, ImageLocality and
+// NodeDeclaredFeatures. Its queue-sort and bind plugins (PrioritySort,
+// DefaultBinder) place nothing: package queue orders pods, and binding is
+// the caller's. The README's "What kubesched leaves out" lists exactly
+// what else is not reproduced.
 //
 // PodTopologySpread's default constraints and InterPodAffinity's namespace
 // selectors read Services, controllers and Namespaces, the volume plugins

@@ -16,6 +16,7 @@ import (
 // Clock tells the cache the time, which it reads only to expire assumed
 // pods. Tests pass a fake one (queue.FakeClock is one).
 type Clock interface {
+	// Now returns the current time.
 	Now() time.Time
 }
 

@@ -16,7 +16,10 @@
 // NodeInfos that changed since the previous one (tracked by
 // NodeInfo.Generation) and never changes afterwards, so cycles may read
 // it while events keep arriving. A snapshot equals nodeinfo.Build on the
-// same nodes and pods, image spread included.
+// same nodes and pods, except where kube-scheduler's own cache differs
+// from a fresh snapshot: ImageLocality's image sizes and counts (unless
+// [WithFreshImageStates]), and a host port two pods held on a node, which
+// is free once either leaves.
 //
 // The package does not import client-go; examples/controller shows the
 // informer wiring.

@@ -84,6 +84,8 @@ func (*NodeResourcesFit) Name() string { return names.NodeResourcesFit }
 
 // InsufficientResource describes one resource a node lacks for a pod.
 type InsufficientResource struct {
+	// ResourceName names the resource: "pods", "cpu", "memory",
+	// "ephemeral-storage", or a scalar resource's name.
 	ResourceName v1.ResourceName
 	// Reason is the rejection reason, for example "Insufficient cpu".
 	Reason string

@@ -335,6 +335,8 @@ func (k StateKey[T]) Read(s *CycleState) (T, bool) {
 // change in place: Clone must return a deep enough copy that changing it
 // leaves the original as it was.
 type StateCloner interface {
+	// CloneState returns the copy; its dynamic type must be the value's
+	// own, since the copy is read back with the same StateKey.
 	CloneState() any
 }
 

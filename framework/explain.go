@@ -40,8 +40,12 @@ type Detail struct {
 // unit: millicores for cpu, bytes for memory and storage, a count
 // otherwise (for "pods", the pod counts 1).
 type Shortfall struct {
-	Resource    v1.ResourceName
-	Requested   int64
+	// Resource names what is short: "cpu", "memory", "pods", an extended
+	// resource.
+	Resource v1.ResourceName
+	// Requested is the incoming pod's request.
+	Requested int64
+	// Allocatable is the node's allocatable amount.
 	Allocatable int64
 	// Used is what the node's pods request already.
 	Used int64
@@ -140,6 +144,7 @@ type Explanation struct {
 
 // NodeExplanation is one node's part of an [Explanation].
 type NodeExplanation struct {
+	// Name is the node's name.
 	Name string
 	// Status is kube-scheduler's verdict on the node: the first rejection,
 	// worded and attributed as in the FitError's Diagnosis, or nil when
@@ -169,13 +174,20 @@ type NodeExplanation struct {
 
 // PluginVerdict is one plugin's verdict, with the details it could give.
 type PluginVerdict struct {
-	Plugin  string
-	Status  *Status
+	// Plugin is the Filter plugin's name.
+	Plugin string
+	// Status is the plugin's verdict on the node: nil when it passed,
+	// Skip when PreFilter skipped the plugin for this pod.
+	Status *Status
+	// Details are the facts behind a rejection, from a plugin that
+	// implements [FilterExplainer]; empty for a plugin that does not, and
+	// for any verdict but a rejection.
 	Details []Detail
 }
 
 // ExplainedScore is one score plugin's score for a node at each step.
 type ExplainedScore struct {
+	// Plugin is the score plugin's name.
 	Plugin string
 	// Raw is the plugin's Score, Normalized the same after NormalizeScore
 	// (Raw for a plugin that does not normalize), Weighted that times the

@@ -81,6 +81,8 @@ type Framework struct {
 
 // PluginInfo describes one plugin of a profile.
 type PluginInfo struct {
+	// Name is the plugin's Name(), as configurations, statuses and scores
+	// call it.
 	Name string
 	// Points are the extension points the plugin takes part in, in the
 	// order a cycle reaches them.

@@ -59,7 +59,12 @@ type PreEnqueuePlugin interface {
 // first ([CycleState.Clone]) to keep the original.
 type PreFilterExtensions interface {
 	PreFilterPlugin
+	// AddPod updates state, which the plugin's PreFilter wrote for
+	// podToSchedule, as if podToAdd ran on node. A non-nil status is an
+	// Error.
 	AddPod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podToAdd *nodeinfo.PodInfo, node *nodeinfo.NodeInfo) *Status
+	// RemovePod updates state as if podToRemove, which runs on node, were
+	// gone. A non-nil status is an Error.
 	RemovePod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podToRemove *nodeinfo.PodInfo, node *nodeinfo.NodeInfo) *Status
 }
 
@@ -115,6 +120,9 @@ type ReservePlugin interface {
 // PreFilterResult narrows the nodes worth filtering. A nil result, or one
 // with nil NodeNames, means every node.
 type PreFilterResult struct {
+	// NodeNames are the names of the nodes worth filtering; the others
+	// are rejected without running Filter. Nil means every node, and an
+	// empty set none.
 	NodeNames sets.Set[string]
 }
 

@@ -47,12 +47,18 @@ import (
 // A nil lister behaves as an empty one, as kube-scheduler's plugins do with
 // empty informers. Listers must be safe for concurrent use.
 type Listers struct {
+	// Namespaces, for InterPodAffinity's namespaceSelectors; Services and
+	// the controllers, for PodTopologySpread's system default
+	// constraints, which spread a pod among those that share its Service
+	// or controller.
 	Namespaces             NamespaceLister
 	Services               ServiceLister
 	ReplicaSets            ReplicaSetLister
 	StatefulSets           StatefulSetLister
 	ReplicationControllers ReplicationControllerLister
 
+	// The storage objects, for VolumeRestrictions, NodeVolumeLimits,
+	// VolumeBinding and VolumeZone.
 	PersistentVolumeClaims PersistentVolumeClaimLister
 	PersistentVolumes      PersistentVolumeLister
 	StorageClasses         StorageClassLister
@@ -61,10 +67,15 @@ type Listers struct {
 	CSIStorageCapacities   CSIStorageCapacityLister
 	VolumeAttachments      VolumeAttachmentLister
 
+	// The DRA objects, for DynamicResources, and DeviceClasses also for
+	// NodeResourcesFit, which leaves the extended resources a class
+	// provides to DynamicResources.
 	ResourceClaims ResourceClaimLister
 	ResourceSlices ResourceSliceLister
 	DeviceClasses  DeviceClassLister
 
+	// PodDisruptionBudgets, for DefaultPreemption, which prefers victims
+	// whose eviction violates none.
 	PodDisruptionBudgets PodDisruptionBudgetLister
 }
 
@@ -73,82 +84,100 @@ type Listers struct {
 // error), such as cache.Cache's, is asked for a pod's claims by name
 // instead of being listed.
 type ResourceClaimLister interface {
+	// List returns the ResourceClaims whose labels match selector.
 	List(selector labels.Selector) ([]*resourceapi.ResourceClaim, error)
 }
 
 // ResourceSliceLister lists ResourceSlices.
 type ResourceSliceLister interface {
+	// List returns the ResourceSlices whose labels match selector.
 	List(selector labels.Selector) ([]*resourceapi.ResourceSlice, error)
 }
 
 // DeviceClassLister lists DeviceClasses.
 type DeviceClassLister interface {
+	// List returns the DeviceClasses whose labels match selector.
 	List(selector labels.Selector) ([]*resourceapi.DeviceClass, error)
 }
 
 // PersistentVolumeClaimLister lists PersistentVolumeClaims in all namespaces.
 type PersistentVolumeClaimLister interface {
+	// List returns the PersistentVolumeClaims whose labels match selector.
 	List(selector labels.Selector) ([]*v1.PersistentVolumeClaim, error)
 }
 
 // PersistentVolumeLister lists PersistentVolumes.
 type PersistentVolumeLister interface {
+	// List returns the PersistentVolumes whose labels match selector.
 	List(selector labels.Selector) ([]*v1.PersistentVolume, error)
 }
 
 // StorageClassLister lists StorageClasses.
 type StorageClassLister interface {
+	// List returns the StorageClasses whose labels match selector.
 	List(selector labels.Selector) ([]*storagev1.StorageClass, error)
 }
 
 // CSINodeLister lists CSINodes.
 type CSINodeLister interface {
+	// List returns the CSINodes whose labels match selector.
 	List(selector labels.Selector) ([]*storagev1.CSINode, error)
 }
 
 // CSIDriverLister lists CSIDrivers.
 type CSIDriverLister interface {
+	// List returns the CSIDrivers whose labels match selector.
 	List(selector labels.Selector) ([]*storagev1.CSIDriver, error)
 }
 
 // CSIStorageCapacityLister lists CSIStorageCapacities in all namespaces.
 type CSIStorageCapacityLister interface {
+	// List returns the CSIStorageCapacities whose labels match selector.
 	List(selector labels.Selector) ([]*storagev1.CSIStorageCapacity, error)
 }
 
 // VolumeAttachmentLister lists VolumeAttachments.
 type VolumeAttachmentLister interface {
+	// List returns the VolumeAttachments whose labels match selector.
 	List(selector labels.Selector) ([]*storagev1.VolumeAttachment, error)
 }
 
 // NamespaceLister lists and gets Namespaces.
 type NamespaceLister interface {
+	// List returns the Namespaces whose labels match selector.
 	List(selector labels.Selector) ([]*v1.Namespace, error)
+	// Get returns the Namespace called name, or an error when there is
+	// none, which InterPodAffinity reads as a namespace without labels.
 	Get(name string) (*v1.Namespace, error)
 }
 
 // ServiceLister lists Services in all namespaces.
 type ServiceLister interface {
+	// List returns the Services whose labels match selector.
 	List(selector labels.Selector) ([]*v1.Service, error)
 }
 
 // ReplicaSetLister lists ReplicaSets in all namespaces.
 type ReplicaSetLister interface {
+	// List returns the ReplicaSets whose labels match selector.
 	List(selector labels.Selector) ([]*appsv1.ReplicaSet, error)
 }
 
 // StatefulSetLister lists StatefulSets in all namespaces.
 type StatefulSetLister interface {
+	// List returns the StatefulSets whose labels match selector.
 	List(selector labels.Selector) ([]*appsv1.StatefulSet, error)
 }
 
 // ReplicationControllerLister lists ReplicationControllers in all namespaces.
 type ReplicationControllerLister interface {
+	// List returns the ReplicationControllers whose labels match selector.
 	List(selector labels.Selector) ([]*v1.ReplicationController, error)
 }
 
 // PodDisruptionBudgetLister lists PodDisruptionBudgets in all namespaces.
 type PodDisruptionBudgetLister interface {
+	// List returns the PodDisruptionBudgets whose labels match selector.
 	List(selector labels.Selector) ([]*policyv1.PodDisruptionBudget, error)
 }
 

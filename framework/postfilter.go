@@ -58,7 +58,9 @@ type Preemption struct {
 // kube-scheduler updates its own nominator.
 type NominationUpdater interface {
 	Nominator
+	// Add nominates pod to nodeName, replacing any nomination it has.
 	Add(pod *v1.Pod, nodeName string)
+	// Delete removes pod's nomination, if it has one.
 	Delete(pod *v1.Pod)
 }
 

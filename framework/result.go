@@ -76,19 +76,23 @@ func (r *Result) NodeScores() []NodePluginScores {
 
 // NodePluginScores is one node's scores.
 type NodePluginScores struct {
+	// Name is the node's name.
 	Name string
 	// Scores holds each scoring plugin's weighted, normalized score, in
 	// plugin order. Plugins that skipped this pod (PreScore returned Skip)
 	// are absent, as in kube-scheduler. Extenders interested in the pod
 	// follow the plugins, named by their URL prefix, with their weighted
 	// score scaled to 0-100.
-	Scores     []PluginScore
+	Scores []PluginScore
+	// TotalScore is the sum of Scores, by which the node is ranked.
 	TotalScore int64
 }
 
 // PluginScore is one plugin's weighted score for a node.
 type PluginScore struct {
-	Name  string
+	// Name is the plugin's name, or an extender's URL prefix.
+	Name string
+	// Score is the weighted score, the part of the node's TotalScore.
 	Score int64
 }
 
@@ -326,9 +330,14 @@ func (d *Diagnosis) addPluginStatus(s *Status) {
 // decided: kube-scheduler would act on it, kubesched leaves that to the
 // caller.
 type FitError struct {
-	Pod         *v1.Pod
+	// Pod is the pod that fits no node, as Schedule was given it.
+	Pod *v1.Pod
+	// NumAllNodes is the number of nodes the cycle was given: the N of
+	// "0/N nodes are available".
 	NumAllNodes int
-	Diagnosis   Diagnosis
+	// Diagnosis holds the verdict on each node and the plugins that
+	// rejected some.
+	Diagnosis Diagnosis
 
 	// Preemption is DefaultPreemption's decision: nominate the pod to a
 	// node and evict pods there. Nil when preemption was not tried or

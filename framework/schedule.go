@@ -87,6 +87,7 @@ func (f *Framework) checkCall(ctx context.Context, pod *v1.Pod, numNodes int) er
 // "waiting for scheduling gates: [example.com/quota]" or "skip schedule
 // deleting pod: default/web-0". Use errors.As to reach it.
 type NotTriedError struct {
+	// Pod is the pod not tried, as Schedule was given it.
 	Pod *v1.Pod
 	// Plugin is the PreEnqueue plugin that turned the pod down; empty for a
 	// pod being deleted.

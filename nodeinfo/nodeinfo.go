@@ -14,6 +14,8 @@ import (
 // PodInfo is a bound pod with the request totals the plugins need, computed
 // once when the pod is added.
 type PodInfo struct {
+	// Pod is the pod itself, not a copy; Requests and the rest were read
+	// from it when the PodInfo was made, so it must not change after.
 	Pod *v1.Pod
 	// Requests is what the pod asks of its node (see [PodRequests]).
 	Requests Resource

@@ -8,8 +8,11 @@ const DefaultBindAllHostIP = "0.0.0.0"
 
 // ProtocolPort is one (protocol, port) pair bound on a host IP.
 type ProtocolPort struct {
+	// Protocol is "TCP", "UDP" or "SCTP"; TCP when a container port
+	// leaves it empty.
 	Protocol string
-	Port     int32
+	// Port is the host port, always positive.
+	Port int32
 }
 
 // HostPortInfo records the host ports in use on a node, by host IP.

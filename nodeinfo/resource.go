@@ -21,6 +21,8 @@ const (
 // millicores for cpu, bytes for memory and ephemeral storage, whole units for
 // everything else.
 type Resource struct {
+	// MilliCPU, Memory and EphemeralStorage are the amounts of cpu, memory
+	// and ephemeral-storage.
 	MilliCPU         int64
 	Memory           int64
 	EphemeralStorage int64

@@ -8,6 +8,8 @@ import (
 // Clock tells the queue the time and wakes its flushing loop ([PriorityQueue.Run]).
 // [FakeClock] is one for tests.
 type Clock interface {
+	// Now returns the clock's current time, by which backoffs and the
+	// unschedulable pool's timeout are measured.
 	Now() time.Time
 	// After returns a channel that receives the clock's time once d has
 	// passed on it.

@@ -90,7 +90,10 @@ const (
 
 // ClusterEvent is a change in the cluster that may make pods schedulable.
 type ClusterEvent struct {
-	Resource   EventResource
+	// Resource is the kind of object that changed.
+	Resource EventResource
+	// ActionType is how it changed; a registration may name several
+	// actions at once, as bits.
 	ActionType ActionType
 	// CustomLabel, if set, is the event's Label.
 	CustomLabel string

@@ -28,8 +28,11 @@ type QueueingHintFn func(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error)
 // ClusterEventWithHint is an event a plugin registers for, with an
 // optional hint; without one, every such event retries the pod.
 type ClusterEventWithHint struct {
+	// Event is the kind of change registered for.
 	Event ClusterEvent
-	Hint  QueueingHintFn
+	// Hint, when not nil, decides for each such event whether it may
+	// help a pod the plugin rejected.
+	Hint QueueingHintFn
 }
 
 // PluginEvents maps plugin names to the events that may make the pods
