@@ -54,17 +54,20 @@ type Client struct {
 	http             *http.Client
 }
 
-// Option configures a Client.
-type Option func(*Client)
+// Option configures a Client; New returns its error, as every option
+// of kubesched does.
+type Option func(*Client) error
 
 // WithTransport makes the client send its requests through rt instead of
 // the transport built from the configuration's TLS settings, for example
-// to trace them. httpTimeout still applies.
+// to trace them. httpTimeout still applies. A nil rt is an error.
 func WithTransport(rt http.RoundTripper) Option {
-	return func(c *Client) {
-		if rt != nil {
-			c.http.Transport = rt
+	return func(c *Client) error {
+		if rt == nil {
+			return errors.New("extender: WithTransport: nil transport")
 		}
+		c.http.Transport = rt
+		return nil
 	}
 }
 
@@ -103,7 +106,9 @@ func New(cfg configv1.Extender, opts ...Option) (*Client, error) {
 		c.managed.Insert(r.Name)
 	}
 	for _, o := range opts {
-		o(c)
+		if err := o(c); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }

@@ -313,3 +313,11 @@ func TestWithTransportCarriesTheCalls(t *testing.T) {
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestWithTransportRefusesNil(t *testing.T) {
+	t.Parallel()
+	_, err := extender.New(configv1.Extender{URLPrefix: "http://x", FilterVerb: "filter"}, extender.WithTransport(nil))
+	if err == nil || !strings.Contains(err.Error(), "nil transport") {
+		t.Fatalf("New with a nil transport: err = %v, want a nil transport error", err)
+	}
+}
