@@ -17,7 +17,7 @@ import (
 // failing List gives Error.
 
 // findClaim returns the claim namespace/name.
-func findClaim(l framework.PersistentVolumeClaimLister, namespace, name string) (*v1.PersistentVolumeClaim, *framework.Status) {
+func findClaim(l framework.Lister[*v1.PersistentVolumeClaim], namespace, name string) (*v1.PersistentVolumeClaim, *framework.Status) {
 	if l != nil {
 		all, err := l.List(labels.Everything())
 		if err != nil {
@@ -33,7 +33,7 @@ func findClaim(l framework.PersistentVolumeClaimLister, namespace, name string) 
 }
 
 // findVolume returns the PersistentVolume name.
-func findVolume(l framework.PersistentVolumeLister, name string) (*v1.PersistentVolume, *framework.Status) {
+func findVolume(l framework.Lister[*v1.PersistentVolume], name string) (*v1.PersistentVolume, *framework.Status) {
 	if l != nil {
 		all, err := l.List(labels.Everything())
 		if err != nil {
@@ -49,7 +49,7 @@ func findVolume(l framework.PersistentVolumeLister, name string) (*v1.Persistent
 }
 
 // findClass returns the StorageClass name.
-func findClass(l framework.StorageClassLister, name string) (*storagev1.StorageClass, *framework.Status) {
+func findClass(l framework.Lister[*storagev1.StorageClass], name string) (*storagev1.StorageClass, *framework.Status) {
 	if l != nil {
 		all, err := l.List(labels.Everything())
 		if err != nil {

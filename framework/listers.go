@@ -21,7 +21,7 @@ import (
 // the Dynamic Resource Allocation objects DynamicResources reads, and the
 // PodDisruptionBudgets DefaultPreemption respects.
 //
-// Each lister interface is the List method (and for namespaces Get) of the
+// Each lister is the List method (and for namespaces Get) of the
 // client-go lister of the same kind, so a controller can assign its
 // informers' listers directly, without kubesched importing client-go:
 //
@@ -52,94 +52,42 @@ type Listers struct {
 	// constraints, which spread a pod among those that share its Service
 	// or controller.
 	Namespaces             NamespaceLister
-	Services               ServiceLister
-	ReplicaSets            ReplicaSetLister
-	StatefulSets           StatefulSetLister
-	ReplicationControllers ReplicationControllerLister
+	Services               Lister[*v1.Service]
+	ReplicaSets            Lister[*appsv1.ReplicaSet]
+	StatefulSets           Lister[*appsv1.StatefulSet]
+	ReplicationControllers Lister[*v1.ReplicationController]
 
 	// The storage objects, for VolumeRestrictions, NodeVolumeLimits,
 	// VolumeBinding and VolumeZone.
-	PersistentVolumeClaims PersistentVolumeClaimLister
-	PersistentVolumes      PersistentVolumeLister
-	StorageClasses         StorageClassLister
-	CSINodes               CSINodeLister
-	CSIDrivers             CSIDriverLister
-	CSIStorageCapacities   CSIStorageCapacityLister
-	VolumeAttachments      VolumeAttachmentLister
+	PersistentVolumeClaims Lister[*v1.PersistentVolumeClaim]
+	PersistentVolumes      Lister[*v1.PersistentVolume]
+	StorageClasses         Lister[*storagev1.StorageClass]
+	CSINodes               Lister[*storagev1.CSINode]
+	CSIDrivers             Lister[*storagev1.CSIDriver]
+	CSIStorageCapacities   Lister[*storagev1.CSIStorageCapacity]
+	VolumeAttachments      Lister[*storagev1.VolumeAttachment]
 
 	// The DRA objects, for DynamicResources, and DeviceClasses also for
 	// NodeResourcesFit, which leaves the extended resources a class
-	// provides to DynamicResources.
-	ResourceClaims ResourceClaimLister
-	ResourceSlices ResourceSliceLister
-	DeviceClasses  DeviceClassLister
+	// provides to DynamicResources. A ResourceClaims lister that also has
+	// a method Get(namespace, name string) (*resourceapi.ResourceClaim,
+	// error), such as cache.Cache's, is asked for a pod's claims by name
+	// instead of being listed.
+	ResourceClaims Lister[*resourceapi.ResourceClaim]
+	ResourceSlices Lister[*resourceapi.ResourceSlice]
+	DeviceClasses  Lister[*resourceapi.DeviceClass]
 
 	// PodDisruptionBudgets, for DefaultPreemption, which prefers victims
 	// whose eviction violates none.
-	PodDisruptionBudgets PodDisruptionBudgetLister
+	PodDisruptionBudgets Lister[*policyv1.PodDisruptionBudget]
 }
 
-// ResourceClaimLister lists ResourceClaims in all namespaces. A lister that
-// also has a method Get(namespace, name string) (*resourceapi.ResourceClaim,
-// error), such as cache.Cache's, is asked for a pod's claims by name
-// instead of being listed.
-type ResourceClaimLister interface {
-	// List returns the ResourceClaims whose labels match selector.
-	List(selector labels.Selector) ([]*resourceapi.ResourceClaim, error)
-}
-
-// ResourceSliceLister lists ResourceSlices.
-type ResourceSliceLister interface {
-	// List returns the ResourceSlices whose labels match selector.
-	List(selector labels.Selector) ([]*resourceapi.ResourceSlice, error)
-}
-
-// DeviceClassLister lists DeviceClasses.
-type DeviceClassLister interface {
-	// List returns the DeviceClasses whose labels match selector.
-	List(selector labels.Selector) ([]*resourceapi.DeviceClass, error)
-}
-
-// PersistentVolumeClaimLister lists PersistentVolumeClaims in all namespaces.
-type PersistentVolumeClaimLister interface {
-	// List returns the PersistentVolumeClaims whose labels match selector.
-	List(selector labels.Selector) ([]*v1.PersistentVolumeClaim, error)
-}
-
-// PersistentVolumeLister lists PersistentVolumes.
-type PersistentVolumeLister interface {
-	// List returns the PersistentVolumes whose labels match selector.
-	List(selector labels.Selector) ([]*v1.PersistentVolume, error)
-}
-
-// StorageClassLister lists StorageClasses.
-type StorageClassLister interface {
-	// List returns the StorageClasses whose labels match selector.
-	List(selector labels.Selector) ([]*storagev1.StorageClass, error)
-}
-
-// CSINodeLister lists CSINodes.
-type CSINodeLister interface {
-	// List returns the CSINodes whose labels match selector.
-	List(selector labels.Selector) ([]*storagev1.CSINode, error)
-}
-
-// CSIDriverLister lists CSIDrivers.
-type CSIDriverLister interface {
-	// List returns the CSIDrivers whose labels match selector.
-	List(selector labels.Selector) ([]*storagev1.CSIDriver, error)
-}
-
-// CSIStorageCapacityLister lists CSIStorageCapacities in all namespaces.
-type CSIStorageCapacityLister interface {
-	// List returns the CSIStorageCapacities whose labels match selector.
-	List(selector labels.Selector) ([]*storagev1.CSIStorageCapacity, error)
-}
-
-// VolumeAttachmentLister lists VolumeAttachments.
-type VolumeAttachmentLister interface {
-	// List returns the VolumeAttachments whose labels match selector.
-	List(selector labels.Selector) ([]*storagev1.VolumeAttachment, error)
+// Lister lists one kind of cluster object, as the List method of
+// client-go's lister of that kind does: a client-go lister is a
+// Lister[*v1.Service], a Lister[*storagev1.StorageClass], and so on.
+type Lister[T any] interface {
+	// List returns the objects whose labels match selector.
+	List(selector labels.Selector) ([]T, error)
 }
 
 // NamespaceLister lists and gets Namespaces.
@@ -149,36 +97,6 @@ type NamespaceLister interface {
 	// Get returns the Namespace called name, or an error when there is
 	// none, which InterPodAffinity reads as a namespace without labels.
 	Get(name string) (*v1.Namespace, error)
-}
-
-// ServiceLister lists Services in all namespaces.
-type ServiceLister interface {
-	// List returns the Services whose labels match selector.
-	List(selector labels.Selector) ([]*v1.Service, error)
-}
-
-// ReplicaSetLister lists ReplicaSets in all namespaces.
-type ReplicaSetLister interface {
-	// List returns the ReplicaSets whose labels match selector.
-	List(selector labels.Selector) ([]*appsv1.ReplicaSet, error)
-}
-
-// StatefulSetLister lists StatefulSets in all namespaces.
-type StatefulSetLister interface {
-	// List returns the StatefulSets whose labels match selector.
-	List(selector labels.Selector) ([]*appsv1.StatefulSet, error)
-}
-
-// ReplicationControllerLister lists ReplicationControllers in all namespaces.
-type ReplicationControllerLister interface {
-	// List returns the ReplicationControllers whose labels match selector.
-	List(selector labels.Selector) ([]*v1.ReplicationController, error)
-}
-
-// PodDisruptionBudgetLister lists PodDisruptionBudgets in all namespaces.
-type PodDisruptionBudgetLister interface {
-	// List returns the PodDisruptionBudgets whose labels match selector.
-	List(selector labels.Selector) ([]*policyv1.PodDisruptionBudget, error)
 }
 
 // WithListers gives the framework's plugins the cluster objects they read

@@ -516,7 +516,7 @@ func (b *budget) matches(pod *v1.Pod) bool {
 }
 
 // listBudgets lists the PodDisruptionBudgets and parses their selectors.
-func listBudgets(l framework.PodDisruptionBudgetLister) ([]budget, error) {
+func listBudgets(l framework.Lister[*policyv1.PodDisruptionBudget]) ([]budget, error) {
 	if l == nil {
 		return nil, nil
 	}

@@ -609,7 +609,7 @@ type claimGetter interface {
 
 // podClaims returns the pod's claims in spec order, or the error
 // kube-scheduler turns the pod down with.
-func podClaims(lister framework.ResourceClaimLister, pod *v1.Pod) ([]*resourceapi.ResourceClaim, error) {
+func podClaims(lister framework.Lister[*resourceapi.ResourceClaim], pod *v1.Pod) ([]*resourceapi.ResourceClaim, error) {
 	var all map[[2]string]*resourceapi.ResourceClaim // when listing
 	getter, _ := lister.(claimGetter)
 	claims := make([]*resourceapi.ResourceClaim, 0, len(pod.Spec.ResourceClaims))
@@ -666,7 +666,7 @@ type classIndex struct {
 	byName map[string]*resourceapi.DeviceClass
 }
 
-func listClasses(lister framework.DeviceClassLister) (*classIndex, error) {
+func listClasses(lister framework.Lister[*resourceapi.DeviceClass]) (*classIndex, error) {
 	idx := &classIndex{}
 	if lister != nil {
 		var err error
@@ -703,7 +703,7 @@ func (c *classIndex) validate(className, request string) *framework.Status {
 	return nil
 }
 
-func listSlices(lister framework.ResourceSliceLister) ([]*resourceapi.ResourceSlice, error) {
+func listSlices(lister framework.Lister[*resourceapi.ResourceSlice]) ([]*resourceapi.ResourceSlice, error) {
 	if lister == nil {
 		return nil, nil
 	}

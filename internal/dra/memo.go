@@ -72,7 +72,7 @@ type heldIndex struct {
 
 // allocatedState lists the claims and returns what they hold, the last
 // cycle's when the list is the same objects in the same order.
-func (m *memo) allocatedState(lister framework.ResourceClaimLister, consumable bool) (*allocation, error) {
+func (m *memo) allocatedState(lister framework.Lister[*resourceapi.ResourceClaim], consumable bool) (*allocation, error) {
 	var claims []*resourceapi.ResourceClaim
 	if lister != nil {
 		var err error
