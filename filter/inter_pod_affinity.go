@@ -297,7 +297,7 @@ func (s *interPodAffinityState) countIncomingOn(ni *nodeinfo.NodeInfo, nodeLabel
 // placedTerms returns the parsed terms of a placed pod. A list that does
 // not parse counts as empty, as in kube-scheduler's cache.
 func placedTerms(pi *nodeinfo.PodInfo) *podaffinity.Terms {
-	return pi.AffinityTerms()
+	return podaffinity.Of(pi)
 }
 
 // newInterPodAffinityState computes the state for pod over nodes. It

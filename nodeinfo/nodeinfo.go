@@ -70,13 +70,13 @@ func NewPodInfo(pod *v1.Pod) *PodInfo {
 	return pi
 }
 
-// AffinityTerms returns the pod's parsed pod affinity and anti-affinity
+// affinityTerms returns the pod's parsed pod affinity and anti-affinity
 // terms. They are parsed once, when the PodInfo is made, so that the
 // affinity plugins do not parse every running pod in every cycle; callers
 // must not modify them. Lists that fail to parse are empty, as in
-// kube-scheduler's cache. (The type is internal: this is for kubesched's
-// own plugins.)
-func (pi *PodInfo) AffinityTerms() *podaffinity.Terms {
+// kube-scheduler's cache. kubesched's plugins reach it through
+// podaffinity.Of.
+func (pi *PodInfo) affinityTerms() *podaffinity.Terms {
 	switch {
 	case pi.affinity != nil:
 		return pi.affinity
@@ -157,6 +157,14 @@ type NodeInfo struct {
 }
 
 func init() {
+	podaffinity.Of = func(v any) *podaffinity.Terms {
+		pi, ok := v.(*PodInfo)
+		if !ok {
+			// A programming error in kubesched's own plugins.
+			panic(fmt.Sprintf("podaffinity.Of: %T is not a *nodeinfo.PodInfo", v))
+		}
+		return pi.affinityTerms()
+	}
 	podcount.Of = func(v any) *podcount.Memo {
 		if n, ok := v.(*NodeInfo); ok {
 			return n.memo

@@ -235,7 +235,7 @@ func New(opts ...Option) (*PriorityQueue, error) {
 		maxBackoff:         DefaultPodMaxBackoffDuration,
 		maxInUnschedulable: DefaultPodMaxInUnschedulablePodsDuration,
 		hints:              newHintTable(DefaultPluginEvents()),
-		preEnqueue:         []framework.PreEnqueuePlugin{preenqueue.SchedulingGates{}, &filter.DynamicResources{}},
+		preEnqueue:         []framework.PreEnqueuePlugin{&preenqueue.SchedulingGates{}, &filter.DynamicResources{}},
 		nominations:        framework.NewNominations(),
 		unschedulable:      map[string]*QueuedPodInfo{},
 		inFlight:           map[string]*inFlightPod{},
@@ -545,7 +545,7 @@ func (q *PriorityQueue) crossTopology(pod *v1.Pod) []*QueuedPodInfo {
 			out = append(out, pi)
 			continue
 		}
-		terms := pi.AffinityTerms().RequiredAffinity
+		terms := podaffinity.Of(pi.PodInfo).RequiredAffinity
 		for i := range terms {
 			if terms[i].Matches(pod, nsLabels) {
 				out = append(out, pi)
