@@ -50,34 +50,34 @@ type Plugins []WeightedPlugin
 // does.
 func DefaultPlugins() Plugins {
 	return Plugins{
-		{preenqueue.SchedulingGates{}, 0},
-		{filter.NodeUnschedulable{}, 0},
-		{filter.NodeName{}, 0},
-		{filter.TaintToleration{}, 0},
-		{score.TaintToleration{}, 3},
+		{&preenqueue.SchedulingGates{}, 0},
+		{&filter.NodeUnschedulable{}, 0},
+		{&filter.NodeName{}, 0},
+		{&filter.TaintToleration{}, 0},
+		{&score.TaintToleration{}, 3},
 		{&filter.NodeAffinity{}, 0},
 		{&score.NodeAffinity{}, 2},
 		{&filter.NodePorts{}, 0},
 		{&filter.NodeResourcesFit{}, 0},
 		{&score.NodeResourcesFit{}, 1},
-		{filter.VolumeRestrictions{}, 0},
-		{filter.NodeVolumeLimits{}, 0},
-		{filter.VolumeBinding{}, 0},
+		{&filter.VolumeRestrictions{}, 0},
+		{&filter.NodeVolumeLimits{}, 0},
+		{&filter.VolumeBinding{}, 0},
 		{&score.VolumeBinding{}, 1},
-		{filter.VolumeZone{}, 0},
+		{&filter.VolumeZone{}, 0},
 		{&filter.PodTopologySpread{}, 0},
 		{&score.PodTopologySpread{}, 2},
 		{&filter.InterPodAffinity{}, 0},
 		{&score.InterPodAffinity{}, 2},
 		// Inserted before DefaultPreemption, as upstream inserts it.
 		{&filter.DynamicResources{}, 0},
-		{score.DynamicResources{}, 2},
+		{&score.DynamicResources{}, 2},
 		{&preemption.DefaultPreemption{}, 0},
 		{&score.NodeResourcesBalancedAllocation{}, 1},
 		{&score.ImageLocality{}, 1},
 		// Appended last, as upstream appends it: it filters after every
 		// other plugin, so a node it rejects was fine for all of them.
-		{filter.NodeDeclaredFeatures{}, 0},
+		{&filter.NodeDeclaredFeatures{}, 0},
 	}
 }
 

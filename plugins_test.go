@@ -40,7 +40,7 @@ func TestDefaultPluginsAreKubeSchedulersDefaultProfile(t *testing.T) {
 	if got := listed(ps); got != want {
 		t.Errorf("DefaultPlugins:\n got  %s\n want %s", got, want)
 	}
-	ps[0].Plugin = filter.NodeName{}
+	ps[0].Plugin = &filter.NodeName{}
 	if again := kubesched.DefaultPlugins(); again[0].Plugin.Name() != names.SchedulingGates {
 		t.Error("changing one DefaultPlugins list changed the next")
 	}

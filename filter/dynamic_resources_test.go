@@ -728,7 +728,7 @@ func draSchedule(t *testing.T, args dra.Args, pod *v1.Pod, objs []runtime.Object
 	t.Helper()
 	fw, err := framework.New(
 		framework.WithPlugin(withDRA(args), 0),
-		framework.WithPlugin(score.DynamicResources{}, 1),
+		framework.WithPlugin(&score.DynamicResources{}, 1),
 		framework.WithObjects(objs...),
 	)
 	if err != nil {

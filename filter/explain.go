@@ -21,18 +21,18 @@ import (
 // The plugins that can say more than their reasons, for Framework.Explain.
 var (
 	_ framework.FilterExplainer = (*NodeResourcesFit)(nil)
-	_ framework.FilterExplainer = TaintToleration{}
-	_ framework.FilterExplainer = NodePorts{}
+	_ framework.FilterExplainer = &TaintToleration{}
+	_ framework.FilterExplainer = &NodePorts{}
 	_ framework.FilterExplainer = (*NodeAffinity)(nil)
 	_ framework.FilterExplainer = (*PodTopologySpread)(nil)
 	_ framework.FilterExplainer = (*DynamicResources)(nil)
-	_ framework.FilterExplainer = VolumeBinding{}
-	_ framework.FilterExplainer = VolumeZone{}
-	_ framework.FilterExplainer = NodeVolumeLimits{}
-	_ framework.FilterExplainer = NodeName{}
-	_ framework.FilterExplainer = NodeUnschedulable{}
-	_ framework.FilterExplainer = NodeDeclaredFeatures{}
-	_ framework.FilterExplainer = VolumeRestrictions{}
+	_ framework.FilterExplainer = &VolumeBinding{}
+	_ framework.FilterExplainer = &VolumeZone{}
+	_ framework.FilterExplainer = &NodeVolumeLimits{}
+	_ framework.FilterExplainer = &NodeName{}
+	_ framework.FilterExplainer = &NodeUnschedulable{}
+	_ framework.FilterExplainer = &NodeDeclaredFeatures{}
+	_ framework.FilterExplainer = &VolumeRestrictions{}
 )
 
 // ExplainFilter lists each resource ni lacks for pod with the amounts:
@@ -60,7 +60,7 @@ func (pl *NodeResourcesFit) ExplainFilter(_ context.Context, state *framework.Cy
 
 // ExplainFilter names each NoSchedule or NoExecute taint of ni that pod
 // does not tolerate.
-func (pl TaintToleration) ExplainFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (pl *TaintToleration) ExplainFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
 	var out []framework.Detail
 	nodeTaints := ni.Taints()
 	for i := range nodeTaints {
@@ -77,7 +77,7 @@ func (pl TaintToleration) ExplainFilter(_ context.Context, _ *framework.CycleSta
 
 // ExplainFilter names each host port of pod already in use on ni, with
 // the pods holding it.
-func (NodePorts) ExplainFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (*NodePorts) ExplainFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
 	var out []framework.Detail
 	for _, p := range nodeinfo.HostPorts(pod) {
 		if !ni.UsedPorts.CheckConflict(p.HostIP, string(p.Protocol), p.HostPort) {
@@ -227,7 +227,7 @@ func (pl *DynamicResources) ExplainFilter(ctx context.Context, state *framework.
 // fails) or that is missing, a claim being provisioned for another node,
 // a claim that no free volume matches and its class cannot provision
 // there.
-func (VolumeBinding) ExplainFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (*VolumeBinding) ExplainFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
 	claims, status := volumebinding.ClaimsOf(state, pod)
 	if status != nil || ni.Node() == nil {
 		return nil
@@ -241,7 +241,7 @@ func (VolumeBinding) ExplainFilter(_ context.Context, state *framework.CycleStat
 
 // ExplainFilter names each bound volume of the pod whose zone or region
 // label ni does not match, with the node's label.
-func (VolumeZone) ExplainFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (*VolumeZone) ExplainFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
 	if ni.Node() == nil || pod == nil || len(pod.Spec.Volumes) == 0 {
 		return nil
 	}
@@ -280,7 +280,7 @@ func (VolumeZone) ExplainFilter(_ context.Context, state *framework.CycleState, 
 // ExplainFilter says, for each CSI driver whose volume limit the pod's
 // volumes would break on ni, the limit, the volumes in use and the
 // volumes the pod adds.
-func (pl NodeVolumeLimits) ExplainFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (pl *NodeVolumeLimits) ExplainFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
 	if ni.Node() == nil {
 		return nil
 	}
@@ -306,7 +306,7 @@ func (pl NodeVolumeLimits) ExplainFilter(_ context.Context, state *framework.Cyc
 }
 
 // ExplainFilter names the node the pod asks for.
-func (NodeName) ExplainFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (*NodeName) ExplainFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
 	if pod == nil || ni.Node() == nil || pod.Spec.NodeName == "" || pod.Spec.NodeName == ni.Name() {
 		return nil
 	}
@@ -315,7 +315,7 @@ func (NodeName) ExplainFilter(_ context.Context, _ *framework.CycleState, pod *v
 
 // ExplainFilter says the node is cordoned and which toleration would
 // admit the pod.
-func (pl NodeUnschedulable) ExplainFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (pl *NodeUnschedulable) ExplainFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
 	if pod == nil || ni.Node() == nil || !ni.Unschedulable() || taints.Tolerated(pod.Spec.Tolerations, &unschedulableTaint, pl.EnableComparisonOperators) {
 		return nil
 	}
@@ -324,7 +324,7 @@ func (pl NodeUnschedulable) ExplainFilter(_ context.Context, _ *framework.CycleS
 
 // ExplainFilter names the features the pod needs that ni does not
 // declare in status.declaredFeatures.
-func (NodeDeclaredFeatures) ExplainFilter(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (*NodeDeclaredFeatures) ExplainFilter(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
 	reqs, ok := declaredFeaturesKey.Read(state)
 	if !ok || ni.Node() == nil {
 		return nil
@@ -339,7 +339,7 @@ func (NodeDeclaredFeatures) ExplainFilter(_ context.Context, state *framework.Cy
 // ExplainFilter names the volume of the pod that clashes with a volume of
 // a pod on ni, and the pod; or each ReadWriteOncePod claim of the pod
 // that a pod already uses, and where.
-func (VolumeRestrictions) ExplainFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (*VolumeRestrictions) ExplainFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
 	if pod == nil || ni.Node() == nil {
 		return nil
 	}

@@ -32,15 +32,15 @@ func TestExplainersOfPluginsWithOneReason(t *testing.T) {
 		nodes []*nodeinfo.NodeInfo // the cycle's, when not just node
 		want  []string
 	}{
-		{"NodeName names the node the pod asks for", filter.NodeName{}, pinned, onNode("n"), nil,
+		{"NodeName names the node the pod asks for", &filter.NodeName{}, pinned, onNode("n"), nil,
 			[]string{"the pod's spec.nodeName is elsewhere"}},
-		{"NodeName has nothing to say of the node asked for", filter.NodeName{}, pinned, onNode("elsewhere"), nil, nil},
-		{"NodeUnschedulable says the node is cordoned", filter.NodeUnschedulable{}, podNamed("p"), cordoned, nil,
+		{"NodeName has nothing to say of the node asked for", &filter.NodeName{}, pinned, onNode("elsewhere"), nil, nil},
+		{"NodeUnschedulable says the node is cordoned", &filter.NodeUnschedulable{}, podNamed("p"), cordoned, nil,
 			[]string{"the node is cordoned (spec.unschedulable) and the pod does not tolerate node.kubernetes.io/unschedulable:NoSchedule"}},
-		{"NodeUnschedulable has nothing to say for a pod that tolerates it", filter.NodeUnschedulable{}, tolerant, cordoned, nil, nil},
-		{"VolumeRestrictions names the disk and the pod holding it", filter.VolumeRestrictions{}, podNamed("p", gcePD("disk-1", false)), onNode("n", holder), nil,
+		{"NodeUnschedulable has nothing to say for a pod that tolerates it", &filter.NodeUnschedulable{}, tolerant, cordoned, nil, nil},
+		{"VolumeRestrictions names the disk and the pod holding it", &filter.VolumeRestrictions{}, podNamed("p", gcePD("disk-1", false)), onNode("n", holder), nil,
 			[]string{"volume v0 (GCE persistent disk disk-1) is mounted by pod default/holder on the node, and not read-only on both sides"}},
-		{"VolumeRestrictions names a ReadWriteOncePod claim in use and where", filter.VolumeRestrictions{}, podNamed("p", claimSource("once")), onNode("n"),
+		{"VolumeRestrictions names a ReadWriteOncePod claim in use and where", &filter.VolumeRestrictions{}, podNamed("p", claimSource("once")), onNode("n"),
 			[]*nodeinfo.NodeInfo{onNode("n"), onNode("m", rwopUser)},
 			[]string{"claim default/once is ReadWriteOncePod and pod default/user on node m uses it"}},
 	}

@@ -12,11 +12,11 @@ import (
 // remember it for the node's generation.
 func init() {
 	for _, example := range []any{
-		NodeUnschedulable{}, &NodeUnschedulable{},
-		NodeName{}, &NodeName{},
-		TaintToleration{}, &TaintToleration{},
-		NodeDeclaredFeatures{}, &NodeDeclaredFeatures{},
-		NodePorts{}, &NodePorts{},
+		&NodeUnschedulable{}, &NodeUnschedulable{},
+		&NodeName{}, &NodeName{},
+		&TaintToleration{}, &TaintToleration{},
+		&NodeDeclaredFeatures{}, &NodeDeclaredFeatures{},
+		&NodePorts{}, &NodePorts{},
 		&NodeAffinity{},
 	} {
 		locality.Register(example, nil)

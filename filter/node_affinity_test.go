@@ -154,7 +154,7 @@ func TestNodeAffinityAddedAffinity(t *testing.T) {
 
 func TestFiltersReportANodeInfoWithoutANodeAsAnError(t *testing.T) {
 	t.Parallel()
-	for _, pl := range []framework.FilterPlugin{&NodeAffinity{}, TaintToleration{}} {
+	for _, pl := range []framework.FilterPlugin{&NodeAffinity{}, &TaintToleration{}} {
 		if got := pl.Filter(context.Background(), nil, &v1.Pod{}, nodeinfo.New(nil)); got.Code() != framework.Error {
 			t.Errorf("%s: got %v, want Error", pl.Name(), got)
 		}

@@ -35,16 +35,16 @@ var declaredFeaturesKey = framework.NewStateKey[ndf.FeatureSet]()
 type NodeDeclaredFeatures struct{}
 
 var (
-	_ framework.PreFilterPlugin = NodeDeclaredFeatures{}
-	_ framework.FilterPlugin    = NodeDeclaredFeatures{}
+	_ framework.PreFilterPlugin = &NodeDeclaredFeatures{}
+	_ framework.FilterPlugin    = &NodeDeclaredFeatures{}
 )
 
 // Name returns "NodeDeclaredFeatures".
-func (NodeDeclaredFeatures) Name() string { return names.NodeDeclaredFeatures }
+func (*NodeDeclaredFeatures) Name() string { return names.NodeDeclaredFeatures }
 
 // PreFilter works out the features pod needs, and returns Skip when it
 // needs none, so that Filter is not called.
-func (NodeDeclaredFeatures) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (*NodeDeclaredFeatures) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	reqs, err := ndf.DefaultFramework.InferForPodScheduling(&ndf.PodInfo{Spec: &pod.Spec}, schedulerVersion)
 	if err != nil {
 		return nil, framework.AsStatus(err)
@@ -60,7 +60,7 @@ func (NodeDeclaredFeatures) PreFilter(_ context.Context, state *framework.CycleS
 // UnschedulableAndUnresolvable with [ErrReasonUnsatisfiedFeatures]
 // otherwise, and Error without PreFilter's state or a node. It modifies
 // nothing and is safe for concurrent use.
-func (NodeDeclaredFeatures) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (*NodeDeclaredFeatures) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
 	reqs, ok := declaredFeaturesKey.Read(state)
 	if !ok {
 		return framework.AsStatus(fmt.Errorf("%s: Filter without PreFilter's state", names.NodeDeclaredFeatures))

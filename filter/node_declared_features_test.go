@@ -37,7 +37,7 @@ func TestNodeDeclaredFeatures(t *testing.T) {
 			t.Parallel()
 			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"}, Spec: tc.spec}
 			ni := nodeinfo.New(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Status: v1.NodeStatus{DeclaredFeatures: tc.declared}})
-			pl := filter.NodeDeclaredFeatures{}
+			pl := &filter.NodeDeclaredFeatures{}
 			state := framework.NewCycleState([]*nodeinfo.NodeInfo{ni})
 			_, s := pl.PreFilter(context.Background(), state, pod, state.AllNodes())
 			if s.IsSkip() != tc.wantSkip || (!tc.wantSkip && !s.IsSuccess()) {
@@ -60,7 +60,7 @@ func TestNodeDeclaredFeatures(t *testing.T) {
 func TestNodeDeclaredFeaturesFilterWithoutPreFilterIsAnError(t *testing.T) {
 	t.Parallel()
 	ni := nodeinfo.New(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}})
-	s := filter.NodeDeclaredFeatures{}.Filter(context.Background(), framework.NewCycleState(nil), &v1.Pod{}, ni)
+	s := (&filter.NodeDeclaredFeatures{}).Filter(context.Background(), framework.NewCycleState(nil), &v1.Pod{}, ni)
 	if s.Code() != framework.Error {
 		t.Errorf("Filter = %v, want Error", s)
 	}

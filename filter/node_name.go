@@ -20,16 +20,16 @@ var nodeNameMismatch = framework.NewStatus(framework.UnschedulableAndUnresolvabl
 // zero value is ready to use.
 type NodeName struct{}
 
-var _ framework.FilterPlugin = NodeName{}
+var _ framework.FilterPlugin = &NodeName{}
 
 // Name returns "NodeName".
-func (NodeName) Name() string { return names.NodeName }
+func (*NodeName) Name() string { return names.NodeName }
 
 // Filter returns nil if the pod names no node or names this one, and
 // UnschedulableAndUnresolvable with [ErrReasonNodeName] otherwise; Error
 // if ni has no node. It does not allocate, modifies nothing, and is safe
 // for concurrent use.
-func (NodeName) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (*NodeName) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
 	node := ni.Node()
 	if node == nil {
 		return errNilNode

@@ -39,7 +39,7 @@ func TestNodeName(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := (filter.NodeName{}).Filter(context.Background(), nil, tc.pod, tc.node); got.String() != tc.want.String() {
+			if got := (&filter.NodeName{}).Filter(context.Background(), nil, tc.pod, tc.node); got.String() != tc.want.String() {
 				t.Errorf("Filter = %v, want %v", got, tc.want)
 			}
 		})
@@ -47,7 +47,7 @@ func TestNodeName(t *testing.T) {
 }
 
 func BenchmarkNodeName(b *testing.B) {
-	pl := filter.NodeName{}
+	pl := &filter.NodeName{}
 	ctx := context.Background()
 	node := nodeNamed("node-a")
 	for _, bc := range []struct{ name, nodeName, want string }{

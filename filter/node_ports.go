@@ -29,18 +29,18 @@ var nodePortsKey = framework.NewStateKey[[]v1.ContainerPort]()
 type NodePorts struct{}
 
 var (
-	_ framework.PreFilterPlugin = NodePorts{}
-	_ framework.FilterPlugin    = NodePorts{}
+	_ framework.PreFilterPlugin = &NodePorts{}
+	_ framework.FilterPlugin    = &NodePorts{}
 )
 
 // Name returns "NodePorts".
-func (NodePorts) Name() string { return names.NodePorts }
+func (*NodePorts) Name() string { return names.NodePorts }
 
 // PreFilter returns Skip if the pod asks for no host port, so that Filter
 // is not called for it; otherwise it records the pod's host ports in state
 // and returns nil. It never narrows the nodes and
 // never rejects.
-func (NodePorts) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (*NodePorts) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	ports := nodeinfo.HostPorts(pod)
 	if len(ports) == 0 {
 		return nil, skip
@@ -54,7 +54,7 @@ func (NodePorts) PreFilter(_ context.Context, state *framework.CycleState, pod *
 // node. It reads the ports PreFilter recorded, or finds them itself when
 // state holds none (state may be nil). It does not allocate once PreFilter
 // has run, modifies nothing, and is safe for concurrent use.
-func (NodePorts) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (*NodePorts) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
 	if ni.Node() == nil {
 		return errNilNode
 	}

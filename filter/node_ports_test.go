@@ -164,7 +164,7 @@ func TestNodePorts(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			pl := filter.NodePorts{}
+			pl := &filter.NodePorts{}
 			ctx := context.Background()
 			state := framework.NewCycleState([]*nodeinfo.NodeInfo{tc.node})
 			res, s := pl.PreFilter(ctx, state, tc.pod, state.AllNodes())
@@ -191,7 +191,7 @@ func TestNodePorts(t *testing.T) {
 
 func TestNodePortsPreFilterWithoutState(t *testing.T) {
 	t.Parallel()
-	_, s := filter.NodePorts{}.PreFilter(context.Background(), nil, podWithPorts(hostPort("", "", 80)), nil)
+	_, s := (&filter.NodePorts{}).PreFilter(context.Background(), nil, podWithPorts(hostPort("", "", 80)), nil)
 	if s != nil {
 		t.Errorf("PreFilter with nil state = %v, want nil", s)
 	}
@@ -203,7 +203,7 @@ func TestNodePortsNameUnschedulableReportNilNodeAsError(t *testing.T) {
 	t.Parallel()
 	pod := podWithPorts(hostPort("", "", 80))
 	pod.Spec.NodeName = "node-a"
-	plugins := []framework.FilterPlugin{filter.NodePorts{}, filter.NodeName{}, filter.NodeUnschedulable{}}
+	plugins := []framework.FilterPlugin{&filter.NodePorts{}, &filter.NodeName{}, &filter.NodeUnschedulable{}}
 	infos := map[string]*nodeinfo.NodeInfo{"nil NodeInfo": nil, "NodeInfo without node": nodeinfo.New(nil)}
 	for _, pl := range plugins {
 		for what, ni := range infos {
@@ -218,7 +218,7 @@ func TestNodePortsNameUnschedulableReportNilNodeAsError(t *testing.T) {
 }
 
 func BenchmarkNodePorts(b *testing.B) {
-	pl := filter.NodePorts{}
+	pl := &filter.NodePorts{}
 	ctx := context.Background()
 	pod := podWithPorts(hostPort("", "", 80), hostPort("", v1.ProtocolUDP, 53), hostPort("10.0.0.1", "", 443))
 	for _, inUse := range []int{10, 1000} {

@@ -30,17 +30,17 @@ type NodeUnschedulable struct {
 	EnableComparisonOperators bool
 }
 
-var _ framework.FilterPlugin = NodeUnschedulable{}
+var _ framework.FilterPlugin = &NodeUnschedulable{}
 
 // Name returns "NodeUnschedulable".
-func (NodeUnschedulable) Name() string { return names.NodeUnschedulable }
+func (*NodeUnschedulable) Name() string { return names.NodeUnschedulable }
 
 // Filter returns nil for a schedulable node or a tolerating pod,
 // UnschedulableAndUnresolvable with [ErrReasonUnschedulable] otherwise, and
 // Error if ni has no node. Only spec.unschedulable counts: the node's
 // actual taints are TaintToleration's business. It does not allocate,
 // modifies nothing, and is safe for concurrent use.
-func (pl NodeUnschedulable) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (pl *NodeUnschedulable) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
 	node := ni.Node()
 	if node == nil {
 		return errNilNode

@@ -89,7 +89,7 @@ func TestNodeUnschedulable(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := (filter.NodeUnschedulable{}).Filter(context.Background(), nil, tc.pod, cordoned(tc.unschedulable))
+			got := (&filter.NodeUnschedulable{}).Filter(context.Background(), nil, tc.pod, cordoned(tc.unschedulable))
 			if got.String() != tc.want.String() {
 				t.Errorf("Filter = %v, want %v", got, tc.want)
 			}
@@ -105,13 +105,13 @@ func TestNodeUnschedulableIgnoresTheNodesTaints(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "node-a"},
 		Spec:       v1.NodeSpec{Taints: []v1.Taint{{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule}}},
 	})
-	if got := (filter.NodeUnschedulable{}).Filter(context.Background(), nil, podTolerating(), ni); got != nil {
+	if got := (&filter.NodeUnschedulable{}).Filter(context.Background(), nil, podTolerating(), ni); got != nil {
 		t.Errorf("Filter = %v, want nil", got)
 	}
 }
 
 func BenchmarkNodeUnschedulable(b *testing.B) {
-	pl := filter.NodeUnschedulable{}
+	pl := &filter.NodeUnschedulable{}
 	ctx := context.Background()
 	tolerating := podTolerating(
 		v1.Toleration{Key: "a", Operator: v1.TolerationOpExists},

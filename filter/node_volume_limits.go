@@ -60,12 +60,12 @@ type NodeVolumeLimits struct {
 }
 
 var (
-	_ framework.PreFilterPlugin = NodeVolumeLimits{}
-	_ framework.FilterPlugin    = NodeVolumeLimits{}
+	_ framework.PreFilterPlugin = &NodeVolumeLimits{}
+	_ framework.FilterPlugin    = &NodeVolumeLimits{}
 )
 
 // Name returns "NodeVolumeLimits".
-func (NodeVolumeLimits) Name() string { return names.NodeVolumeLimits }
+func (*NodeVolumeLimits) Name() string { return names.NodeVolumeLimits }
 
 // PreFilter returns Skip when the pod has no claim, no generic ephemeral
 // volume and no inline volume of an in-tree plugin CSI migration covers.
@@ -73,7 +73,7 @@ func (NodeVolumeLimits) Name() string { return names.NodeVolumeLimits }
 // pod's own volumes, for Filter. It returns Error if a lister fails, and
 // never rejects the pod: a missing claim is Filter's verdict, as in
 // kube-scheduler. It never narrows the nodes.
-func (pl NodeVolumeLimits) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (pl *NodeVolumeLimits) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	if !mayUseCSIVolumes(pod) {
 		return nil, skip
 	}
@@ -103,7 +103,7 @@ func (pl NodeVolumeLimits) PreFilter(_ context.Context, state *framework.CycleSt
 // PreFilter returns. It modifies nothing and is safe for concurrent use.
 // With PreFilter's result it allocates only to report an error, or past 4
 // limited drivers of the pod or 32 distinct volumes of them on the node.
-func (pl NodeVolumeLimits) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (pl *NodeVolumeLimits) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
 	if ni.Node() == nil {
 		return errNilNode
 	}
@@ -132,7 +132,7 @@ func (pl NodeVolumeLimits) Filter(_ context.Context, state *framework.CycleState
 
 // stateOf returns PreFilter's state, or computes it; nil and the status
 // to return when it cannot, or when no volume of pod may count.
-func (pl NodeVolumeLimits) stateOf(state *framework.CycleState, pod *v1.Pod) (*volumeLimitsState, *framework.Status) {
+func (pl *NodeVolumeLimits) stateOf(state *framework.CycleState, pod *v1.Pod) (*volumeLimitsState, *framework.Status) {
 	if s, ok := nodeVolumeLimitsKey.Read(state); ok {
 		return s, nil
 	}
@@ -189,7 +189,7 @@ type requiredDriver struct {
 	missing *framework.Status
 }
 
-func (pl NodeVolumeLimits) newState(l framework.Listers, pod *v1.Pod) (*volumeLimitsState, *framework.Status) {
+func (pl *NodeVolumeLimits) newState(l framework.Listers, pod *v1.Pod) (*volumeLimitsState, *framework.Status) {
 	objs, err := indexCSIObjects(l, pl.EnableVolumeLimitScaling)
 	if err != nil {
 		return nil, framework.AsStatus(err).WithPlugin(names.NodeVolumeLimits)

@@ -198,7 +198,7 @@ func TestNodeVolumeLimits(t *testing.T) {
 				name = "n"
 			}
 			node := onNode(name, tt.running...)
-			pl := filter.NodeVolumeLimits{EnableVolumeLimitScaling: tt.scaling}
+			pl := &filter.NodeVolumeLimits{EnableVolumeLimitScaling: tt.scaling}
 			state := framework.NewCycleState([]*nodeinfo.NodeInfo{node}).SetListers(listers)
 			_, got := pl.PreFilter(context.Background(), state, tt.pod, state.AllNodes())
 			if !sameStatus(got, tt.wantPreFilter) {

@@ -29,13 +29,13 @@ type TaintToleration struct {
 	EnableComparisonOperators bool
 }
 
-var _ framework.FilterPlugin = TaintToleration{}
+var _ framework.FilterPlugin = &TaintToleration{}
 
 // Name returns "TaintToleration".
-func (TaintToleration) Name() string { return names.TaintToleration }
+func (*TaintToleration) Name() string { return names.TaintToleration }
 
 // Filter implements [framework.FilterPlugin].
-func (pl TaintToleration) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (pl *TaintToleration) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
 	node := ni.Node()
 	if node == nil {
 		return errNilNode

@@ -45,7 +45,7 @@ func TestTaintTolerationFilter(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := TaintToleration{}.Filter(context.Background(), nil, tc.pod, tc.node)
+			got := (&TaintToleration{}).Filter(context.Background(), nil, tc.pod, tc.node)
 			if tc.wantR {
 				if got.Code() != framework.UnschedulableAndUnresolvable || got.Message() != ErrReasonUntoleratedTaint || got.Plugin() != "TaintToleration" {
 					t.Errorf("got %v, want UnschedulableAndUnresolvable %q", got, ErrReasonUntoleratedTaint)
@@ -62,7 +62,7 @@ func BenchmarkTaintTolerationFilter(b *testing.B) {
 	ni := nodeWithTaints(v1.Taint{Key: "dedicated", Value: "infra", Effect: v1.TaintEffectNoSchedule}, v1.Taint{Key: "x", Effect: v1.TaintEffectPreferNoSchedule})
 	b.ReportAllocs()
 	for b.Loop() {
-		if s := (TaintToleration{}).Filter(context.Background(), nil, pod, ni); s != nil {
+		if s := (&TaintToleration{}).Filter(context.Background(), nil, pod, ni); s != nil {
 			b.Fatal(s)
 		}
 	}
@@ -87,7 +87,7 @@ func TestTaintTolerationComparisonOperatorsFollowTheOption(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			pod := podWithTolerations(v1.Toleration{Key: "gen", Operator: tc.op, Value: tc.value, Effect: v1.TaintEffectNoSchedule})
-			got := TaintToleration{EnableComparisonOperators: tc.enabled}.Filter(context.Background(), nil, pod, node)
+			got := (&TaintToleration{EnableComparisonOperators: tc.enabled}).Filter(context.Background(), nil, pod, node)
 			if (got == nil) != tc.fits {
 				t.Errorf("got %v, want fits=%v", got, tc.fits)
 			}

@@ -56,12 +56,12 @@ const (
 type VolumeBinding struct{}
 
 var (
-	_ framework.PreFilterPlugin = VolumeBinding{}
-	_ framework.FilterPlugin    = VolumeBinding{}
+	_ framework.PreFilterPlugin = &VolumeBinding{}
+	_ framework.FilterPlugin    = &VolumeBinding{}
 )
 
 // Name returns "VolumeBinding".
-func (VolumeBinding) Name() string { return names.VolumeBinding }
+func (*VolumeBinding) Name() string { return names.VolumeBinding }
 
 // PreFilter looks up the pod's claims and everything Filter needs about
 // them, once for all nodes. It returns Skip when the pod uses no claim,
@@ -72,7 +72,7 @@ func (VolumeBinding) Name() string { return names.VolumeBinding }
 // class that does not exist); Error for a class without volumeBindingMode
 // or a failing lister. Like kube-scheduler v1.36.3's, it never narrows
 // the nodes.
-func (VolumeBinding) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (*VolumeBinding) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	claims, status := volumebinding.NewClaims(state.Listers(), pod)
 	if status != nil {
 		return nil, status
@@ -93,7 +93,7 @@ func (VolumeBinding) PreFilter(_ context.Context, state *framework.CycleState, p
 // result in state (state may be nil) it looks the claims up itself and may
 // return any rejection PreFilter returns. It lists nothing when PreFilter
 // ran, modifies nothing and is safe for concurrent use.
-func (VolumeBinding) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (*VolumeBinding) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
 	if ni.Node() == nil {
 		return errNilNode
 	}
@@ -114,7 +114,7 @@ func (VolumeBinding) Filter(_ context.Context, state *framework.CycleState, pod 
 // [framework.Result]). A pod whose claims are all bound adds nothing. It
 // returns Error when nodeName is not in the cycle or the pod's volumes do
 // not fit there.
-func (VolumeBinding) Reserve(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodeName string, r *framework.Result) *framework.Status {
+func (*VolumeBinding) Reserve(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodeName string, r *framework.Result) *framework.Status {
 	claims, status := volumebinding.ClaimsOf(state, pod)
 	if status != nil {
 		if status.IsSkip() {

@@ -72,13 +72,13 @@ func (s *volumeRestrictionsState) update(pod *v1.Pod, sign int) {
 type VolumeRestrictions struct{}
 
 var (
-	_ framework.PreFilterPlugin     = VolumeRestrictions{}
-	_ framework.PreFilterExtensions = VolumeRestrictions{}
-	_ framework.FilterPlugin        = VolumeRestrictions{}
+	_ framework.PreFilterPlugin     = &VolumeRestrictions{}
+	_ framework.PreFilterExtensions = &VolumeRestrictions{}
+	_ framework.FilterPlugin        = &VolumeRestrictions{}
 )
 
 // Name returns "VolumeRestrictions".
-func (VolumeRestrictions) Name() string { return names.VolumeRestrictions }
+func (*VolumeRestrictions) Name() string { return names.VolumeRestrictions }
 
 // PreFilter looks up every claim the pod mounts and counts how many of
 // its ReadWriteOncePod claims placed pods already use. It returns Skip
@@ -86,7 +86,7 @@ func (VolumeRestrictions) Name() string { return names.VolumeRestrictions }
 // claim is in use; UnschedulableAndUnresolvable with client-go's NotFound
 // message for a missing claim; Error when a lister fails. It never
 // narrows the nodes and never rejects for a conflict: Filter does.
-func (VolumeRestrictions) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (*VolumeRestrictions) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	s, status := newVolumeRestrictionsState(state, pod)
 	if status != nil {
 		return nil, status
@@ -100,7 +100,7 @@ func (VolumeRestrictions) PreFilter(_ context.Context, state *framework.CycleSta
 
 // AddPod counts podToAdd's uses of the pod's ReadWriteOncePod claims. It
 // returns Error if PreFilter has not written its state.
-func (VolumeRestrictions) AddPod(_ context.Context, state *framework.CycleState, _ *v1.Pod, podToAdd *nodeinfo.PodInfo, _ *nodeinfo.NodeInfo) *framework.Status {
+func (*VolumeRestrictions) AddPod(_ context.Context, state *framework.CycleState, _ *v1.Pod, podToAdd *nodeinfo.PodInfo, _ *nodeinfo.NodeInfo) *framework.Status {
 	s, ok := volumeRestrictionsKey.Read(state)
 	if !ok {
 		return noRestrictionsState
@@ -111,7 +111,7 @@ func (VolumeRestrictions) AddPod(_ context.Context, state *framework.CycleState,
 
 // RemovePod uncounts podToRemove's uses of the pod's ReadWriteOncePod
 // claims. It returns Error if PreFilter has not written its state.
-func (VolumeRestrictions) RemovePod(_ context.Context, state *framework.CycleState, _ *v1.Pod, podToRemove *nodeinfo.PodInfo, _ *nodeinfo.NodeInfo) *framework.Status {
+func (*VolumeRestrictions) RemovePod(_ context.Context, state *framework.CycleState, _ *v1.Pod, podToRemove *nodeinfo.PodInfo, _ *nodeinfo.NodeInfo) *framework.Status {
 	s, ok := volumeRestrictionsKey.Read(state)
 	if !ok {
 		return noRestrictionsState
@@ -128,7 +128,7 @@ func (VolumeRestrictions) RemovePod(_ context.Context, state *framework.CycleSta
 // PreFilter's state (state may be nil) it computes it and may return any
 // status PreFilter returns. It modifies nothing and is safe for
 // concurrent use.
-func (VolumeRestrictions) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (*VolumeRestrictions) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
 	if ni.Node() == nil {
 		return errNilNode
 	}

@@ -59,12 +59,12 @@ type volumeTopology struct {
 type VolumeZone struct{}
 
 var (
-	_ framework.PreFilterPlugin = VolumeZone{}
-	_ framework.FilterPlugin    = VolumeZone{}
+	_ framework.PreFilterPlugin = &VolumeZone{}
+	_ framework.FilterPlugin    = &VolumeZone{}
 )
 
 // Name returns "VolumeZone".
-func (VolumeZone) Name() string { return names.VolumeZone }
+func (*VolumeZone) Name() string { return names.VolumeZone }
 
 // PreFilter looks up the pod's claims and their volumes and records the
 // volumes' zone and region labels in state. It returns Skip when there
@@ -75,7 +75,7 @@ func (VolumeZone) Name() string { return names.VolumeZone }
 // unbound claim has no class or its class no volume binding mode, or an
 // unbound claim's class binds immediately ("PersistentVolume had no
 // name"); Error when a lister fails. It never narrows the nodes.
-func (VolumeZone) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (*VolumeZone) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	topologies, status := podVolumeTopologies(state.Listers(), pod)
 	if status != nil {
 		return nil, status
@@ -93,7 +93,7 @@ func (VolumeZone) PreFilter(_ context.Context, state *framework.CycleState, pod 
 // Without PreFilter's result in state (state may be nil) it looks the
 // volumes up itself and may return any status PreFilter returns. It
 // modifies nothing and is safe for concurrent use.
-func (VolumeZone) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (*VolumeZone) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
 	if ni.Node() == nil {
 		return errNilNode
 	}

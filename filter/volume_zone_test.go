@@ -249,7 +249,7 @@ func TestVolumeZoneExplainNamesTheVolumeAndTheNodesLabel(t *testing.T) {
 			t.Parallel()
 			var got []string
 			state := framework.NewCycleState(nil).SetListers(listers)
-			for _, d := range (filter.VolumeZone{}).ExplainFilter(context.Background(), state, tt.pod, zonedNode(tt.node)) {
+			for _, d := range (&filter.VolumeZone{}).ExplainFilter(context.Background(), state, tt.pod, zonedNode(tt.node)) {
 				got = append(got, d.Message)
 			}
 			if !slices.Equal(got, tt.want) {

@@ -16,15 +16,15 @@ import (
 // ready.
 type SchedulingGates struct{}
 
-var _ framework.PreEnqueuePlugin = SchedulingGates{}
+var _ framework.PreEnqueuePlugin = &SchedulingGates{}
 
 // Name returns "SchedulingGates".
-func (SchedulingGates) Name() string { return names.SchedulingGates }
+func (*SchedulingGates) Name() string { return names.SchedulingGates }
 
 // PreEnqueue returns nil for a pod without scheduling gates, and
 // UnschedulableAndUnresolvable "waiting for scheduling gates: [...]",
 // naming them in order, otherwise.
-func (SchedulingGates) PreEnqueue(_ context.Context, _ framework.Listers, pod *v1.Pod) *framework.Status {
+func (*SchedulingGates) PreEnqueue(_ context.Context, _ framework.Listers, pod *v1.Pod) *framework.Status {
 	if len(pod.Spec.SchedulingGates) == 0 {
 		return nil
 	}

@@ -28,7 +28,7 @@ func TestSchedulingGates(t *testing.T) {
 			for _, g := range tc.gates {
 				pod.Spec.SchedulingGates = append(pod.Spec.SchedulingGates, v1.PodSchedulingGate{Name: g})
 			}
-			s := preenqueue.SchedulingGates{}.PreEnqueue(context.Background(), framework.Listers{}, pod)
+			s := (&preenqueue.SchedulingGates{}).PreEnqueue(context.Background(), framework.Listers{}, pod)
 			got := ""
 			if s != nil {
 				got = s.String()

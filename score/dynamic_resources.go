@@ -12,9 +12,9 @@ import (
 )
 
 var (
-	_ framework.ScorePlugin          = DynamicResources{}
-	_ framework.NormalizeScorePlugin = DynamicResources{}
-	_ framework.BatchScorer          = DynamicResources{}
+	_ framework.ScorePlugin          = &DynamicResources{}
+	_ framework.NormalizeScorePlugin = &DynamicResources{}
+	_ framework.BatchScorer          = &DynamicResources{}
 )
 
 // DynamicResources prefers nodes where the pod's prioritized-list
@@ -32,10 +32,10 @@ var (
 type DynamicResources struct{}
 
 // Name returns "DynamicResources".
-func (DynamicResources) Name() string { return names.DynamicResources }
+func (*DynamicResources) Name() string { return names.DynamicResources }
 
 // Score returns the node's raw prioritized-list score.
-func (DynamicResources) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+func (*DynamicResources) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
 	s, _ := dra.StateKey.Read(state)
 	if s.Empty() || !s.Prioritized() {
 		return 0, nil // without reading the node: most pods have no claims
@@ -46,7 +46,7 @@ func (DynamicResources) Score(_ context.Context, state *framework.CycleState, _ 
 // ScoreBatch sets every score to 0 without looking at the nodes when
 // the cycle has no prioritized claims to score, and reports false
 // otherwise, for [DynamicResources.Score] to answer.
-func (DynamicResources) ScoreBatch(state *framework.CycleState, _ int, scores []int64) bool {
+func (*DynamicResources) ScoreBatch(state *framework.CycleState, _ int, scores []int64) bool {
 	s, _ := dra.StateKey.Read(state)
 	if !s.Empty() && s.Prioritized() {
 		return false
@@ -57,7 +57,7 @@ func (DynamicResources) ScoreBatch(state *framework.CycleState, _ int, scores []
 
 // NormalizeScore scales the scores so the highest becomes 100; all-zero
 // scores stay 0.
-func (DynamicResources) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, _ []*nodeinfo.NodeInfo, scores []int64) *framework.Status {
+func (*DynamicResources) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, _ []*nodeinfo.NodeInfo, scores []int64) *framework.Status {
 	normalize(scores, false)
 	return nil
 }

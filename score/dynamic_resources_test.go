@@ -92,14 +92,14 @@ func draScores(t *testing.T, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, objs ...ru
 		fl.Filter(ctx, state, pod, ni)
 	}
 	for _, ni := range nodes {
-		s, st := DynamicResources{}.Score(ctx, state, pod, ni)
+		s, st := (&DynamicResources{}).Score(ctx, state, pod, ni)
 		if st != nil {
 			t.Fatalf("Score(%s): %v", ni.Name(), st)
 		}
 		raw = append(raw, s)
 	}
 	normalized = slices.Clone(raw)
-	if st := (DynamicResources{}).NormalizeScore(ctx, state, pod, nodes, normalized); st != nil {
+	if st := (&DynamicResources{}).NormalizeScore(ctx, state, pod, nodes, normalized); st != nil {
 		t.Fatalf("NormalizeScore: %v", st)
 	}
 	return raw, normalized
@@ -163,7 +163,7 @@ func TestDynamicResourcesScoreWithoutFilterState(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, s := DynamicResources{}.Score(context.Background(), tc.state, draPod("gpu"), ni)
+			got, s := (&DynamicResources{}).Score(context.Background(), tc.state, draPod("gpu"), ni)
 			if got != 0 || s != nil {
 				t.Errorf("Score = %d, %v; want 0, nil", got, s)
 			}
@@ -186,7 +186,7 @@ func TestDynamicResourcesNormalizeScore(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			got := slices.Clone(tc.raw)
-			if s := (DynamicResources{}).NormalizeScore(context.Background(), nil, &v1.Pod{}, nil, got); s != nil {
+			if s := (&DynamicResources{}).NormalizeScore(context.Background(), nil, &v1.Pod{}, nil, got); s != nil {
 				t.Fatal(s)
 			}
 			if !slices.Equal(got, tc.wants) {
@@ -219,7 +219,7 @@ func TestDynamicResourcesScorePicksTheNodeWithTheFirstChoice(t *testing.T) {
 			t.Parallel()
 			fw, err := framework.New(
 				framework.WithPlugin(&filter.DynamicResources{}, 0),
-				framework.WithPlugin(DynamicResources{}, 1),
+				framework.WithPlugin(&DynamicResources{}, 1),
 				framework.WithObjects(objs...),
 			)
 			if err != nil {

@@ -30,24 +30,24 @@ var imageLocalityKey = framework.NewStateKey[*imageLocalityPod]()
 type ImageLocality struct{}
 
 var (
-	_ framework.PodOnlyPreScorer = ImageLocality{}
-	_ framework.PreScorePlugin   = ImageLocality{}
-	_ framework.ScorePlugin      = ImageLocality{}
+	_ framework.PodOnlyPreScorer = &ImageLocality{}
+	_ framework.PreScorePlugin   = &ImageLocality{}
+	_ framework.ScorePlugin      = &ImageLocality{}
 )
 
 // Name returns "ImageLocality".
-func (ImageLocality) Name() string { return names.ImageLocality }
+func (*ImageLocality) Name() string { return names.ImageLocality }
 
 // PodOnlyPreScore reports true: PreScore depends on the pod alone, so the
 // framework may score nodes while it filters them.
-func (ImageLocality) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool { return true }
+func (*ImageLocality) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool { return true }
 
 // PreScore records the pod's normalized image names and the number of
 // nodes in the cycle (all of them, not only the feasible ones, as
 // kube-scheduler counts its snapshot) in state, so that Score does no
 // string work per node. It always returns nil: kube-scheduler never skips
 // this plugin. A nil state is left alone.
-func (ImageLocality) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) *framework.Status {
+func (*ImageLocality) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) *framework.Status {
 	if state != nil {
 		imageLocalityKey.Write(state, newImageLocalityPod(pod, len(state.AllNodes())))
 	}
@@ -55,12 +55,13 @@ func (ImageLocality) PreScore(_ context.Context, state *framework.CycleState, po
 }
 
 // Score returns the node's score in [framework.MinNodeScore,
-// framework.MaxNodeScore] (see [ImageLocalityScore]), or Error if ni has no
-// node. Without PreScore's record it computes the pod's data itself,
+// framework.MaxNodeScore]: for each image of the pod the node holds, its
+// size spread by the share of nodes holding it, summed, clamped and
+// scaled; or Error if ni has no node. Without PreScore's record it computes the pod's data itself,
 // counting the cycle's nodes from state; with a nil state the node is taken
 // to be the whole cluster. It does not allocate once PreScore has run,
 // modifies nothing, and is safe for concurrent use.
-func (ImageLocality) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+func (*ImageLocality) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
 	if ni.Node() == nil {
 		return 0, errNilNode
 	}
@@ -71,7 +72,7 @@ func (ImageLocality) Score(_ context.Context, state *framework.CycleState, pod *
 	return p.score(ni), nil
 }
 
-// ImageLocalityScore is kube-scheduler's ImageLocality score of node for
+// imageLocalityScore is kube-scheduler's ImageLocality score of node for
 // pod in a cluster of totalNodes nodes (values below 1 count as 1).
 //
 // Each image of the pod's init containers, containers and image volumes
@@ -80,7 +81,7 @@ func (ImageLocality) Score(_ context.Context, state *framework.CycleState, pod *
 // tag are looked up with ":latest". The sum, clamped to [23 MiB,
 // 1000 MiB × containers] with init containers counted as containers, maps
 // linearly onto [0, 100]. A nil node scores 0.
-func ImageLocalityScore(pod *v1.Pod, node *nodeinfo.NodeInfo, totalNodes int) int64 {
+func imageLocalityScore(pod *v1.Pod, node *nodeinfo.NodeInfo, totalNodes int) int64 {
 	if node.Node() == nil {
 		return 0
 	}

@@ -276,18 +276,18 @@ func TestImageLocality(t *testing.T) {
 	t.Run("PreScore records the count of all nodes even when one is feasible", func(t *testing.T) {
 		t.Parallel()
 		state := framework.NewCycleState(all)
-		if s := (score.ImageLocality{}).PreScore(ctx, state, pod, all[:1]); s != nil {
+		if s := (&score.ImageLocality{}).PreScore(ctx, state, pod, all[:1]); s != nil {
 			t.Fatalf("PreScore = %v, want nil", s)
 		}
 		// 300 × 1/4 = 75 MiB: 100 × 52/977 = 5.32
-		got, s := score.ImageLocality{}.Score(ctx, state, pod, holder)
+		got, s := (&score.ImageLocality{}).Score(ctx, state, pod, holder)
 		if s != nil || got != 5 {
 			t.Errorf("Score = %d, %v; want 5, nil", got, s)
 		}
 	})
 	t.Run("Score without PreScore counts the state's nodes", func(t *testing.T) {
 		t.Parallel()
-		got, s := score.ImageLocality{}.Score(ctx, framework.NewCycleState(all), pod, holder)
+		got, s := (&score.ImageLocality{}).Score(ctx, framework.NewCycleState(all), pod, holder)
 		if s != nil || got != 5 {
 			t.Errorf("Score = %d, %v; want 5, nil", got, s)
 		}
@@ -295,28 +295,28 @@ func TestImageLocality(t *testing.T) {
 	t.Run("Score with a nil state takes the node as the whole cluster", func(t *testing.T) {
 		t.Parallel()
 		// 300 × 1/1: 100 × 277/977 = 28.35
-		got, s := score.ImageLocality{}.Score(ctx, nil, pod, nodeinfo.New(nodes[0]))
+		got, s := (&score.ImageLocality{}).Score(ctx, nil, pod, nodeinfo.New(nodes[0]))
 		if s != nil || got != 28 {
 			t.Errorf("Score = %d, %v; want 28, nil", got, s)
 		}
 	})
 	t.Run("a node without the image scores 0", func(t *testing.T) {
 		t.Parallel()
-		got, s := score.ImageLocality{}.Score(ctx, framework.NewCycleState(all), pod, all[1])
+		got, s := (&score.ImageLocality{}).Score(ctx, framework.NewCycleState(all), pod, all[1])
 		if s != nil || got != 0 {
 			t.Errorf("Score = %d, %v; want 0, nil", got, s)
 		}
 	})
 	t.Run("PreScore with a nil state does nothing", func(t *testing.T) {
 		t.Parallel()
-		if s := (score.ImageLocality{}).PreScore(ctx, nil, pod, all); s != nil {
+		if s := (&score.ImageLocality{}).PreScore(ctx, nil, pod, all); s != nil {
 			t.Errorf("PreScore = %v, want nil", s)
 		}
 	})
 	for what, ni := range map[string]*nodeinfo.NodeInfo{"nil NodeInfo": nil, "NodeInfo without node": nodeinfo.New(nil)} {
 		t.Run("Score given a "+what+" returns Error", func(t *testing.T) {
 			t.Parallel()
-			if _, s := (score.ImageLocality{}).Score(ctx, nil, pod, ni); s.Code() != framework.Error {
+			if _, s := (&score.ImageLocality{}).Score(ctx, nil, pod, ni); s.Code() != framework.Error {
 				t.Errorf("Score = %v, want Error", s)
 			}
 		})
@@ -324,7 +324,7 @@ func TestImageLocality(t *testing.T) {
 }
 
 func BenchmarkImageLocality(b *testing.B) {
-	pl := score.ImageLocality{}
+	pl := &score.ImageLocality{}
 	ctx := context.Background()
 	for _, containers := range []int{1, 10} {
 		for _, present := range []bool{true, false} {

@@ -13,8 +13,8 @@ import (
 // framework may remember it for the node's generation.
 func init() {
 	for _, example := range []any{
-		TaintToleration{}, &TaintToleration{},
-		ImageLocality{}, &ImageLocality{},
+		&TaintToleration{}, &TaintToleration{},
+		&ImageLocality{}, &ImageLocality{},
 		&NodeAffinity{},
 	} {
 		locality.Register(example, nil)

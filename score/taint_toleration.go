@@ -22,21 +22,21 @@ type TaintToleration struct {
 }
 
 var (
-	_ framework.PodOnlyPreScorer     = TaintToleration{}
-	_ framework.PreScorePlugin       = TaintToleration{}
-	_ framework.NormalizeScorePlugin = TaintToleration{}
+	_ framework.PodOnlyPreScorer     = &TaintToleration{}
+	_ framework.PreScorePlugin       = &TaintToleration{}
+	_ framework.NormalizeScorePlugin = &TaintToleration{}
 )
 
 // Name returns "TaintToleration".
-func (TaintToleration) Name() string { return names.TaintToleration }
+func (*TaintToleration) Name() string { return names.TaintToleration }
 
 // PodOnlyPreScore reports true: PreScore depends on the pod alone, so the
 // framework may score nodes while it filters them.
-func (TaintToleration) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool { return true }
+func (*TaintToleration) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool { return true }
 
 // PreScore keeps the tolerations that can match a PreferNoSchedule taint
 // (those with that effect or none). It never skips.
-func (TaintToleration) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) *framework.Status {
+func (*TaintToleration) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) *framework.Status {
 	preferNoScheduleKey.Write(state, preferNoScheduleTolerations(pod))
 	return nil
 }
@@ -52,7 +52,7 @@ func preferNoScheduleTolerations(pod *v1.Pod) []v1.Toleration {
 }
 
 // Score counts the node's PreferNoSchedule taints the pod does not tolerate.
-func (pl TaintToleration) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+func (pl *TaintToleration) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
 	node := ni.Node()
 	if node == nil {
 		return 0, errNilNode
@@ -73,7 +73,7 @@ func (pl TaintToleration) Score(_ context.Context, state *framework.CycleState, 
 }
 
 // NormalizeScore maps the counts so that fewer untolerated taints score higher.
-func (TaintToleration) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, _ []*nodeinfo.NodeInfo, scores []int64) *framework.Status {
+func (*TaintToleration) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, _ []*nodeinfo.NodeInfo, scores []int64) *framework.Status {
 	normalize(scores, true)
 	return nil
 }

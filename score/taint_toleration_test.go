@@ -37,7 +37,7 @@ func TestTaintTolerationScore(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, s := scoreAll(t, TaintToleration{}, tc.pod, nodes)
+			got, s := scoreAll(t, &TaintToleration{}, tc.pod, nodes)
 			if !s.IsSuccess() {
 				t.Fatal(s)
 			}

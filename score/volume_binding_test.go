@@ -149,7 +149,7 @@ func TestVolumeBindingCapacityScoring(t *testing.T) {
 			ctx := context.Background()
 			state := framework.NewCycleState(nodes).SetListers(l)
 			if tt.preFilter {
-				if _, status := (filter.VolumeBinding{}).PreFilter(ctx, state, tt.pod, nodes); status != nil {
+				if _, status := (&filter.VolumeBinding{}).PreFilter(ctx, state, tt.pod, nodes); status != nil {
 					t.Fatalf("PreFilter = %v", status)
 				}
 			}

@@ -27,8 +27,8 @@ func FuzzHandler(f *testing.F) {
 	// densest bodies the handler accepts cost about 200 bytes per byte.
 	const maxAllocPerByte = 400
 	fw, err := framework.New(
-		framework.WithPlugin(filter.NodeUnschedulable{}, 0),
-		framework.WithPlugin(filter.TaintToleration{}, 0),
+		framework.WithPlugin(&filter.NodeUnschedulable{}, 0),
+		framework.WithPlugin(&filter.TaintToleration{}, 0),
 	)
 	if err != nil {
 		f.Fatal(err)

@@ -322,7 +322,7 @@ func TestConcurrentRequestsShareNothing(t *testing.T) {
 func TestAFrameworkServesItsPlugins(t *testing.T) {
 	t.Parallel()
 	f, err := framework.New(
-		framework.WithPlugin(filter.NodeUnschedulable{}, 0),
+		framework.WithPlugin(&filter.NodeUnschedulable{}, 0),
 		framework.WithPlugin(&prefer{"n2": 80, "n3": 20}, 1),
 	)
 	if err != nil {
