@@ -327,6 +327,12 @@ func (c *Controller) scheduleOne(ctx context.Context) bool {
 		c.failed(ctx, pi, errors.New("the pod's extended resources come from DRA devices, which this controller does not allocate yet"))
 		return true
 	}
+	if len(res.Volumes) > 0 || len(res.ProvisionedClaims) > 0 {
+		// Binding the pod without its volumes would leave it waiting on
+		// claims nothing binds: say so rather than bind it.
+		c.failed(ctx, pi, errors.New("the pod's PersistentVolumeClaims wait for their first consumer, and this controller does not bind volumes yet"))
+		return true
+	}
 	// The claims the placement allocated and reserved count as the
 	// cache's until the informer reports them written.
 	if err := c.cache.AssumePod(assumed, res.Claims...); err != nil {
@@ -342,6 +348,9 @@ func (c *Controller) scheduleOne(ctx context.Context) bool {
 // bind binds an assumed pod with the framework that scheduled it, or
 // undoes the assumption if that fails.
 func (c *Controller) bind(ctx context.Context, fw *framework.Framework, pi *queue.QueuedPodInfo, assumed *v1.Pod, claims []*resourceapi.ResourceClaim) {
+	if len(assumed.Spec.ResourceClaims) > 0 {
+		c.nominateForBinding(ctx, pi.Pod, assumed.Spec.NodeName)
+	}
 	err := c.writeClaims(ctx, claims)
 	if err == nil {
 		if err = c.bindPod(ctx, fw, assumed); err != nil {
@@ -364,6 +373,25 @@ func (c *Controller) bind(ctx context.Context, fw *framework.Framework, pi *queu
 	c.log.Info("bound", "pod", key(assumed), "node", assumed.Spec.NodeName)
 	c.recorders[assumed.Spec.SchedulerName].Eventf(assumed, nil, v1.EventTypeNormal, "Scheduled", "Binding",
 		"Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, assumed.Spec.NodeName)
+}
+
+// nominateForBinding sets pod's status.nominatedNodeName to node before
+// its claims are written, as kube-scheduler does with
+// NominatedNodeNameForExpectation (beta, on by default in v1.36.3) for a
+// pod whose PreBind has work to do: DynamicResources' has for every pod
+// with claims. Other components, such as cluster-autoscaler, then see
+// where the pod is going while the writes take their time. A failure is
+// logged and binding goes on, as in kube-scheduler.
+func (c *Controller) nominateForBinding(ctx context.Context, pod *v1.Pod, node string) {
+	if err := c.patchStatus(ctx, pod, func(s *v1.PodStatus) bool {
+		if s.NominatedNodeName == node {
+			return false
+		}
+		s.NominatedNodeName = node
+		return true
+	}); err != nil {
+		c.log.Error("nominating the node a pod is being bound to", "pod", key(pod), "node", node, "err", err)
+	}
 }
 
 // writeClaims writes what the placement did to the pod's ResourceClaims

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -77,6 +78,24 @@ func TestControllerAllocatesClaimsBeforeBinding(t *testing.T) {
 	}
 	if !slices.Contains(claim.Finalizers, resourceapi.Finalizer) {
 		t.Errorf("claim first has finalizers %v, want %s", claim.Finalizers, resourceapi.Finalizer)
+	}
+	// As kube-scheduler with NominatedNodeNameForExpectation: the pod is
+	// nominated to its node before its claims are written.
+	if got := getPod("a").Status.NominatedNodeName; got != "small" {
+		t.Errorf("a is nominated to %q, want small", got)
+	}
+	nominated, allocated := -1, -1
+	for i, a := range client.Actions() {
+		switch {
+		case a.Matches("patch", "pods") && a.GetSubresource() == "status" && nominated < 0 &&
+			strings.Contains(string(a.(clienttesting.PatchAction).GetPatch()), `"nominatedNodeName":"small"`):
+			nominated = i
+		case a.Matches("update", "resourceclaims") && a.GetSubresource() == "status" && allocated < 0:
+			allocated = i
+		}
+	}
+	if nominated < 0 || allocated < 0 || nominated > allocated {
+		t.Errorf("the nomination is action %d and the allocation action %d; want the nomination first", nominated, allocated)
 	}
 
 	// The only device is taken: a second pod claiming one fits nowhere,
