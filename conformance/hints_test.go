@@ -25,7 +25,7 @@ import (
 	"github.com/kubesched/kubesched/queue"
 )
 
-var numHintScenarios = flag.Int("hint-scenarios", envInt("KUBESCHED_HINT_SCENARIOS", 150),
+var numHintScenarios = flag.Int("hint-scenarios", envInt("KUBESCHED_HINT_SCENARIOS", 40),
 	"scenarios whose objects TestQueueingHints mutates into events")
 
 // TestQueueingHints checks queue.DefaultPluginEvents against the
@@ -66,10 +66,13 @@ func TestQueueingHints(t *testing.T) {
 
 	// Counts by plugin and by registration.
 	stats := map[string]*hintStats{}
+	byRegistration := map[string][]*hintStats{}
 	for plugin, events := range upstream {
 		stats[plugin] = &hintStats{}
 		for _, e := range describeUpstream(events) {
-			stats[plugin+" "+e] = &hintStats{}
+			st := &hintStats{}
+			stats[plugin+" "+e] = st
+			byRegistration[plugin] = append(byRegistration[plugin], st)
 		}
 	}
 	for i := range *numHintScenarios {
@@ -97,7 +100,7 @@ func TestQueueingHints(t *testing.T) {
 							got = queue.Queue
 						}
 						st := stats[plugin]
-						for _, st := range []*hintStats{st, stats[plugin+" "+describeUpstream(registered[j : j+1])[0]]} {
+						for _, st := range [...]*hintStats{st, byRegistration[plugin][j]} {
 							st.cases++
 							if want == queue.Queue {
 								st.queued++
