@@ -45,7 +45,7 @@ func (*NodeDeclaredFeatures) Name() string { return names.NodeDeclaredFeatures }
 // PreFilter works out the features pod needs, and returns Skip when it
 // needs none, so that Filter is not called.
 func (*NodeDeclaredFeatures) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
-	reqs, err := ndf.DefaultFramework.InferForPodScheduling(&ndf.PodInfo{Spec: &pod.Spec}, schedulerVersion)
+	reqs, err := RequiredFeatures(pod)
 	if err != nil {
 		return nil, framework.AsStatus(err)
 	}
@@ -54,6 +54,13 @@ func (*NodeDeclaredFeatures) PreFilter(_ context.Context, state *framework.Cycle
 	}
 	declaredFeaturesKey.Write(state, reqs)
 	return nil, nil
+}
+
+// RequiredFeatures returns the node features pod needs, as kube-scheduler
+// v1.36.3 infers them from its spec. The queue's NodeDeclaredFeatures hint
+// compares them before and after an update of the pod.
+func RequiredFeatures(pod *v1.Pod) (ndf.FeatureSet, error) {
+	return ndf.DefaultFramework.InferForPodScheduling(&ndf.PodInfo{Spec: &pod.Spec}, schedulerVersion)
 }
 
 // Filter returns nil when the node declares every feature pod needs,

@@ -11,8 +11,14 @@
 // [PriorityQueue.Add], [PriorityQueue.Update] and [PriorityQueue.Delete];
 // everything else as a [ClusterEvent] to
 // [PriorityQueue.MoveAllToActiveOrBackoffQueue], which moves only the pods
-// rejected by a plugin registered for that event ([PluginEvents],
-// [DefaultPluginEvents]). [NodeSchedulingPropertiesChange] and
+// rejected by a plugin registered for that event ([PluginEvents]) and
+// whose queueing hint says the event may help them. [DefaultPluginEvents]
+// are kube-scheduler v1.36.3's registrations and hints for every plugin
+// of its default profile, checked against upstream's in the conformance
+// module: a node label change does not retry a pod rejected for cpu, a
+// node with room does. Two hints read cluster objects (DeviceClasses,
+// ResourceClaims) through the listers of [WithListers].
+// [NodeSchedulingPropertiesChange] and
 // [PodSchedulingPropertiesChange] turn an update into its events, so that
 // a node's heartbeat moves nothing.
 //

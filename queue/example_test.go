@@ -13,11 +13,15 @@ import (
 )
 
 // A pod that NodeAffinity rejected waits until a node event could help
-// it; a deleted pod could not.
+// it, as NodeAffinity's queueing hint decides: a deleted pod could not,
+// nor a node without the label the pod asks for; a node with it could.
 func Example() {
 	clock := queue.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	q, _ := queue.New(queue.WithClock(clock))
-	q.Add(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}})
+	q.Add(&v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec:       v1.PodSpec{NodeSelector: map[string]string{"disk": "ssd"}},
+	})
 
 	pi, _ := q.Pop(context.Background())
 	pi.UnschedulablePlugins = sets.New("NodeAffinity") // from the FitError's Diagnosis
@@ -27,11 +31,17 @@ func Example() {
 	q.MoveAllToActiveOrBackoffQueue(queue.EventAssignedPodDelete, nil, nil, nil)
 	fmt.Println("after a pod was deleted:", len(q.UnschedulablePods()))
 
+	hdd := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "hdd", Labels: map[string]string{"disk": "hdd"}}}
+	q.MoveAllToActiveOrBackoffQueue(queue.EventNodeAdd, nil, hdd, nil)
+	fmt.Println("after an hdd node was added:", len(q.UnschedulablePods()))
+
 	clock.Step(10 * time.Second) // past its backoff
-	q.MoveAllToActiveOrBackoffQueue(queue.EventNodeAdd, nil, nil, nil)
-	fmt.Println("after a node was added:", len(q.PodsInActiveQ()), "active")
+	ssd := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ssd", Labels: map[string]string{"disk": "ssd"}}}
+	q.MoveAllToActiveOrBackoffQueue(queue.EventNodeAdd, nil, ssd, nil)
+	fmt.Println("after an ssd node was added:", len(q.PodsInActiveQ()), "active")
 	// Output:
 	// unschedulable: 1
 	// after a pod was deleted: 1
-	// after a node was added: 1 active
+	// after an hdd node was added: 1
+	// after an ssd node was added: 1 active
 }

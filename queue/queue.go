@@ -125,8 +125,10 @@ func WithPodMaxInUnschedulablePodsDuration(d time.Duration) Option {
 }
 
 // WithPluginEvents replaces [DefaultPluginEvents]: which events move the
-// pods each plugin rejected. Give it the default map plus entries for
-// your own plugins to keep the defaults.
+// pods each plugin rejected, and the hints that decide. Give it
+// DefaultPluginEvents(listers) plus entries for your own plugins to keep
+// the defaults. Without it, the queue uses DefaultPluginEvents over the
+// listers of [WithListers].
 func WithPluginEvents(pe PluginEvents) Option {
 	return func(q *PriorityQueue) error {
 		q.hints = newHintTable(pe)
@@ -151,7 +153,8 @@ func WithPreEnqueuePlugins(plugins ...framework.PreEnqueuePlugin) Option {
 }
 
 // WithListers gives the queue the cluster objects its PreEnqueue plugins
-// read (DynamicResources looks the pod's ResourceClaims up), and lets
+// read (DynamicResources looks the pod's ResourceClaims up) and the
+// default queueing hints read (see [DefaultPluginEvents]), and lets
 // [PriorityQueue.AssignedPodAdded] match the namespaceSelector of pending
 // pods' affinity terms through l.Namespaces. Pass the framework's.
 func WithListers(l framework.Listers) Option {
@@ -234,7 +237,6 @@ func New(opts ...Option) (*PriorityQueue, error) {
 		initialBackoff:     DefaultPodInitialBackoffDuration,
 		maxBackoff:         DefaultPodMaxBackoffDuration,
 		maxInUnschedulable: DefaultPodMaxInUnschedulablePodsDuration,
-		hints:              newHintTable(DefaultPluginEvents()),
 		preEnqueue:         []framework.PreEnqueuePlugin{&preenqueue.SchedulingGates{}, &filter.DynamicResources{}},
 		nominations:        framework.NewNominations(),
 		unschedulable:      map[string]*QueuedPodInfo{},
@@ -247,6 +249,10 @@ func New(opts ...Option) (*PriorityQueue, error) {
 		if err := o(q); err != nil {
 			return nil, err
 		}
+	}
+	if q.hints.registered == nil {
+		// The default hints read the listers, whichever option came last.
+		q.hints = newHintTable(DefaultPluginEvents(q.listers))
 	}
 	q.active = newPodHeap(activeLess)
 	q.backoff = newPodHeap(func(a, b *QueuedPodInfo) bool {
@@ -504,8 +510,9 @@ func (q *PriorityQueue) moveAll(event ClusterEvent, oldObj, newObj any, preCheck
 // namespace, and those with a required pod affinity term it matches.
 // kube-scheduler v1.36.3 sends the event to
 // [PriorityQueue.MoveAllToActiveOrBackoffQueue] instead (EventAssignedPodAdd),
-// leaving the choice to the plugins' registrations; this narrower move
-// is the one it makes without queueing hints. A nil pod moves nothing.
+// leaving the choice to the plugins' queueing hints; this narrower move
+// is the one it makes without them. The hints still decide which of
+// these pods move. A nil pod moves nothing.
 func (q *PriorityQueue) AssignedPodAdded(pod *v1.Pod) {
 	if pod == nil {
 		return

@@ -414,6 +414,10 @@ func TestAssignedPodAddedMovesThePodsItCouldHelp(t *testing.T) {
 	}}}
 	spread, elsewhere, other := pendingPod("spread", 0), pendingPod("elsewhere", 0), pendingPod("other", 0)
 	elsewhere.Namespace = "other-ns"
+	for _, p := range []*v1.Pod{spread, elsewhere} {
+		p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: v1.LabelHostname,
+			WhenUnsatisfiable: v1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}}
+	}
 	for _, tc := range []struct {
 		pod     *v1.Pod
 		plugins []string

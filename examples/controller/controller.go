@@ -658,7 +658,8 @@ func (c *Controller) addEventHandlers() error {
 	return nil
 }
 
-// moveOn turns every event about resource into a queue event.
+// moveOn turns every event about resource into a queue event, whose
+// objects the queue's hints read.
 func (c *Controller) moveOn(resource queue.EventResource) toolscache.ResourceEventHandlerFuncs {
 	move := func(a queue.ActionType, oldObj, newObj any) {
 		c.queue.MoveAllToActiveOrBackoffQueue(queue.ClusterEvent{Resource: resource, ActionType: a}, oldObj, newObj, nil)
@@ -666,7 +667,14 @@ func (c *Controller) moveOn(resource queue.EventResource) toolscache.ResourceEve
 	return toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { move(queue.Add, nil, obj) },
 		UpdateFunc: func(oldObj, newObj any) { move(queue.Update, oldObj, newObj) },
-		DeleteFunc: func(obj any) { move(queue.Delete, obj, nil) },
+		DeleteFunc: func(obj any) {
+			// The hints read the object itself, as kube-scheduler's do
+			// after unwrapping a missed deletion's tombstone.
+			if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			move(queue.Delete, obj, nil)
+		},
 	}
 }
 

@@ -180,7 +180,7 @@ func PreEnqueue(listers framework.Listers, pod *v1.Pod) *framework.Status {
 	if pod == nil || len(pod.Spec.ResourceClaims) == 0 {
 		return nil
 	}
-	if _, err := podClaims(listers.ResourceClaims, pod); err != nil {
+	if _, err := PodClaims(listers.ResourceClaims, pod); err != nil {
 		return unresolvable(err.Error())
 	}
 	return nil
@@ -196,7 +196,7 @@ func (p *Plugin) PreFilter(ctx context.Context, state *framework.CycleState, pod
 	var claims []*resourceapi.ResourceClaim
 	if len(pod.Spec.ResourceClaims) > 0 {
 		var err error
-		if claims, err = podClaims(listers.ResourceClaims, pod); err != nil {
+		if claims, err = PodClaims(listers.ResourceClaims, pod); err != nil {
 			return nil, unresolvable(err.Error())
 		}
 	}
@@ -607,9 +607,9 @@ type claimGetter interface {
 	Get(namespace, name string) (*resourceapi.ResourceClaim, error)
 }
 
-// podClaims returns the pod's claims in spec order, or the error
+// PodClaims returns the pod's claims in spec order, or the error
 // kube-scheduler turns the pod down with.
-func podClaims(lister framework.Lister[*resourceapi.ResourceClaim], pod *v1.Pod) ([]*resourceapi.ResourceClaim, error) {
+func PodClaims(lister framework.Lister[*resourceapi.ResourceClaim], pod *v1.Pod) ([]*resourceapi.ResourceClaim, error) {
 	var all map[[2]string]*resourceapi.ResourceClaim // when listing
 	getter, _ := lister.(claimGetter)
 	claims := make([]*resourceapi.ResourceClaim, 0, len(pod.Spec.ResourceClaims))

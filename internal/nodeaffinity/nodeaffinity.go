@@ -236,3 +236,19 @@ func PreferredOf(pod *v1.Pod) (*Preferred, error) {
 	}
 	return NewPreferred(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
 }
+
+// Match is [Required.Matches] with kube-scheduler's error: when no term
+// of the required node affinity matches and some term does not parse, it
+// returns false and the parse errors.
+func (r Required) Match(node *v1.Node) (bool, error) {
+	if r.Matches(node) {
+		return true, nil
+	}
+	if r.nodeSelector != nil && !r.nodeSelector.Matches(labels.Set(node.Labels)) {
+		return false, nil
+	}
+	if r.affinity == nil {
+		return false, nil
+	}
+	return false, r.affinity.Err()
+}

@@ -1,0 +1,64 @@
+package queue
+
+import (
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/kubesched/kubesched/internal/dra"
+)
+
+// claimChangeHelps is DynamicResources' ResourceClaim hint. While some
+// claim of the pod is missing, being deleted or not the pod's, no claim
+// event helps. Otherwise a claim that was deallocated helps (it freed
+// devices, whoever's it is), and so does one of the pod's claims being
+// created or having its status changed. The pod's claims are read from
+// the listers, which hold the claim's new state.
+func (h clusterHints) claimChangeHelps(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
+	old, claim, err := objects[*resourceapi.ResourceClaim](oldObj, newObj)
+	if err != nil {
+		return Queue, err
+	}
+	if claim == nil {
+		return Queue, errNoObject
+	}
+	claims, err := dra.PodClaims(h.listers.ResourceClaims, pod)
+	if err != nil {
+		return QueueSkip, nil
+	}
+	if old != nil && old.Status.Allocation != nil && claim.Status.Allocation == nil {
+		return Queue, nil
+	}
+	uses := false
+	for _, c := range claims {
+		uses = uses || c.UID == claim.UID
+	}
+	switch {
+	case !uses:
+		return QueueSkip, nil
+	case old == nil:
+		return Queue, nil
+	case equality.Semantic.DeepEqual(&old.Status, &claim.Status):
+		return QueueSkip, nil
+	}
+	return Queue, nil
+}
+
+// podClaimsNowUsable is DynamicResources' pod hint: the pod's own update
+// (its generated claims changed), once all its claims can be had.
+func (h clusterHints) podClaimsNowUsable(pod *v1.Pod, _, newObj any) (QueueingHint, error) {
+	_, updated, err := objects[*v1.Pod](nil, newObj)
+	if err != nil {
+		return Queue, err
+	}
+	if updated == nil {
+		return Queue, errNoObject
+	}
+	if updated.UID != pod.UID {
+		return QueueSkip, nil
+	}
+	if _, err := dra.PodClaims(h.listers.ResourceClaims, updated); err != nil {
+		return QueueSkip, nil
+	}
+	return Queue, nil
+}

@@ -1,0 +1,144 @@
+package queue
+
+import (
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/filter"
+	"github.com/kubesched/kubesched/internal/nodeaffinity"
+	"github.com/kubesched/kubesched/internal/taints"
+)
+
+// The hints of the plugins that look at the node alone: NodeUnschedulable,
+// TaintToleration, NodeAffinity and NodeDeclaredFeatures.
+
+// nodeBecameSchedulable is NodeUnschedulable's node hint: a node added
+// schedulable, or one that stopped being unschedulable.
+func nodeBecameSchedulable(_ *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
+	old, node, err := objects[*v1.Node](oldObj, newObj)
+	if err != nil {
+		return Queue, err
+	}
+	if node == nil {
+		return Queue, errNoObject
+	}
+	if !node.Spec.Unschedulable && (old == nil || old.Spec.Unschedulable) {
+		return Queue, nil
+	}
+	return QueueSkip, nil
+}
+
+// podToleratesUnschedulable is NodeUnschedulable's pod hint: the pod
+// itself gained a toleration of the node.kubernetes.io/unschedulable
+// NoSchedule taint.
+func podToleratesUnschedulable(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
+	_, updated, err := objects[*v1.Pod](oldObj, newObj)
+	if err != nil {
+		return Queue, err
+	}
+	if updated == nil {
+		return Queue, errNoObject
+	}
+	unschedulable := v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule}
+	if updated.UID == pod.UID && taints.Tolerated(updated.Spec.Tolerations, &unschedulable, false) {
+		return Queue, nil
+	}
+	return QueueSkip, nil
+}
+
+// taintsNowTolerated is TaintToleration's node hint: the node (added, or
+// before the update) had a NoSchedule or NoExecute taint the pod does not
+// tolerate, and now has none.
+func taintsNowTolerated(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
+	old, node, err := objects[*v1.Node](oldObj, newObj)
+	if err != nil {
+		return Queue, err
+	}
+	if node == nil {
+		return Queue, errNoObject
+	}
+	wasUntolerated := old == nil || taints.FirstUntolerated(old.Spec.Taints, pod.Spec.Tolerations, false) >= 0
+	if wasUntolerated && taints.FirstUntolerated(node.Spec.Taints, pod.Spec.Tolerations, false) < 0 {
+		return Queue, nil
+	}
+	return QueueSkip, nil
+}
+
+// podOwnTolerationsChanged is TaintToleration's pod hint: only the pod's
+// own new tolerations can change its verdict.
+func podOwnTolerationsChanged(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
+	return sameUnscheduledPod(pod, oldObj, newObj)
+}
+
+// nodeAffinityNowMatches is NodeAffinity's hint: the node (added, or
+// updated from not matching) matches the pod's nodeSelector and required
+// node affinity. A term that does not parse makes it Queue with the error
+// when no other term matches, as upstream's matcher does.
+func nodeAffinityNowMatches(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
+	old, node, err := objects[*v1.Node](oldObj, newObj)
+	if err != nil {
+		return Queue, err
+	}
+	if node == nil {
+		return Queue, errNoObject
+	}
+	required := nodeaffinity.RequiredOf(pod)
+	matches, err := required.Match(node)
+	if err != nil {
+		return Queue, err
+	}
+	if !matches {
+		return QueueSkip, nil
+	}
+	if old == nil {
+		return Queue, nil
+	}
+	if matched, err := required.Match(old); err != nil || !matched {
+		return Queue, err
+	}
+	return QueueSkip, nil
+}
+
+// declaredFeaturesChanged is NodeDeclaredFeatures' node hint: a node
+// added, or one whose declared features changed.
+func declaredFeaturesChanged(_ *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
+	old, node, err := objects[*v1.Node](oldObj, newObj)
+	if err != nil {
+		return Queue, err
+	}
+	if node == nil {
+		return Queue, errNoObject
+	}
+	if old != nil && slices.Equal(old.Status.DeclaredFeatures, node.Status.DeclaredFeatures) {
+		return QueueSkip, nil
+	}
+	return Queue, nil
+}
+
+// requiredFeaturesChanged is NodeDeclaredFeatures' pod hint: an update of
+// the pod itself that changed the features it needs.
+func requiredFeaturesChanged(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
+	old, updated, err := objects[*v1.Pod](oldObj, newObj)
+	if err != nil {
+		return Queue, err
+	}
+	if updated == nil || old == nil {
+		return Queue, errNoObject
+	}
+	if updated.UID != pod.UID {
+		return QueueSkip, nil
+	}
+	before, err := filter.RequiredFeatures(old)
+	if err != nil {
+		return Queue, err
+	}
+	after, err := filter.RequiredFeatures(updated)
+	if err != nil {
+		return Queue, err
+	}
+	if after.Equal(before) {
+		return QueueSkip, nil
+	}
+	return Queue, nil
+}

@@ -1,0 +1,247 @@
+package queue
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
+
+	"github.com/kubesched/kubesched/filter"
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/dra"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+// The hints of the plugins that count what a node holds: NodeResourcesFit
+// and NodePorts.
+
+// nodeNowFitsResources is NodeResourcesFit's node hint: the pod fits the
+// node when it is empty (the node's own pods are not looked at), and the
+// node is new or gained pod slots or more of a resource the pod requests.
+// Extended resources that a DeviceClass provides count as
+// NodeResourcesFit's filter counts them.
+func (h clusterHints) nodeNowFitsResources(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
+	old, node, err := objects[*v1.Node](oldObj, newObj)
+	if err != nil {
+		return Queue, err
+	}
+	if node == nil {
+		return Queue, errNoObject
+	}
+	state := framework.NewCycleState(nil).SetListers(h.listers)
+	var fit filter.NodeResourcesFit // no ignored resources, as upstream's hint
+	switch st := fit.Filter(context.Background(), state, pod, nodeinfo.New(node)); {
+	case st.IsSuccess():
+	case st.Code() == framework.Error:
+		return Queue, st.AsError()
+	default:
+		return QueueSkip, nil
+	}
+	if old == nil {
+		return Queue, nil
+	}
+	var resolver *dra.Resolver
+	if dra.MayUseExtendedResources(pod) {
+		if resolver, err = dra.ResolverFor(state); err != nil {
+			return Queue, err
+		}
+	}
+	if requestedResourceGrew(pod, old, node, resolver) {
+		return Queue, nil
+	}
+	return QueueSkip, nil
+}
+
+// requestedResourceGrew reports whether the update of a node raised its
+// pod capacity or the allocatable amount of a resource the pod requests,
+// or left to DynamicResources (through resolver) an extended resource the
+// pod requests.
+func requestedResourceGrew(pod *v1.Pod, old, node *v1.Node, resolver *dra.Resolver) bool {
+	before, after := nodeinfo.NewResource(old.Status.Allocatable), nodeinfo.NewResource(node.Status.Allocatable)
+	if after.AllowedPodNumber > before.AllowedPodNumber {
+		return true
+	}
+	for name, q := range resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}) {
+		switch name {
+		case v1.ResourceCPU:
+			if q.MilliValue() > 0 && after.MilliCPU > before.MilliCPU {
+				return true
+			}
+		case v1.ResourceMemory:
+			if q.Value() > 0 && after.Memory > before.Memory {
+				return true
+			}
+		case v1.ResourceEphemeralStorage:
+			if q.Value() > 0 && after.EphemeralStorage > before.EphemeralStorage {
+				return true
+			}
+		default:
+			if !nodeinfo.IsScalarResourceName(name) || q.Value() == 0 {
+				continue
+			}
+			if after.ScalarResources[name] > before.ScalarResources[name] {
+				return true
+			}
+			if after.ScalarResources[name] <= 0 && resolver.Class(name) != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// resourcesFreedByPod is NodeResourcesFit's pod hint: a pod that held a
+// place on a node was deleted, or the pod itself, or a bound pod holding
+// some resource the pod requests, scaled down.
+func resourcesFreedByPod(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
+	old, updated, err := objects[*v1.Pod](oldObj, newObj)
+	if err != nil {
+		return Queue, err
+	}
+	if old == nil {
+		return Queue, errNoObject
+	}
+	if updated == nil {
+		if assignedOrNominated(old) {
+			return Queue, nil
+		}
+		return QueueSkip, nil
+	}
+	if scaleDownHelps(pod, old, updated) {
+		return Queue, nil
+	}
+	return QueueSkip, nil
+}
+
+// scaleDownHelps reports whether pod may fit after other went down from
+// old to other: it is the pod itself, or a bound pod whose request of a
+// resource pod requests went down. Requests count resized status, as
+// kube-scheduler's with in-place resize on.
+func scaleDownHelps(pod, old, other *v1.Pod) bool {
+	if other.UID == pod.UID {
+		return true
+	}
+	if other.Spec.NodeName == "" {
+		return false
+	}
+	var before, after nodeinfo.Resource
+	setMax(&before, resourcehelper.PodRequests(old, podRequestOptions))
+	setMax(&after, resourcehelper.PodRequests(other, podRequestOptions))
+	for name, q := range resourcehelper.PodRequests(pod, podRequestOptions) {
+		if q.IsZero() {
+			continue
+		}
+		switch name {
+		case v1.ResourceCPU:
+			if before.MilliCPU > after.MilliCPU {
+				return true
+			}
+		case v1.ResourceMemory:
+			if before.Memory > after.Memory {
+				return true
+			}
+		case v1.ResourceEphemeralStorage:
+			if before.EphemeralStorage > after.EphemeralStorage {
+				return true
+			}
+		default:
+			if nodeinfo.IsScalarResourceName(name) && before.ScalarResources[name] > after.ScalarResources[name] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// setMax raises r's amounts to those of rl where rl's are larger, as
+// kube-scheduler reads a pod's requests; amounts it does not account for
+// are dropped.
+func setMax(r *nodeinfo.Resource, rl v1.ResourceList) {
+	for name, q := range rl {
+		switch name {
+		case v1.ResourceCPU:
+			r.MilliCPU = max(r.MilliCPU, q.MilliValue())
+		case v1.ResourceMemory:
+			r.Memory = max(r.Memory, q.Value())
+		case v1.ResourceEphemeralStorage:
+			r.EphemeralStorage = max(r.EphemeralStorage, q.Value())
+		default:
+			if nodeinfo.IsScalarResourceName(name) {
+				if r.ScalarResources == nil {
+					r.ScalarResources = map[v1.ResourceName]int64{}
+				}
+				r.ScalarResources[name] = max(r.ScalarResources[name], q.Value())
+			}
+		}
+	}
+}
+
+// deviceClassProvidesRequest is NodeResourcesFit's DeviceClass hint: a
+// class added whose implicit extended resource name
+// (deviceclass.resource.kubernetes.io/<class>) the pod requests, or a
+// class added or updated whose spec.extendedResourceName, new or changed,
+// the pod requests.
+func deviceClassProvidesRequest(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
+	old, class, err := objects[*resourceapi.DeviceClass](oldObj, newObj)
+	if err != nil {
+		return Queue, err
+	}
+	if class == nil {
+		return Queue, errNoObject
+	}
+	name := func(c *resourceapi.DeviceClass) string {
+		if c.Spec.ExtendedResourceName == nil {
+			return ""
+		}
+		return *c.Spec.ExtendedResourceName
+	}
+	var requests v1.ResourceList
+	requested := func(r string) bool {
+		if requests == nil {
+			requests = resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+		}
+		_, ok := requests[v1.ResourceName(r)]
+		return ok
+	}
+	if old != nil {
+		if name(old) == name(class) {
+			return QueueSkip, nil
+		}
+	} else if requested(resourceapi.ResourceDeviceClassPrefix + class.Name) {
+		return Queue, nil
+	}
+	if class.Spec.ExtendedResourceName != nil && requested(*class.Spec.ExtendedResourceName) {
+		return Queue, nil
+	}
+	return QueueSkip, nil
+}
+
+// deletedPodFreesPorts is NodePorts' hint: a pod that held a place on a
+// node was deleted, and it bound a host port the pod wants.
+func deletedPodFreesPorts(pod *v1.Pod, oldObj, _ any) (QueueingHint, error) {
+	deleted, _, err := objects[*v1.Pod](oldObj, nil)
+	if err != nil {
+		return Queue, err
+	}
+	if deleted == nil {
+		return Queue, errNoObject
+	}
+	if !assignedOrNominated(deleted) {
+		return QueueSkip, nil
+	}
+	freed := nodeinfo.HostPorts(deleted)
+	if len(freed) == 0 {
+		return QueueSkip, nil
+	}
+	inUse := make(nodeinfo.HostPortInfo, len(freed))
+	for _, p := range freed {
+		inUse.Add(p.HostIP, string(p.Protocol), p.HostPort)
+	}
+	for _, p := range nodeinfo.HostPorts(pod) {
+		if inUse.CheckConflict(p.HostIP, string(p.Protocol), p.HostPort) {
+			return Queue, nil
+		}
+	}
+	return QueueSkip, nil
+}
