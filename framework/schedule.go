@@ -353,7 +353,8 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 	memo, at, local, others, gens := sc.memo, state.plugins.at, sc.local, sc.others, state.gens
 	// With a memo, every filter node-local for the pod, the nodes'
 	// generations at hand and no nominated pods, a node whose verdict is
-	// kept for its generation is judged without being read.
+	// kept for its generation is judged without being read. Such cycles
+	// never score early (see scoreEarly), which would read it.
 	kept := memo != nil && len(others) == 0 && gens != nil && len(nominated) == 0
 	// reached is one past the furthest node of the search a worker took
 	// up: a search that stops early leaves the rest untouched, and
@@ -380,37 +381,28 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 			}
 			p := s.position(j)
 			var st *Status
-			if kept {
-				if g := gens[p]; g != 0 && memo.gen[p] == g {
-					if memo.first[p] >= 0 {
-						statuses[i] = memo.status[p]
-						rejected.Add(1)
-						continue
-					}
-					if earlyStop && found.Add(1) > int64(want) {
-						cancel()
-						found.Add(-1)
-						return
-					}
-					passed[i] = true
-					continue
+			var ni *nodeinfo.NodeInfo // read only when judged afresh
+			if kept && gens[p] != 0 && memo.gen[p] == gens[p] {
+				if memo.first[p] >= 0 {
+					st = memo.status[p]
 				}
-			}
-			ni := s.nodes[p]
-			var pods []*nodeinfo.PodInfo
-			if len(nominated) > 0 {
-				pods = nominated[ni.Name()]
-			}
-			switch {
-			case len(pods) > 0:
-				if memo != nil {
-					memo.gen[p] = 0 // nothing kept, nor scored from the memo
+			} else {
+				ni = s.nodes[p]
+				var pods []*nodeinfo.PodInfo
+				if len(nominated) > 0 {
+					pods = nominated[ni.Name()]
 				}
-				st = f.runFiltersWithNominatedPods(ctx, filters, state, pod, ni, pods)
-			case memo != nil:
-				st = memo.filter(ctx, filters, at, local, others, gens, state, pod, ni, p)
-			default:
-				st = runFilters(ctx, filters, state, pod, ni)
+				switch {
+				case len(pods) > 0:
+					if memo != nil {
+						memo.gen[p] = 0 // nothing kept, nor scored from the memo
+					}
+					st = f.runFiltersWithNominatedPods(ctx, filters, state, pod, ni, pods)
+				case memo != nil:
+					st = memo.filter(ctx, filters, at, local, others, gens, state, pod, ni, p)
+				default:
+					st = runFilters(ctx, filters, state, pod, ni)
+				}
 			}
 			switch {
 			case st.IsSuccess():
