@@ -47,17 +47,11 @@ func (h clusterHints) claimChangeHelps(pod *v1.Pod, oldObj, newObj any) (Queuein
 // podClaimsNowUsable is DynamicResources' pod hint: the pod's own update
 // (its generated claims changed), once all its claims can be had.
 func (h clusterHints) podClaimsNowUsable(pod *v1.Pod, _, newObj any) (QueueingHint, error) {
-	_, updated, err := objects[*v1.Pod](nil, newObj)
-	if err != nil {
-		return Queue, err
+	// Only the pod's own update, as for SchedulingGates.
+	if hint, err := sameUnscheduledPod(pod, nil, newObj); hint != Queue || err != nil {
+		return hint, err
 	}
-	if updated == nil {
-		return Queue, errNoObject
-	}
-	if updated.UID != pod.UID {
-		return QueueSkip, nil
-	}
-	if _, err := dra.PodClaims(h.listers.ResourceClaims, updated); err != nil {
+	if _, err := dra.PodClaims(h.listers.ResourceClaims, newObj.(*v1.Pod)); err != nil {
 		return QueueSkip, nil
 	}
 	return Queue, nil
