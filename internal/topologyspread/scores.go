@@ -36,12 +36,6 @@ type Scores struct {
 	raw []int64
 }
 
-// Ways a node's domain is told for a constraint, besides its domain id.
-const (
-	uncounted = -1 // no domain: the node is counted for no constraint
-	missing   = -2 // the node lacks the topology key
-)
-
 // NewScores prepares the scoring of pod's soft constraints cs over
 // feasible (the nodes that passed filtering), counting matching pods over
 // all (every node of the cycle). With requireAll, nodes lacking any
@@ -195,7 +189,7 @@ func (s *Scores) scoreAll(pod *v1.Pod, requireAll bool, all, feasible []*nodeinf
 	skew := make([]float64, len(cs))
 	for c := range cs {
 		skew[c] = float64(cs[c].MaxSkew - 1)
-		empty[c] = missing // no domain is ""
+		empty[c] = -2 // no domain is "": matches no domain id, nor -1 (not counted)
 		if d, ok := a.ids[c][""]; ok {
 			empty[c] = d
 		}
