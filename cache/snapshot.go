@@ -43,11 +43,11 @@ type Snapshot struct {
 	logged int
 }
 
-// update is one in-place update of a snapshot: from generation from to
-// generation to, the nodes at positions at changed.
+// update is one in-place update of a snapshot: the nodes at positions
+// at changed since its generation was from.
 type update struct {
-	from, to int64
-	at       []int32
+	from int64
+	at   []int32
 }
 
 // maxLogged bounds a snapshot's log: past about this many positions a
@@ -89,11 +89,11 @@ func (s *Snapshot) ChangedSince(generation int64) ([]int32, bool) {
 	return nil, false
 }
 
-// logUpdate records in s's log the update from generation from to
-// generation to, of the positions changed, dropping the oldest updates
+// logUpdate records in s's log the update from generation from of the
+// positions changed, dropping the oldest updates
 // to keep it within maxLogged. The log is s's own (only a snapshot
 // updated in place has one), so it grows in place.
-func (s *Snapshot) logUpdate(from, to int64, changed []int) {
+func (s *Snapshot) logUpdate(from int64, changed []int) {
 	at := make([]int32, len(changed))
 	for k, i := range changed {
 		at[k] = int32(i)
@@ -103,7 +103,7 @@ func (s *Snapshot) logUpdate(from, to int64, changed []int) {
 		s.log, s.logged = nil, 0
 		return
 	}
-	s.log = append(s.log, update{from: from, to: to, at: at})
+	s.log = append(s.log, update{from: from, at: at})
 	s.logged += len(at)
 	for s.logged > maxLogged(len(s.nodes)) {
 		s.logged -= len(s.log[0].at)
@@ -400,7 +400,7 @@ func (c *Cache) snapshot(reuse *Snapshot) *Snapshot {
 		s.listAffinity(prev, changed, olds, inPlace)
 		if inPlace {
 			s.log, s.logged = prev.log, prev.logged
-			s.logUpdate(prev.generation, s.generation, changed)
+			s.logUpdate(prev.generation, changed)
 			*prev = *s
 			s = prev
 		}
