@@ -111,6 +111,9 @@ type scoreTable struct {
 	start int32
 	pos   []int32
 	n     int
+	// all is set instead of in when every node of the cycle was scored,
+	// from start round to the one before it.
+	all bool
 	// plugins are the plugins that scored the pod, in profile order.
 	plugins []*scorePlugin
 	// raw holds node i's normalized score by plugin p at raw[p*len(pos)+i].
@@ -126,6 +129,10 @@ type scoreTable struct {
 func newScoreTable(idx nodeIndex, total int, pos []int32, plugins []*scorePlugin) scoreTable {
 	t := scoreTable{nodes: idx, n: len(pos), plugins: plugins, raw: make([]uint8, len(pos)*len(plugins))}
 	if len(pos) == 0 {
+		return t
+	}
+	if len(pos) == total && isRotation(pos) {
+		t.start, t.all = pos[0], true
 		return t
 	}
 	// Increasing but for one wrap, which must not pass the start again.
@@ -147,8 +154,33 @@ func newScoreTable(idx nodeIndex, total int, pos []int32, plugins []*scorePlugin
 	return t
 }
 
+// isRotation reports whether pos is 0, 1, ..., len(pos)-1 rotated: the
+// order a search over every node takes from where it starts.
+func isRotation(pos []int32) bool {
+	n, next := int32(len(pos)), pos[0]
+	for _, p := range pos {
+		if p != next {
+			return false
+		}
+		if next++; next == n {
+			next = 0
+		}
+	}
+	return true
+}
+
 // positions returns the scored nodes' positions, in search order.
 func (t *scoreTable) positions() []int32 {
+	if t.all {
+		out := make([]int32, 0, t.n)
+		for p := t.start; p < int32(t.n); p++ {
+			out = append(out, p)
+		}
+		for p := range t.start {
+			out = append(out, p)
+		}
+		return out
+	}
 	if t.in == nil {
 		return t.pos
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -361,7 +362,7 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 	// neither reading the verdicts nor clearing them visits it.
 	var reached atomic.Int64
 	defer func() { sc.buf.dirty = max(sc.buf.dirty, int(reached.Load())) }()
-	parallel.Chunks(ctx, f.parallelism, n, func(lo, hi int) {
+	parallel.Chunks(ctx, f.workers(n, 16), n, func(lo, hi int) {
 		i := lo
 		defer func() {
 			for r := reached.Load(); int64(i) > r && !reached.CompareAndSwap(r, int64(i)); r = reached.Load() {
@@ -432,10 +433,19 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 	if rejected.Load() == 0 && !earlyStop && parent.Err() == nil {
 		// Every node passed, in search order, and the early scores are
 		// already where they belong.
-		for i := range n {
-			p := s.position((start + i) % n)
-			out.nodes = append(out.nodes, s.nodes[p])
-			out.pos = append(out.pos, p)
+		if s.pos == nil {
+			out.nodes = append(append(out.nodes, s.nodes[start:]...), s.nodes[:start]...)
+			for p := start; p < n; p++ {
+				out.pos = append(out.pos, int32(p))
+			}
+			for p := range start {
+				out.pos = append(out.pos, int32(p))
+			}
+		} else {
+			out.pos = append(append(out.pos, s.pos[start:]...), s.pos[:start]...)
+			for _, p := range out.pos {
+				out.nodes = append(out.nodes, s.nodes[p])
+			}
 		}
 	} else {
 		d.reserve(int(rejected.Load()))
@@ -462,6 +472,14 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 		return searched{}, err
 	}
 	return out, nil
+}
+
+// workers returns how many workers a CPU-bound loop over pieces takes:
+// at most the framework's parallelism and GOMAXPROCS (goroutines beyond
+// the CPUs add only hand-offs), and no more than one per perWorker
+// pieces, below which a worker costs more than it saves.
+func (f *Framework) workers(pieces, perWorker int) int {
+	return max(1, min(f.parallelism, runtime.GOMAXPROCS(0), pieces/perWorker))
 }
 
 // advanceStart moves the next search's start past processed nodes, modulo n.
@@ -521,7 +539,7 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 		}
 		sc.bind(active, pod)
 		raw, stride = sc.earlyBuffer(n), n
-		parallel.Chunks(ctx, f.parallelism, n, func(start, end int) {
+		parallel.Chunks(ctx, f.workers(n, 64), n, func(start, end int) {
 			sc.scoreChunk(ctx, state, pod, nodes, found.pos, raw, n, start, end)
 		})
 		if err := sc.err.Load(); err != nil {
@@ -550,12 +568,29 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 	// check, a score is at most MaxNodeScore.
 	*t = newScoreTable(idx, idx.len(), found.pos[:n], active)
 	totals := grow(&sc.buf.totals, n)
+	pos := found.pos[:n]
+	direct := make([][]int32, len(active))
+	for p := range active {
+		direct[p] = sc.directScores(p, raw, stride, pos)
+	}
 	// Plugin by plugin, as kube-scheduler applies the weights: each
 	// plugin's scores are adjacent.
-	parallel.Chunks(ctx, f.parallelism, n, func(start, end int) {
+	parallel.Chunks(ctx, f.workers(n*len(active), 4096), n, func(start, end int) {
 		clear(totals[start:end])
 		for p, pl := range active {
 			scores, w, table := raw[p*stride:p*stride+n], pl.weight, t.raw[p*n:(p+1)*n]
+			if kept := direct[p]; kept != nil {
+				for i := start; i < end; i++ {
+					score := int64(kept[pos[i]])
+					if score < MinNodeScore || score > MaxNodeScore {
+						fail(fmt.Errorf("plugin %q returns an invalid score %d, it should in the range of [%d, %d] after normalizing", pl.name, score, MinNodeScore, MaxNodeScore))
+						return
+					}
+					totals[i] += score * w
+					table[i] = uint8(score)
+				}
+				continue
+			}
 			for i := start; i < end; i++ {
 				score := scores[i]
 				if score < MinNodeScore || score > MaxNodeScore {

@@ -64,6 +64,13 @@ type scoring struct {
 	// not node-local for the pod.
 	others []int
 	slots  []int
+	// direct[k] is whether active plugin k's scores are read from the
+	// memo where the weights are applied, rather than copied first: a
+	// node-local plugin that does not normalize. unkept is set when a
+	// node's scores were worked out but could not be kept in the memo
+	// (see directScores).
+	direct []bool
+	unkept atomic.Bool
 }
 
 // useMemo takes the framework's memo for pod's shape over n nodes, if
@@ -107,6 +114,38 @@ func (sc *scoring) bind(active []*scorePlugin, pod *v1.Pod) {
 	if sc.memo != nil {
 		sc.slots = sc.memo.bindScores(active, pod)
 	}
+	sc.direct = nil
+	if sc.slots != nil && sc.before == nil {
+		sc.direct = make([]bool, len(active))
+		for k, pl := range active {
+			sc.direct[k] = sc.slots[k] >= 0 && pl.normalize == nil
+		}
+	}
+}
+
+// directScores returns where active plugin k's scores are to be read
+// when the weights are applied: the memo's, by position, for a direct
+// plugin; nil for the others, whose scores are in the raw buffer. A
+// cycle some node's scores of which could not be kept copies the direct
+// plugins' scores into the raw buffer first (raw, stride and pos as
+// scoreNodes has them) and reads them all from there.
+func (sc *scoring) directScores(k int, raw []int64, stride int, pos []int32) []int32 {
+	if sc.direct == nil || !sc.direct[k] {
+		return nil
+	}
+	m := sc.memo
+	kept := m.score[sc.slots[k]*m.nodes : (sc.slots[k]+1)*m.nodes]
+	if !sc.unkept.Load() {
+		return kept
+	}
+	sc.direct[k] = false
+	out := raw[k*stride : k*stride+len(pos)]
+	for i, p := range pos {
+		if gen := m.gen[p]; gen != 0 && m.sgen[p] == gen {
+			out[i] = int64(kept[p])
+		}
+	}
+	return nil
 }
 
 // newScoring returns a cycle's scoring, scoring after filtering until
@@ -214,6 +253,9 @@ func (sc *scoring) scoreChunk(ctx context.Context, state *CycleState, pod *v1.Po
 	for k, pl := range sc.active {
 		out := raw[k*n+start : k*n+end]
 		if slots != nil && slots[k] >= 0 {
+			if sc.direct != nil && sc.direct[k] {
+				continue // read from the memo when weighed
+			}
 			// Every node's, and again below for those the memo lacks.
 			kept := m.score[slots[k]*m.nodes : (slots[k]+1)*m.nodes]
 			for i, p := range at {
@@ -273,6 +315,8 @@ func (sc *scoring) scoreLocal(ctx context.Context, state *CycleState, pod *v1.Po
 	}
 	if keep {
 		m.sgen[p] = gen
+	} else {
+		sc.unkept.Store(true)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/sets"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/framework"
@@ -539,4 +540,74 @@ func generationsOf(nodes []*nodeinfo.NodeInfo) []int64 {
 		gens[i] = ni.Generation
 	}
 	return gens
+}
+
+// TestNormalizeDividesAsKubeScheduler: whatever the spread of raw scores
+// (few values, many, negative ones from maxSkew 0, ignored nodes),
+// Normalize gives each node kube-scheduler's
+// MaxNodeScore*(max+min-score)/max over the nodes not ignored, 0 for
+// ignored nodes and for a raw -1, and MaxNodeScore for all when the
+// highest is 0.
+func TestNormalizeDividesAsKubeScheduler(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name         string
+		spread, from int64
+		ignoreEvery  int
+	}{
+		{"a few values over many nodes are looked up", 7, 0, 0},
+		{"all zero scores all get the maximum", 1, 0, 0},
+		{"values spread wider than the table are divided one by one", 5000, 0, 0},
+		{"a raw -1 scores 0 as an ignored node does", 6, -1, 0},
+		{"scores below -1 are divided one by one", 6, -3, 0},
+		{"ignored nodes score 0 and count for neither end", 9, 0, 3},
+		{"more values than nodes are divided one by one", 400, 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := rand.New(rand.NewPCG(uint64(tc.spread), 7))
+			n := 300
+			if tc.name == "a few values over many nodes are looked up" {
+				n = 3000
+			}
+			nodes := make([]*nodeinfo.NodeInfo, n)
+			s := &Scores{ignored: sets.New[string]()}
+			raw := make([]int64, n)
+			for i := range nodes {
+				name := "n" + strconv.Itoa(i)
+				nodes[i] = nodeinfo.New(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})
+				raw[i] = tc.from + r.Int64N(tc.spread)
+				if tc.ignoreEvery > 0 && i%tc.ignoreEvery == 0 {
+					s.ignored.Insert(name)
+				}
+			}
+			want := slices.Clone(raw)
+			lowest, highest := int64(1<<62), int64(0)
+			for i, ni := range nodes {
+				if !s.ignored.Has(ni.Name()) {
+					lowest, highest = min(lowest, raw[i]), max(highest, raw[i])
+				}
+			}
+			for i, ni := range nodes {
+				switch {
+				case s.ignored.Has(ni.Name()), raw[i] == -1:
+					want[i] = 0
+				case highest == 0:
+					want[i] = framework.MaxNodeScore
+				default:
+					want[i] = framework.MaxNodeScore * (highest + lowest - raw[i]) / highest
+				}
+			}
+			got := slices.Clone(raw)
+			s.Normalize(nodes, got)
+			if !slices.Equal(got, want) {
+				for i := range got {
+					if got[i] != want[i] {
+						t.Fatalf("node %d, raw %d (lowest %d, highest %d): normalized to %d, want %d", i, raw[i], lowest, highest, got[i], want[i])
+					}
+				}
+			}
+		})
+	}
 }
