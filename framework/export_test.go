@@ -6,3 +6,15 @@ func WithoutMemos(f *Framework) *Framework {
 	f.memos = nil
 	return f
 }
+
+// MemosCheap reports, for each memo f keeps, whether its next cycle is
+// expected to be cheap (memo.cheap).
+func MemosCheap(f *Framework) []bool {
+	f.memos.mu.Lock()
+	defer f.memos.mu.Unlock()
+	var out []bool
+	for _, m := range f.memos.list {
+		out = append(out, m.cheap())
+	}
+	return out
+}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"hash/maphash"
 	"maps"
+	"math"
 	"reflect"
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -83,7 +85,26 @@ type memo struct {
 	scores []int
 	sgen   []int64
 	score  []int32
+
+	// fresh counts the nodes a cycle filtered or scored afresh, and
+	// lastFresh is the last cycle's count (a new memo's is unbounded):
+	// a cycle after one that judged few nodes afresh will too, most
+	// likely, and then walks its nodes faster than workers start.
+	fresh     atomic.Int64
+	lastFresh int64
 }
+
+// freshBelow is how few nodes judged afresh make a memo's cycle cheap
+// (see memo.cheap).
+const freshBelow = 64
+
+// cheap reports whether the last cycle with m judged fewer than
+// freshBelow nodes afresh.
+func (m *memo) cheap() bool { return m != nil && m.lastFresh < freshBelow }
+
+// cheapPerWorker is how many nodes a worker takes in a cheap cycle:
+// each costs a few loads, and waking a worker costs microseconds.
+const cheapPerWorker = 4096
 
 // minMemoNodes is the fewest nodes a search must take up for a memo to
 // repay finding the pod's shape among those kept (a DaemonSet pod's
@@ -164,6 +185,8 @@ func (m *memo) reset(pod *v1.Pod, print uint64, n int, local filterSet) {
 	clear(m.status)
 	m.scores = m.scores[:0]
 	clear(m.sgen)
+	m.fresh.Store(0)
+	m.lastFresh = math.MaxInt64
 }
 
 // filter runs filters on the node at position p as runFilters does,
@@ -206,6 +229,7 @@ func (m *memo) check(ctx context.Context, filters []FilterPlugin, at []int, loca
 		return false
 	}
 	if m.gen[p] != gen {
+		m.fresh.Add(1)
 		first, status := int16(-1), (*Status)(nil)
 		for i, pl := range filters {
 			if !local[i] {

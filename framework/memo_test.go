@@ -237,3 +237,43 @@ func rejections(d *framework.Diagnosis) map[string]string {
 	}
 	return out
 }
+
+// TestAMemoIsCheapOnceItsCyclesJudgeFewNodesAfresh: the memo a shape
+// gets the second time it comes judges every node afresh, so the next
+// cycle is not expected to be cheap and takes workers; once a cycle has
+// judged few nodes afresh, the next is expected to be cheap; a change to
+// many nodes makes it expensive again.
+func TestAMemoIsCheapOnceItsCyclesJudgeFewNodesAfresh(t *testing.T) {
+	t.Parallel()
+	f, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := nodeinfo.Build(memoNodes(), nil)
+	schedule := func(name string) {
+		t.Helper()
+		if _, err := f.Schedule(context.Background(), memoShape(0, name), nodes); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cheap := func(want ...bool) {
+		t.Helper()
+		if got := framework.MemosCheap(f); !slices.Equal(got, want) {
+			t.Fatalf("memos cheap: %v, want %v", got, want)
+		}
+	}
+	schedule("first")
+	cheap() // the shape is seen once: no memo yet
+	schedule("second")
+	cheap(false) // every node judged afresh
+	schedule("third")
+	cheap(true)
+	schedule("fourth")
+	cheap(true)
+	// Every node changes: each is judged afresh.
+	nodes = nodeinfo.Build(memoNodes(), testcluster.ExistingPods(100, memoNodes(), testcluster.Basic))
+	schedule("fifth")
+	cheap(false)
+	schedule("sixth")
+	cheap(true)
+}

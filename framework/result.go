@@ -125,13 +125,14 @@ type scoreTable struct {
 }
 
 // newScoreTable returns the table of the nodes at positions pos, in
-// search order, of the total nodes of idx, scored by plugins.
-func newScoreTable(idx nodeIndex, total int, pos []int32, plugins []*scorePlugin) scoreTable {
+// search order, of the total nodes of idx, scored by plugins. every says
+// that pos is every node, from pos[0] round to the one before it.
+func newScoreTable(idx nodeIndex, total int, pos []int32, plugins []*scorePlugin, every bool) scoreTable {
 	t := scoreTable{nodes: idx, n: len(pos), plugins: plugins, raw: make([]uint8, len(pos)*len(plugins))}
 	if len(pos) == 0 {
 		return t
 	}
-	if len(pos) == total && isRotation(pos) {
+	if every {
 		t.start, t.all = pos[0], true
 		return t
 	}
@@ -152,21 +153,6 @@ func newScoreTable(idx nodeIndex, total int, pos []int32, plugins []*scorePlugin
 		t.in[p/64] |= 1 << (p % 64)
 	}
 	return t
-}
-
-// isRotation reports whether pos is 0, 1, ..., len(pos)-1 rotated: the
-// order a search over every node takes from where it starts.
-func isRotation(pos []int32) bool {
-	n, next := int32(len(pos)), pos[0]
-	for _, p := range pos {
-		if p != next {
-			return false
-		}
-		if next++; next == n {
-			next = 0
-		}
-	}
-	return true
 }
 
 // positions returns the scored nodes' positions, in search order.

@@ -306,6 +306,9 @@ func (s search) position(j int) int32 {
 type searched struct {
 	nodes []*nodeinfo.NodeInfo
 	pos   []int32
+	// every is set when they are all the cycle's nodes, in the order
+	// of a search from pos[0].
+	every bool
 }
 
 // filterNodes runs the filters over the nodes of s in parallel and stops
@@ -362,7 +365,11 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 	// neither reading the verdicts nor clearing them visits it.
 	var reached atomic.Int64
 	defer func() { sc.buf.dirty = max(sc.buf.dirty, int(reached.Load())) }()
-	parallel.Chunks(ctx, f.workers(n, 16), n, func(lo, hi int) {
+	perWorker := 16
+	if kept && memo.cheap() {
+		perWorker = cheapPerWorker
+	}
+	parallel.Chunks(ctx, f.workers(n, perWorker), n, func(lo, hi int) {
 		i := lo
 		defer func() {
 			for r := reached.Load(); int64(i) > r && !reached.CompareAndSwap(r, int64(i)); r = reached.Load() {
@@ -434,6 +441,7 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 		// Every node passed, in search order, and the early scores are
 		// already where they belong.
 		if s.pos == nil {
+			out.every = true
 			out.nodes = append(append(out.nodes, s.nodes[start:]...), s.nodes[:start]...)
 			for p := start; p < n; p++ {
 				out.pos = append(out.pos, int32(p))
@@ -539,7 +547,11 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 		}
 		sc.bind(active, pod)
 		raw, stride = sc.earlyBuffer(n), n
-		parallel.Chunks(ctx, f.workers(n, 64), n, func(start, end int) {
+		perWorker := 64
+		if sc.cheapScores() {
+			perWorker = cheapPerWorker
+		}
+		parallel.Chunks(ctx, f.workers(n, perWorker), n, func(start, end int) {
 			sc.scoreChunk(ctx, state, pod, nodes, found.pos, raw, n, start, end)
 		})
 		if err := sc.err.Load(); err != nil {
@@ -566,7 +578,7 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 	}
 	// The result keeps each score in a byte, node by node: after the range
 	// check, a score is at most MaxNodeScore.
-	*t = newScoreTable(idx, idx.len(), found.pos[:n], active)
+	*t = newScoreTable(idx, idx.len(), found.pos[:n], active, found.every)
 	totals := grow(&sc.buf.totals, n)
 	pos := found.pos[:n]
 	direct := make([][]int32, len(active))

@@ -108,6 +108,21 @@ func (sc *scoring) useMemo(state *CycleState, pod *v1.Pod, n int) {
 	}
 }
 
+// cheapScores reports whether scoring the nodes will cost a few loads
+// each: a cheap memo (see memo.cheap) keeps the scores of every active
+// plugin but those that score in batches.
+func (sc *scoring) cheapScores() bool {
+	if !sc.memo.cheap() || sc.slots == nil {
+		return false
+	}
+	for k, pl := range sc.active {
+		if sc.slots[k] < 0 && pl.batch == nil {
+			return false
+		}
+	}
+	return true
+}
+
 // bind makes active the cycle's score plugins, with their memo slots.
 func (sc *scoring) bind(active []*scorePlugin, pod *v1.Pod) {
 	sc.active = active
@@ -177,8 +192,9 @@ func (sc *scoring) scoreEarly(ctx context.Context, state *CycleState, pod *v1.Po
 // release returns the buffer to the pool and the memo to the framework;
 // the scores are gone afterwards.
 func (sc *scoring) release() {
-	if sc.memo != nil {
-		sc.memo.busy.Unlock()
+	if m := sc.memo; m != nil {
+		m.lastFresh = m.fresh.Swap(0)
+		m.busy.Unlock()
 	}
 	// Hold no NodeInfo or Status beyond the cycle, and leave the
 	// verdicts clean for the next: only as far as the searches went,
@@ -293,6 +309,7 @@ func (sc *scoring) scoreChunk(ctx context.Context, state *CycleState, pod *v1.Po
 // the scores in the memo, for scoreChunk.
 func (sc *scoring) scoreLocal(ctx context.Context, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, raw []int64, n, i int, p int32) {
 	m, slots := sc.memo, sc.slots
+	m.fresh.Add(1)
 	gen := m.gen[p]
 	keep := gen != 0
 	for k, pl := range sc.active {

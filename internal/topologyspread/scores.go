@@ -168,6 +168,17 @@ func (s *Scores) scoreAll(pod *v1.Pod, requireAll bool, all, feasible []*nodeinf
 			domains[c] = len(feasible) - s.ignored.Len()
 			continue
 		}
+		if len(at) == len(all) {
+			// Every node is feasible: the domains are those with a
+			// counted node.
+			for d, value := range a.values[c] {
+				if a.members[c][d] > 0 {
+					domains[c]++
+					s.counts[c][value] = int64(a.sums[c][d])
+				}
+			}
+			continue
+		}
 		dom, seen := a.dom[c], make([]bool, len(a.values[c]))
 		for _, i := range at {
 			if d := dom[i]; d >= 0 && !seen[d] {

@@ -459,6 +459,8 @@ func TestScoresFromAnAggregateEqualThoseOfEachNode(t *testing.T) {
 		case i%10 == 0: // no zone label
 		case i%10 == 1: // a zone label with the empty value
 			kv = append(kv, "zone", "")
+		case i == 7: // alone in its zone, until it moves (step 100)
+			kv = append(kv, "zone", "lonely")
 		default:
 			kv = append(kv, "zone", "z"+strconv.Itoa(i%4))
 		}
@@ -481,6 +483,15 @@ func TestScoresFromAnAggregateEqualThoseOfEachNode(t *testing.T) {
 			cluster[i] = cluster[i].Clone()
 		}
 		cluster[i].AddPod(p)
+		if step == 100 {
+			// The lonely zone is left without nodes, and its domain
+			// without members.
+			cluster = slices.Clone(cluster)
+			cluster[7] = cluster[7].Clone()
+			moved := cluster[7].Node().DeepCopy()
+			moved.Labels["zone"] = "z1"
+			cluster[7].SetNode(moved)
+		}
 		positions := func(nodes []*nodeinfo.NodeInfo) ([]int32, bool) {
 			var at []int32
 			for _, ni := range nodes {
@@ -488,9 +499,10 @@ func TestScoresFromAnAggregateEqualThoseOfEachNode(t *testing.T) {
 			}
 			return at, true
 		}
+		// Every third step, every node is feasible.
 		var feasible []*nodeinfo.NodeInfo
 		for _, ni := range cluster {
-			if r.IntN(4) != 0 {
+			if step%3 == 0 || r.IntN(4) != 0 {
 				feasible = append(feasible, ni)
 			}
 		}
