@@ -46,7 +46,26 @@ type aggregate struct {
 	values     [][]string
 	sums       [][]int
 	members    [][]int32
+
+	// alike[p] numbers what position p's raw score depends on, for at
+	// most alikeConstraints constraints: its domain under each, or for a
+	// hostname constraint its matching pods; -1 when the node is not
+	// numbered (too many domains or pods, the domain "", whose label may
+	// be missing, or not counted). Nodes alike score alike in a cycle;
+	// raws[k] is the raw score of alike number k in the cycle stamps[k]
+	// names (Scores.scoreAll's stamp).
+	alike  []int32
+	raws   []int64
+	stamps []uint32
+	stamp  uint32
 }
+
+// At most alikeConstraints constraints, each with fewer than alikeRadix
+// domains or matching pods, number the nodes alike.
+const (
+	alikeConstraints = 2
+	alikeRadix       = 64
+)
 
 // cacheable reports whether countDomains' result for pod and cs is a sum
 // of what each node holds alone, so that an aggregate can keep it: the
@@ -174,6 +193,35 @@ func (a *aggregate) visit(pod *v1.Pod, cs []Constraint, keys []podcount.Key, ni 
 		a.sums[c][d] += n
 		a.members[c][d]++
 	}
+	a.alike[p] = a.alikeOf(cs, p, counted)
+}
+
+// alikeOf numbers what position p's raw score depends on (see
+// aggregate.alike).
+func (a *aggregate) alikeOf(cs []Constraint, p int, counted []bool) int32 {
+	if len(cs) > alikeConstraints {
+		return -1
+	}
+	k, radix := int32(0), int32(1)
+	for c := range cs {
+		if counted != nil && !counted[c] {
+			return -1
+		}
+		d := a.dom[c][p]
+		if d < 0 || a.values[c][d] == "" {
+			return -1
+		}
+		v := d
+		if cs[c].TopologyKey == v1.LabelHostname {
+			v = a.share[c][p]
+		}
+		if v < 0 || v >= alikeRadix {
+			return -1
+		}
+		k += v * radix
+		radix *= alikeRadix
+	}
+	return k
 }
 
 // outgrown reports whether a numbers many more domains than it has
@@ -192,6 +240,15 @@ func (a *aggregate) outgrown() bool {
 func (a *aggregate) reset(n, k int) {
 	a.gens = make([]int64, n)
 	a.version = framework.NodesVersion{}
+	a.alike = make([]int32, n)
+	for p := range a.alike {
+		a.alike[p] = -1
+	}
+	size := 1
+	for range min(k, alikeConstraints) {
+		size *= alikeRadix
+	}
+	a.raws, a.stamps, a.stamp = make([]int64, size), make([]uint32, size), 0
 	a.dom, a.share = make([][]int32, k), make([][]int32, k)
 	a.ids, a.values = make([]map[string]int32, k), make([][]string, k)
 	a.sums, a.members = make([][]int, k), make([][]int32, k)

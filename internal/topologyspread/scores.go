@@ -230,93 +230,28 @@ func (s *Scores) scoreAll(pod *v1.Pod, requireAll bool, all, feasible []*nodeinf
 	}
 	s.raw = make([]int64, len(at))
 	// A node's score is a function of its domain, or its matching pods,
-	// under each constraint; with one or two constraints, whose domains
-	// and counts are few, each such pair is worked out once.
-	var memo rawMemo
-	useMemo := memo.init(cs, host, a.values)
+	// under each constraint: nodes alike (the same alike key, see
+	// aggregate.alike) are worked out once.
+	a.stamp++
+	if a.stamp == 0 { // wrapped: forget every stamp
+		clear(a.stamps)
+		a.stamp = 1
+	}
 	for j, i := range at {
 		if dom0[i] < 0 {
 			continue // counted for no constraint: ignored, or no node
 		}
-		k := -1
-		if useMemo {
-			k = memo.key(a.dom, a.share, empty, i)
-		}
+		k := a.alike[i]
 		if k < 0 {
 			s.raw[j] = rawOf(j, i)
 			continue
 		}
-		if !memo.set[k] {
-			memo.raw[k], memo.set[k] = rawOf(j, i), true
+		if a.stamps[k] != a.stamp {
+			a.raws[k], a.stamps[k] = rawOf(j, i), a.stamp
 		}
-		s.raw[j] = memo.raw[k]
+		s.raw[j] = a.raws[k]
 	}
 	return true
-}
-
-// rawMemo remembers the raw scores of nodes alike under at most two
-// constraints: in the same domain, or for a hostname constraint with as
-// many matching pods (below rawMemoPods).
-type rawMemo struct {
-	n     int
-	host  [2]bool
-	radix int
-	raw   [rawMemoSize]int64
-	set   [rawMemoSize]bool
-}
-
-const (
-	rawMemoSize = 512
-	rawMemoPods = 64
-)
-
-// init prepares m for constraints cs (host[c] whether c is a hostname
-// constraint, values[c] its domains) and reports whether they are few
-// enough for m.
-func (m *rawMemo) init(cs []Constraint, host []bool, values [][]string) bool {
-	if len(cs) == 0 || len(cs) > 2 {
-		return false
-	}
-	m.n = len(cs)
-	size := 1
-	for c := range cs {
-		m.host[c] = host[c]
-		r := len(values[c])
-		if host[c] {
-			r = rawMemoPods
-		}
-		if c == 0 {
-			m.radix = r
-		}
-		size *= r
-	}
-	return size <= rawMemoSize
-}
-
-// key returns the slot of the node at position i, or -1 for a node m
-// does not keep: one in the domain "" (whose label may be missing, which
-// scores differently), or with too many matching pods.
-func (m *rawMemo) key(dom, share [][]int32, empty []int32, i int32) int {
-	k := 0
-	for c := range m.n {
-		d := dom[c][i]
-		if d == empty[c] || d < 0 {
-			return -1
-		}
-		v := int(d)
-		if m.host[c] {
-			v = int(share[c][i])
-			if v < 0 || v >= rawMemoPods {
-				return -1
-			}
-		}
-		if c == 0 {
-			k = v
-		} else {
-			k += v * m.radix
-		}
-	}
-	return k
 }
 
 // hasKey reports whether ni's node has the label key.
