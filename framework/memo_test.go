@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/locality"
 	"github.com/kubesched/kubesched/internal/testcluster"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -276,4 +278,37 @@ func TestAMemoIsCheapOnceItsCyclesJudgeFewNodesAfresh(t *testing.T) {
 	cheap(false)
 	schedule("sixth")
 	cheap(true)
+}
+
+// localScore is a node-local score plugin (for the memo) that gives one
+// node a score out of range.
+type localScore struct{ bad string }
+
+func (*localScore) Name() string { return "LocalScore" }
+
+func (l *localScore) Score(_ context.Context, _ *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+	if ni.Name() == l.bad {
+		return 101, nil
+	}
+	return 50, nil
+}
+
+func init() { locality.Register(&localScore{}, nil) }
+
+// TestAMemoNeverKeepsAScoreOutOfRange: a node-local plugin's scores are
+// weighed from the memo unchecked, so a score out of range must never be
+// kept there: every cycle, the first with the memo and those after, fails
+// as kube-scheduler does.
+func TestAMemoNeverKeepsAScoreOutOfRange(t *testing.T) {
+	t.Parallel()
+	nodes := manyNodes(100)
+	f := mustNew(t, framework.WithPlugin(&localScore{bad: "node-0042"}, 1), framework.WithPercentageOfNodesToScore(100))
+	for i := range 5 {
+		pod := testPod.DeepCopy()
+		pod.Name = fmt.Sprintf("p-%d", i)
+		_, err := f.Schedule(context.Background(), pod, nodes)
+		if err == nil || !strings.Contains(err.Error(), `plugin "LocalScore" returns an invalid score 101`) {
+			t.Fatalf("cycle %d: error %v, want the invalid score", i, err)
+		}
+	}
 }

@@ -588,29 +588,40 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 	// Plugin by plugin, as kube-scheduler applies the weights: each
 	// plugin's scores are adjacent.
 	parallel.Chunks(ctx, f.workers(n*len(active), 4096), n, func(start, end int) {
-		clear(totals[start:end])
+		tot := totals[start:end]
+		clear(tot)
 		for p, pl := range active {
-			scores, w, table := raw[p*stride:p*stride+n], pl.weight, t.raw[p*n:(p+1)*n]
+			w, table := pl.weight, t.raw[p*n+start:p*n+end]
+			table = table[:len(tot)]
 			if kept := direct[p]; kept != nil {
-				for i := start; i < end; i++ {
-					score := int64(kept[pos[i]])
-					if score < MinNodeScore || score > MaxNodeScore {
-						fail(fmt.Errorf("plugin %q returns an invalid score %d, it should in the range of [%d, %d] after normalizing", pl.name, score, MinNodeScore, MaxNodeScore))
-						return
-					}
-					totals[i] += score * w
+				// In range (see directScores).
+				at := pos[start:end]
+				at = at[:len(tot)]
+				for i, q := range at {
+					score := kept[q]
+					tot[i] += int64(score) * w
 					table[i] = uint8(score)
 				}
 				continue
 			}
-			for i := start; i < end; i++ {
-				score := scores[i]
-				if score < MinNodeScore || score > MaxNodeScore {
-					fail(fmt.Errorf("plugin %q returns an invalid score %d, it should in the range of [%d, %d] after normalizing", pl.name, score, MinNodeScore, MaxNodeScore))
-					return
-				}
-				totals[i] += score * w
+			scores := raw[p*stride+start : p*stride+end]
+			scores = scores[:len(tot)]
+			// One test per chunk, on the highest score as unsigned: a
+			// negative one is higher than any other, and MinNodeScore
+			// is 0.
+			var highest uint64
+			for i, score := range scores {
+				highest = max(highest, uint64(score))
+				tot[i] += score * w
 				table[i] = uint8(score)
+			}
+			if highest > uint64(MaxNodeScore) {
+				for _, score := range scores {
+					if score < MinNodeScore || score > MaxNodeScore {
+						fail(fmt.Errorf("plugin %q returns an invalid score %d, it should in the range of [%d, %d] after normalizing", pl.name, score, MinNodeScore, MaxNodeScore))
+						return
+					}
+				}
 			}
 		}
 	})

@@ -140,7 +140,8 @@ func (sc *scoring) bind(active []*scorePlugin, pod *v1.Pod) {
 
 // directScores returns where active plugin k's scores are to be read
 // when the weights are applied: the memo's, by position, for a direct
-// plugin; nil for the others, whose scores are in the raw buffer. A
+// plugin, which are in [MinNodeScore, MaxNodeScore] (scoreLocal keeps no
+// others); nil for the others, whose scores are in the raw buffer. A
 // cycle some node's scores of which could not be kept copies the direct
 // plugins' scores into the raw buffer first (raw, stride and pos as
 // scoreNodes has them) and reads them all from there.
@@ -324,7 +325,10 @@ func (sc *scoring) scoreLocal(ctx context.Context, state *CycleState, pod *v1.Po
 			return
 		}
 		raw[k*n+i] = score
-		if score != int64(int32(score)) {
+		// A plugin that does not normalize keeps only scores in range,
+		// which the weights are then applied to unchecked (see
+		// directScores); its others are checked as they come.
+		if score != int64(int32(score)) || pl.normalize == nil && (score < MinNodeScore || score > MaxNodeScore) {
 			keep = false
 		} else if keep {
 			m.score[slot*m.nodes+int(p)] = int32(score)
