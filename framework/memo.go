@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"bytes"
 	"context"
 	"hash/maphash"
 	"maps"
@@ -61,6 +62,7 @@ type memo struct {
 	busy  sync.Mutex
 	used  uint64 // guarded by memos.mu
 	pod   *v1.Pod
+	spec  []byte // marshalSpec(pod)
 	print uint64
 	nodes int
 
@@ -128,8 +130,15 @@ func (ms *memos) take(pod *v1.Pod, n int, local filterSet, perNode int) *memo {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	ms.tick++
+	var spec []byte // pod's, marshalled once a memo may be its shape's
 	for _, m := range ms.list {
-		if m.print != print || m.nodes != n || !sameShape(m.pod, pod) {
+		if m.print != print || m.nodes != n {
+			continue
+		}
+		if spec == nil {
+			spec = marshalSpec(pod)
+		}
+		if !sameShapeSpec(m.pod, pod, m.spec, spec) {
 			continue
 		}
 		if !m.busy.TryLock() {
@@ -178,6 +187,7 @@ func (m *memo) reset(pod *v1.Pod, print uint64, n int, local filterSet) {
 	// A copy: the caller may change its pod once the cycle is over, as
 	// when it binds it.
 	m.pod, m.print, m.nodes, m.filters = pod.DeepCopy(), print, n, local
+	m.spec = marshalSpec(m.pod)
 	m.gen = grow(&m.gen, n)
 	clear(m.gen)
 	m.first = grow(&m.first, n)
@@ -317,7 +327,24 @@ func shapePrint(pod *v1.Pod) uint64 {
 // resource version, creation time and managed fields, and of its status
 // the times of its conditions and its start time. Quantities compare by
 // value, as plugins read them.
-func sameShape(a, b *v1.Pod) bool {
+func sameShape(a, b *v1.Pod) bool { return sameShapeSpec(a, b, nil, nil) }
+
+// marshalSpec returns pod's spec in protobuf, or nil if that fails. Two
+// specs marshalled alike are semantically equal: every field of PodSpec
+// is marshalled (TestMarshalledSpecsShowEveryField), maps in key order,
+// quantities in their canonical form.
+func marshalSpec(pod *v1.Pod) []byte {
+	b, err := pod.Spec.Marshal()
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// sameShapeSpec is sameShape, given a's and b's specs as marshalSpec
+// returns them (or nil), which compare in far less time than the specs
+// when they are equal.
+func sameShapeSpec(a, b *v1.Pod, aSpec, bSpec []byte) bool {
 	if a == b {
 		return true
 	}
@@ -330,20 +357,37 @@ func sameShape(a, b *v1.Pod) bool {
 	// comparison and implies it; replicas made from one template pass it.
 	// Only specs it tells apart (a nil slice against an empty one, a
 	// quantity written two ways) pay for the semantic comparison.
-	if !reflect.DeepEqual(&a.Spec, &b.Spec) && !equality.Semantic.DeepEqual(&a.Spec, &b.Spec) {
+	if (aSpec == nil || bSpec == nil || !bytes.Equal(aSpec, bSpec)) && !reflect.DeepEqual(&a.Spec, &b.Spec) && !equality.Semantic.DeepEqual(&a.Spec, &b.Spec) {
 		return false
 	}
-	sa, sb := a.Status, b.Status
-	if len(sa.Conditions) != len(sb.Conditions) {
+	if len(a.Status.Conditions) != len(b.Status.Conditions) {
 		return false
 	}
-	for i := range sa.Conditions {
-		ca, cb := &sa.Conditions[i], &sb.Conditions[i]
+	for i := range a.Status.Conditions {
+		ca, cb := &a.Status.Conditions[i], &b.Status.Conditions[i]
 		if ca.Type != cb.Type || ca.Status != cb.Status || ca.Reason != cb.Reason {
 			return false
 		}
 	}
+	// A pending pod's status holds little but its conditions: then
+	// nothing is left to compare, nor to copy.
+	if bareStatus(&a.Status) && bareStatus(&b.Status) {
+		return true
+	}
+	sa, sb := a.Status, b.Status
 	sa.Conditions, sb.Conditions = nil, nil
 	sa.StartTime, sb.StartTime = nil, nil
 	return reflect.DeepEqual(&sa, &sb) || equality.Semantic.DeepEqual(&sa, &sb)
+}
+
+// bareStatus reports whether every field of s but its conditions and
+// start time is empty. TestBareStatusLooksAtEveryField keeps it up to
+// date with PodStatus.
+func bareStatus(s *v1.PodStatus) bool {
+	return s.ObservedGeneration == 0 && s.Phase == "" && s.Message == "" && s.Reason == "" &&
+		s.NominatedNodeName == "" && s.HostIP == "" && len(s.HostIPs) == 0 && s.PodIP == "" && len(s.PodIPs) == 0 &&
+		len(s.InitContainerStatuses) == 0 && len(s.ContainerStatuses) == 0 && s.QOSClass == "" &&
+		len(s.EphemeralContainerStatuses) == 0 && s.Resize == "" && len(s.ResourceClaimStatuses) == 0 &&
+		s.ExtendedResourceClaimStatus == nil && len(s.AllocatedResources) == 0 && s.Resources == nil &&
+		len(s.NodeAllocatableResourceClaimStatuses) == 0
 }
