@@ -32,8 +32,11 @@ type Scores struct {
 	// keys[i] is constraint i's key for countMatching.
 	keys []podcount.Key
 	// raw, when not nil, are the feasible nodes' raw scores, in the
-	// order NewScores was given them (see [Scores.Batch]).
-	raw []int64
+	// order NewScores was given them (see [Scores.Batch]); half the
+	// memory of int64, and raw64 holds them instead in the unlikely
+	// event that one does not fit.
+	raw   []int32
+	raw64 []int64
 }
 
 // NewScores prepares the scoring of pod's soft constraints cs over
@@ -228,7 +231,7 @@ func (s *Scores) scoreAll(pod *v1.Pod, requireAll bool, all, feasible []*nodeinf
 		}
 		return int64(math.Round(sum))
 	}
-	s.raw = make([]int64, len(at))
+	s.raw = make([]int32, len(at))
 	// A node's score is a function of its domain, or its matching pods,
 	// under each constraint: nodes alike (the same alike key, see
 	// aggregate.alike) are worked out once.
@@ -241,15 +244,25 @@ func (s *Scores) scoreAll(pod *v1.Pod, requireAll bool, all, feasible []*nodeinf
 		if dom0[i] < 0 {
 			continue // counted for no constraint: ignored, or no node
 		}
-		k := a.alike[i]
-		if k < 0 {
-			s.raw[j] = rawOf(j, i)
-			continue
+		var v int64
+		if k := a.alike[i]; k < 0 {
+			v = rawOf(j, i)
+		} else {
+			if a.stamps[k] != a.stamp {
+				a.raws[k], a.stamps[k] = rawOf(j, i), a.stamp
+			}
+			v = a.raws[k]
 		}
-		if a.stamps[k] != a.stamp {
-			a.raws[k], a.stamps[k] = rawOf(j, i), a.stamp
+		s.raw[j] = int32(v)
+		if s.raw64 != nil {
+			s.raw64[j] = v
+		} else if v != int64(int32(v)) {
+			s.raw64 = make([]int64, len(at))
+			for jj := range j {
+				s.raw64[jj] = int64(s.raw[jj])
+			}
+			s.raw64[j] = v
 		}
-		s.raw[j] = a.raws[k]
 	}
 	return true
 }
@@ -268,7 +281,13 @@ func (s *Scores) Batch(start int, scores []int64) bool {
 	if s.raw == nil || start < 0 || start+len(scores) > len(s.raw) {
 		return false
 	}
-	copy(scores, s.raw[start:])
+	if s.raw64 != nil {
+		copy(scores, s.raw64[start:])
+		return true
+	}
+	for i, v := range s.raw[start : start+len(scores)] {
+		scores[i] = int64(v)
+	}
 	return true
 }
 

@@ -3,6 +3,7 @@ package topologyspread
 import (
 	"context"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -621,5 +622,48 @@ func TestNormalizeDividesAsKubeScheduler(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRawScoresBeyondInt32FromAnAggregate: raw scores are kept in 32
+// bits when they fit; maxSkew near its int32 limit on two constraints
+// gives scores that do not, which must come out whole.
+func TestRawScoresBeyondInt32FromAnAggregate(t *testing.T) {
+	var nodes []*v1.Node
+	for i := range 6 {
+		name := "n" + strconv.Itoa(i)
+		nodes = append(nodes, nodeIn(name, "kubernetes.io/hostname", name, "zone", "z"+strconv.Itoa(i%2)))
+	}
+	cluster := nodeinfo.Build(nodes, []*v1.Pod{on(pod("ns", "app", "web"), "n1")})
+	zone, host := constraint("zone", v1.ScheduleAnyway, "web"), constraint("kubernetes.io/hostname", v1.ScheduleAnyway, "web")
+	zone.MaxSkew, host.MaxSkew = math.MaxInt32, math.MaxInt32
+	incoming := withConstraints(pod("ns", "app", "web"), zone, host)
+	cs, err := Defaults{}.Constraints(incoming, v1.ScheduleAnyway, framework.Listers{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	positions := func(nodes []*nodeinfo.NodeInfo) ([]int32, bool) {
+		var at []int32
+		for _, ni := range nodes {
+			at = append(at, int32(slices.Index(cluster, ni)))
+		}
+		return at, true
+	}
+	fast, err := NewScores(context.Background(), incoming, cs, true, cluster, cluster, positions, generationsOf(cluster), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]int64, len(cluster))
+	if !fast.Batch(0, got) {
+		t.Fatal("no scores worked out from the aggregate")
+	}
+	for i, ni := range cluster {
+		want := fast.Score(ni)
+		if want <= math.MaxInt32 {
+			t.Fatalf("%s: raw score %d fits in 32 bits; the test needs more", ni.Name(), want)
+		}
+		if got[i] != want {
+			t.Fatalf("%s: raw score %d from the aggregate, %d node by node", ni.Name(), got[i], want)
+		}
 	}
 }
