@@ -196,6 +196,18 @@ func (pl *NodeResourcesFit) Filter(_ context.Context, state *framework.CycleStat
 // such scalar requests are dropped here. Scalar resources a DeviceClass in
 // state's listers provides are marked; listing the classes is the only
 // thing that can fail.
+// podRequests returns what pod requests, as component-helpers'
+// PodRequests without options works it out. A pod of one container, no
+// init containers, no overhead and no pod-level resources, the most
+// common kind, requests what its container does: that map is returned
+// as it is, spared PodRequests' copies. The caller must not change it.
+func podRequests(pod *v1.Pod) v1.ResourceList {
+	if len(pod.Spec.Containers) == 1 && len(pod.Spec.InitContainers) == 0 && pod.Spec.Overhead == nil && pod.Spec.Resources == nil {
+		return pod.Spec.Containers[0].Resources.Requests
+	}
+	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+}
+
 func (pl *NodeResourcesFit) newState(state *framework.CycleState, pod *v1.Pod) (*resourcesFitState, error) {
 	st := &resourcesFitState{}
 	if pod == nil {
@@ -208,7 +220,7 @@ func (pl *NodeResourcesFit) newState(state *framework.CycleState, pod *v1.Pod) (
 			return nil, err
 		}
 	}
-	for name, q := range resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}) {
+	for name, q := range podRequests(pod) {
 		switch name {
 		case v1.ResourceCPU:
 			st.milliCPU = q.MilliValue()
