@@ -37,6 +37,7 @@ func BenchmarkPlace(b *testing.B) {
 				b.ReportAllocs()
 				i := 0
 				for b.Loop() {
+					refill(b, c, i)
 					if _, err := c.Place(ctx, testcluster.Pod(fmt.Sprintf("p-%d", i), workload)); err != nil {
 						b.Fatal(err)
 					}
@@ -116,6 +117,7 @@ func BenchmarkPlaceReplicas(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
+				refill(b, c, i)
 				var err error
 				if mode.firstFit {
 					_, err = c.PlaceFirstFit(ctx, replica(fmt.Sprintf("web-%d", i)))
@@ -152,6 +154,7 @@ func BenchmarkPlaceFirstFit(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
+		refill(b, c, i)
 		if _, err := c.PlaceFirstFit(ctx, testcluster.Pod(fmt.Sprintf("p-%d", i), testcluster.Basic)); err != nil {
 			b.Fatal(err)
 		}
@@ -242,4 +245,25 @@ func BenchmarkAtScale(b *testing.B) {
 			})
 		}
 	}
+}
+
+// refillEvery is how many placements a benchmark makes on one fork of
+// its cluster before reverting it, so that a fast benchmark, running
+// many placements, never fills the cluster (hostname anti-affinity
+// takes a node per pod).
+const refillEvery = 1000
+
+// refill forks c before the i-th placement when i is a multiple of
+// refillEvery, reverting the previous fork first. The reverts cost in
+// proportion to the placements undone, a small share of the time.
+func refill(b *testing.B, c *sim.Cluster, i int) {
+	if i%refillEvery != 0 {
+		return
+	}
+	if i > 0 {
+		if err := c.Revert(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	c.Fork()
 }
