@@ -286,6 +286,12 @@ func TestControllerGivesAVolumeToOneClaimAtATime(t *testing.T) {
 		c := scheduledCondition(getPod(t, client, other))
 		return c != nil && c.Reason == v1.PodReasonUnschedulable && strings.HasPrefix(c.Message, want)
 	})
+	// Until the informers see the write, the binding waits for them
+	// rather than judge the volume they still show.
+	time.Sleep(2*bindPollInterval + 500*time.Millisecond)
+	if c := scheduledCondition(getPod(t, client, holder)); c != nil {
+		t.Fatalf("%s was reported while its write was on its way: %s", holder, c.Message)
+	}
 	// The write reaches the informers, the PV controller binds the claim.
 	if err := client.Tracker().Update(volumesResource, pv, ""); err != nil {
 		t.Fatal(err)
