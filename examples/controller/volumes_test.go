@@ -192,6 +192,22 @@ func TestControllerBindsVolumesBeforeThePod(t *testing.T) {
 			wantNode: "b",
 		},
 		{
+			// kubesched's Result.Volumes leaves such a volume out: there
+			// is nothing to assume about it.
+			name: "a pod whose claim a volume names already (the PV controller's binding half done) has that volume written as it is, and is bound once the claim is",
+			objs: []runtime.Object{testNode("a", "4"), testNode("b", "4"), testClaim("data", localClass), func() runtime.Object {
+				pv := localVolume("disk-b", "b")
+				pv.Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: "default", Name: "data", UID: "uid-data"}
+				pv.Annotations = map[string]string{"pv.kubernetes.io/bound-by-controller": "yes"}
+				return pv
+			}()},
+			written: "persistentvolumes",
+			complete: func(ctx context.Context, t *testing.T, client *fake.Clientset) {
+				bindClaim(ctx, t, client, "data", "disk-b")
+			},
+			wantNode: "b",
+		},
+		{
 			name:    "a pod whose claim's class provisions gets the claim annotated with its node, and is bound once the provisioner binds a new volume there",
 			objs:    []runtime.Object{testNode("a", "4"), testClaim("data", csiClass)},
 			written: "persistentvolumeclaims",
