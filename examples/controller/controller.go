@@ -49,9 +49,11 @@ type Config struct {
 	// SchedulerConfig is a KubeSchedulerConfiguration as
 	// kubesched.LoadConfig returns it (defaulted and valid). The
 	// controller schedules the pods whose spec.schedulerName is one of
-	// its profiles' schedulerName, each with its own profile, and waits
+	// its profiles' schedulerName, each with its own profile, waits
 	// between attempts as its podInitialBackoffSeconds and
-	// podMaxBackoffSeconds say.
+	// podMaxBackoffSeconds say, and for a pod's volumes to be bound as
+	// its profile's VolumeBindingArgs bindTimeoutSeconds says (600
+	// seconds without).
 	SchedulerConfig *configv1.KubeSchedulerConfiguration
 	// QueueOptions configure the scheduling queue (for example a fake
 	// clock in tests). They come after those SchedulerConfig sets.
