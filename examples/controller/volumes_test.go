@@ -322,12 +322,37 @@ func TestControllerGivesAVolumeToOneClaimAtATime(t *testing.T) {
 	}
 }
 
+// ebsZone is the topology key of the AWS EBS CSI driver, to which the
+// in-tree plugin's volumes migrate.
+const ebsZone = "topology.ebs.csi.aws.com/zone"
+
+// relabel sets node only's label key to value, or removes it for "".
+func relabel(key, value string) func(ctx context.Context, t *testing.T, client *fake.Clientset) {
+	return func(ctx context.Context, t *testing.T, client *fake.Clientset) {
+		n, err := client.CoreV1().Nodes().Get(ctx, "only", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if value == "" {
+			delete(n.Labels, key)
+		} else {
+			n.Labels[key] = value
+		}
+		if _, err := client.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func TestControllerUndoesAVolumeBindingThatFails(t *testing.T) {
 	t.Parallel()
 	refused := errors.New("the API server says no")
 	tests := []struct {
 		name  string
 		claim *v1.PersistentVolumeClaim
+		// cluster is node only, volume disk and what else the case
+		// needs; a local volume on a plain node when nil.
+		cluster []runtime.Object
 		// config is the KubeSchedulerConfiguration's body; "" for the
 		// default profile.
 		config string
@@ -388,6 +413,32 @@ func TestControllerUndoesAVolumeBindingThatFails(t *testing.T) {
 			want: `running PreBind plugin "VolumeBinding": binding volumes: provisioning failed for PVC "data"`,
 		},
 		{
+			name:   "a node relabelled so that its volume's node affinity no longer matches fails the binding",
+			claim:  testClaim("data", localClass),
+			during: relabel(v1.LabelHostname, "elsewhere"),
+			want:   `running PreBind plugin "VolumeBinding": binding volumes: pv "disk" node affinity doesn't match node "only": no matching NodeSelectorTerms`,
+		},
+		{
+			// The in-tree volume has no node affinity, only a zone
+			// label; the CSI driver's volume has it, in the driver's
+			// topology key.
+			name:  "an in-tree EBS volume whose node's CSINode says the CSI driver took it over is judged by the driver's topology, which the node then loses",
+			claim: testClaim("data", localClass),
+			cluster: func() []runtime.Object {
+				n := testNode("only", "4")
+				n.Labels[v1.LabelTopologyZone] = "us-east-1a"
+				n.Labels[ebsZone] = "us-east-1a"
+				pv := localVolume("disk", "only")
+				pv.Labels = map[string]string{v1.LabelTopologyZone: "us-east-1a"}
+				pv.Spec.NodeAffinity = nil
+				pv.Spec.PersistentVolumeSource = v1.PersistentVolumeSource{AWSElasticBlockStore: &v1.AWSElasticBlockStoreVolumeSource{VolumeID: "vol-1"}}
+				csiNode := &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: "only", Annotations: map[string]string{v1.MigratedPluginsAnnotationKey: "kubernetes.io/aws-ebs"}}}
+				return []runtime.Object{n, pv, csiNode}
+			}(),
+			during: relabel(ebsZone, ""),
+			want:   `running PreBind plugin "VolumeBinding": binding volumes: pv "disk" node affinity doesn't match node "only": no matching NodeSelectorTerms`,
+		},
+		{
 			name:  "a pod deleted while its volume is being bound is not bound, and does not come back",
 			claim: testClaim("data", localClass),
 			during: func(ctx context.Context, t *testing.T, client *fake.Clientset) {
@@ -400,7 +451,11 @@ func TestControllerUndoesAVolumeBindingThatFails(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			objs := append(storageClasses(), testNode("only", "4"), localVolume("disk", "only"), tt.claim, usingClaim("db", "data"))
+			cluster := tt.cluster
+			if cluster == nil {
+				cluster = []runtime.Object{testNode("only", "4"), localVolume("disk", "only")}
+			}
+			objs := append(append(storageClasses(), cluster...), tt.claim, usingClaim("db", "data"))
 			client := newVolumeCluster(objs...)
 			if tt.react != nil {
 				tt.react(client)
