@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -32,6 +33,7 @@ import (
 	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/cache"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/queue"
 )
 
@@ -47,9 +49,11 @@ type Config struct {
 	// SchedulerConfig is a KubeSchedulerConfiguration as
 	// kubesched.LoadConfig returns it (defaulted and valid). The
 	// controller schedules the pods whose spec.schedulerName is one of
-	// its profiles' schedulerName, each with its own profile, and waits
+	// its profiles' schedulerName, each with its own profile, waits
 	// between attempts as its podInitialBackoffSeconds and
-	// podMaxBackoffSeconds say.
+	// podMaxBackoffSeconds say, and for a pod's volumes to be bound as
+	// its profile's VolumeBindingArgs bindTimeoutSeconds says (600
+	// seconds without).
 	SchedulerConfig *configv1.KubeSchedulerConfiguration
 	// QueueOptions configure the scheduling queue (for example a fake
 	// clock in tests). They come after those SchedulerConfig sets.
@@ -85,6 +89,11 @@ type Controller struct {
 	// handlers are the event handlers' registrations, which report when
 	// the informers' initial lists have reached the cache and the queue.
 	handlers []toolscache.ResourceEventHandlerRegistration
+	// volumes binds the PersistentVolumes and claims placements need,
+	// and bindTimeouts is how long each profile that binds volumes
+	// waits for them, by scheduler name.
+	volumes      *volumeBinder
+	bindTimeouts map[string]time.Duration
 	// async tracks the bindings and preemptions in progress.
 	async sync.WaitGroup
 	// events sends the Events of recorders, one per scheduler name.
@@ -140,7 +149,8 @@ func New(client kubernetes.Interface, cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	listers := newListers(factory, c)
+	volumes := newVolumeBinder(client, factory, logger)
+	listers := newListers(factory, c, volumes)
 	qopts := append(backoffOptions(cfg.SchedulerConfig), queue.WithListers(listers))
 	q, err := queue.New(append(qopts, cfg.QueueOptions...)...)
 	if err != nil {
@@ -165,7 +175,11 @@ func New(client kubernetes.Interface, cfg Config) (*Controller, error) {
 	for name := range profiles {
 		recorders[name] = broadcaster.NewRecorder(name)
 	}
-	ctrl := &Controller{client: client, log: logger, factory: factory, cache: c, queue: q, profiles: profiles, events: broadcaster, recorders: recorders}
+	ctrl := &Controller{
+		client: client, log: logger, factory: factory, cache: c, queue: q, profiles: profiles,
+		volumes: volumes, bindTimeouts: bindTimeouts(profiles, cfg.SchedulerConfig),
+		events: broadcaster, recorders: recorders,
+	}
 	if err := ctrl.addEventHandlers(); err != nil {
 		return nil, err
 	}
@@ -219,7 +233,7 @@ func backoffOptions(sc *configv1.KubeSchedulerConfiguration) []queue.Option {
 
 // newListers returns the listers of factory's informers that the queue
 // and the plugins read.
-func newListers(factory informers.SharedInformerFactory, c *cache.Cache) framework.Listers {
+func newListers(factory informers.SharedInformerFactory, c *cache.Cache, volumes *volumeBinder) framework.Listers {
 	storage := factory.Storage().V1()
 	return framework.Listers{
 		// DynamicResources: claims as the cache holds them (with those of
@@ -232,8 +246,12 @@ func newListers(factory informers.SharedInformerFactory, c *cache.Cache) framewo
 		ReplicaSets:            factory.Apps().V1().ReplicaSets().Lister(),
 		StatefulSets:           factory.Apps().V1().StatefulSets().Lister(),
 		ReplicationControllers: factory.Core().V1().ReplicationControllers().Lister(),
-		PersistentVolumeClaims: factory.Core().V1().PersistentVolumeClaims().Lister(),
-		PersistentVolumes:      factory.Core().V1().PersistentVolumes().Lister(),
+		// VolumeBinding: volumes and claims with those of assumed pods
+		// laid over the informers'. The other volume plugins read them
+		// too, and nothing they read differs: an assumed object differs
+		// only in a volume's claimRef and a claim's selected node.
+		PersistentVolumeClaims: volumes.pvcs,
+		PersistentVolumes:      volumes.pvs,
 		StorageClasses:         storage.StorageClasses().Lister(),
 		CSINodes:               storage.CSINodes().Lister(),
 		CSIDrivers:             storage.CSIDrivers().Lister(),
@@ -327,43 +345,54 @@ func (c *Controller) scheduleOne(ctx context.Context) bool {
 		c.failed(ctx, pi, errors.New("the pod's extended resources come from DRA devices, which this controller does not allocate yet"))
 		return true
 	}
-	if len(res.Volumes) > 0 || len(res.ProvisionedClaims) > 0 {
-		// Binding the pod without its volumes would leave it waiting on
-		// claims nothing binds: say so rather than bind it.
-		c.failed(ctx, pi, errors.New("the pod's PersistentVolumeClaims wait for their first consumer, and this controller does not bind volumes yet"))
-		return true
+	// Reserve, in the profile's order: the volumes the placement binds
+	// and the claims it provisions are assumed in the listers, and the
+	// ResourceClaims it allocated and reserved count as the cache's,
+	// until the informers report them written.
+	var volumes *podVolumes
+	if timeout, ok := c.bindTimeouts[pod.Spec.SchedulerName]; ok {
+		if volumes, err = c.volumes.assume(assumed, res, timeout); err != nil {
+			c.failed(ctx, pi, fmt.Errorf("running Reserve plugin %q: %w", names.VolumeBinding, err))
+			return true
+		}
 	}
-	// The claims the placement allocated and reserved count as the
-	// cache's until the informer reports them written.
 	if err := c.cache.AssumePod(assumed, res.Claims...); err != nil {
+		c.volumes.revert(volumes)
 		c.failed(ctx, pi, err)
 		return true
 	}
 	c.queue.Nominations().Delete(pod)
 	claims := res.Claims
-	c.async.Go(func() { c.bind(ctx, fw, pi, assumed, claims) })
+	c.async.Go(func() { c.bind(ctx, fw, pi, assumed, claims, volumes) })
 	return true
 }
 
-// bind binds an assumed pod with the framework that scheduled it, or
-// undoes the assumption if that fails.
-func (c *Controller) bind(ctx context.Context, fw *framework.Framework, pi *queue.QueuedPodInfo, assumed *v1.Pod, claims []*resourceapi.ResourceClaim) {
-	if len(assumed.Spec.ResourceClaims) > 0 {
-		c.nominateForBinding(ctx, pi.Pod, assumed.Spec.NodeName)
+// bind binds an assumed pod with the framework that scheduled it, after
+// what the PreBind plugins write (volumes, ResourceClaims), or undoes
+// the assumption if that fails, as kube-scheduler's binding cycle does.
+func (c *Controller) bind(ctx context.Context, fw *framework.Framework, pi *queue.QueuedPodInfo, assumed *v1.Pod, claims []*resourceapi.ResourceClaim, volumes *podVolumes) {
+	// VolumeBinding has PreBind work when a claim is not bound yet,
+	// DynamicResources for every pod with claims.
+	current := pi.Pod // as the API server has it
+	if volumes != nil || len(assumed.Spec.ResourceClaims) > 0 {
+		current = c.nominateForBinding(ctx, pi.Pod, assumed.Spec.NodeName)
 	}
-	err := c.writeClaims(ctx, claims)
+	written, err := c.preBind(ctx, assumed, claims, volumes)
 	if err == nil {
 		if err = c.bindPod(ctx, fw, assumed); err != nil {
-			c.unreserveClaims(ctx, assumed, claims)
+			err = fmt.Errorf("binding to %s: %w", assumed.Spec.NodeName, err)
 		}
 	}
 	if err != nil {
+		// Unreserve, then forget the pod.
+		c.volumes.revert(volumes)
+		c.unreserveClaims(ctx, assumed, written)
 		if err := c.cache.ForgetPod(assumed); err != nil {
 			c.log.Error("forgetting the assumed pod", "pod", key(assumed), "err", err)
 		}
 		// The room it held is free again.
 		c.queue.MoveAllToActiveOrBackoffQueue(queue.EventAssignedPodDelete, assumed, nil, nil)
-		c.failed(ctx, pi, fmt.Errorf("binding to %s: %w", assumed.Spec.NodeName, err))
+		c.failedFrom(ctx, pi, current, err)
 		return
 	}
 	if err := c.cache.FinishBinding(assumed); err != nil {
@@ -375,32 +404,70 @@ func (c *Controller) bind(ctx context.Context, fw *framework.Framework, pi *queu
 		"Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, assumed.Spec.NodeName)
 }
 
+// preBind runs what the PreBind plugins do before pod is bound:
+// VolumeBinding's writes and wait for volumes, DynamicResources' for
+// claims. kube-scheduler v1.36.3 runs the two side by side, since both
+// allow it in PreBindPreFlight, and the first to fail stops the other;
+// its error, which preBind returns, says which plugin failed. written
+// are the claims written for the pod, to unreserve if it is not bound.
+func (c *Controller) preBind(ctx context.Context, pod *v1.Pod, claims []*resourceapi.ResourceClaim, volumes *podVolumes) (written []*resourceapi.ResourceClaim, err error) {
+	g, ctx := errgroup.WithContext(ctx)
+	if volumes != nil {
+		g.Go(func() error {
+			if err := c.volumes.bind(ctx, pod, volumes); err != nil {
+				return fmt.Errorf("running PreBind plugin %q: %w", names.VolumeBinding, err)
+			}
+			return nil
+		})
+	}
+	if len(claims) > 0 {
+		g.Go(func() error {
+			var err error
+			if written, err = c.writeClaims(ctx, claims); err != nil {
+				return fmt.Errorf("running PreBind plugin %q: %w", names.DynamicResources, err)
+			}
+			return nil
+		})
+	}
+	err = g.Wait()
+	return written, err
+}
+
 // nominateForBinding sets pod's status.nominatedNodeName to node before
-// its claims are written, as kube-scheduler does with
+// its volumes and claims are written, as kube-scheduler does with
 // NominatedNodeNameForExpectation (beta, on by default in v1.36.3) for a
-// pod whose PreBind has work to do: DynamicResources' has for every pod
-// with claims. Other components, such as cluster-autoscaler, then see
-// where the pod is going while the writes take their time. A failure is
-// logged and binding goes on, as in kube-scheduler.
-func (c *Controller) nominateForBinding(ctx context.Context, pod *v1.Pod, node string) {
+// pod whose PreBind has work to do (PreBindPreFlight): VolumeBinding's
+// has while one of its PersistentVolumeClaims is unbound,
+// DynamicResources' for every pod with ResourceClaims. Other
+// components, such as cluster-autoscaler, then see where the pod is
+// going while the writes and the volumes' binding take their time. A
+// failure is logged and binding goes on, as in kube-scheduler. It
+// returns the pod as the API server then has it: nominated, or pod
+// itself when it was nominated there already or the patch failed.
+func (c *Controller) nominateForBinding(ctx context.Context, pod *v1.Pod, node string) *v1.Pod {
+	if pod.Status.NominatedNodeName == node {
+		return pod
+	}
 	if err := c.patchStatus(ctx, pod, func(s *v1.PodStatus) bool {
-		if s.NominatedNodeName == node {
-			return false
-		}
 		s.NominatedNodeName = node
 		return true
 	}); err != nil {
 		c.log.Error("nominating the node a pod is being bound to", "pod", key(pod), "node", node, "err", err)
+		return pod
 	}
+	nominated := pod.DeepCopy()
+	nominated.Status.NominatedNodeName = node
+	return nominated
 }
 
 // writeClaims writes what the placement did to the pod's ResourceClaims
 // before the pod is bound, as DynamicResources' PreBind does: the
 // finalizer that keeps an allocated claim, then the allocation and the
 // pod in reservedFor. A conflict reads the claim again and reapplies the
-// change, unless another writer allocated it meanwhile.
-func (c *Controller) writeClaims(ctx context.Context, claims []*resourceapi.ResourceClaim) error {
-	for _, want := range claims {
+// change, unless another writer allocated it meanwhile. It returns the
+// claims it wrote, those before the one that failed.
+func (c *Controller) writeClaims(ctx context.Context, claims []*resourceapi.ResourceClaim) ([]*resourceapi.ResourceClaim, error) {
+	for i, want := range claims {
 		api := c.client.ResourceV1().ResourceClaims(want.Namespace)
 		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			claim, err := api.Get(ctx, want.Name, metav1.GetOptions{})
@@ -431,16 +498,17 @@ func (c *Controller) writeClaims(ctx context.Context, claims []*resourceapi.Reso
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("writing ResourceClaim %s/%s: %w", want.Namespace, want.Name, err)
+			return claims[:i], fmt.Errorf("writing ResourceClaim %s/%s: %w", want.Namespace, want.Name, err)
 		}
 	}
-	return nil
+	return claims, nil
 }
 
 // unreserveClaims takes pod out of the reservedFor of the claims written
-// for it, when its binding failed, as DynamicResources' Unreserve does:
-// with a patch that removes its entry by UID whatever else changed. The
-// allocation stays; a later cycle reuses it or PostFilter releases it.
+// for it, when another PreBind or its binding failed, as
+// DynamicResources' Unreserve does: with a patch that removes its entry
+// by UID whatever else changed. The allocation stays; a later cycle
+// reuses it or PostFilter releases it.
 func (c *Controller) unreserveClaims(ctx context.Context, pod *v1.Pod, claims []*resourceapi.ResourceClaim) {
 	for _, claim := range claims {
 		patch := fmt.Sprintf(`{"metadata":{"uid":%q},"status":{"reservedFor":[{"$patch":"delete","uid":%q}]}}`, claim.UID, pod.UID)
@@ -472,6 +540,13 @@ func (c *Controller) bindPod(ctx context.Context, fw *framework.Framework, pod *
 // a preemption's node, none after an error or when preemption gave up,
 // otherwise the one the pod had.
 func (c *Controller) failed(ctx context.Context, pi *queue.QueuedPodInfo, err error) {
+	c.failedFrom(ctx, pi, pi.Pod, err)
+}
+
+// failedFrom is failed for a pod whose status the attempt changed (a
+// binding nominates the pod to its node): current is the pod as the API
+// server has it since, the status the patch starts from.
+func (c *Controller) failedFrom(ctx context.Context, pi *queue.QueuedPodInfo, current *v1.Pod, err error) {
 	// The queue owns pi once it is requeued; read the pod from here on.
 	pod := pi.Pod
 	reason := v1.PodReasonSchedulerError
@@ -513,7 +588,7 @@ func (c *Controller) failed(ctx context.Context, pi *queue.QueuedPodInfo, err er
 		rec.Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", "%s", truncateNote(err.Error()))
 	}
 	cond := v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: reason, Message: err.Error()}
-	if err := c.patchStatus(ctx, pod, func(s *v1.PodStatus) bool {
+	if err := c.patchStatus(ctx, current, func(s *v1.PodStatus) bool {
 		changed := setCondition(s, pod.Generation, cond)
 		if override && s.NominatedNodeName != nominated {
 			s.NominatedNodeName = nominated
@@ -638,6 +713,10 @@ func (c *Controller) addEventHandlers() error {
 		// rejected; the queue moves only those.
 		{c.factory.Core().V1().PersistentVolumes().Informer(), c.moveOn(queue.PersistentVolume)},
 		{c.factory.Core().V1().PersistentVolumeClaims().Informer(), c.moveOn(queue.PersistentVolumeClaim)},
+		// What was assumed about them expires once the informers have
+		// a newer version.
+		{c.factory.Core().V1().PersistentVolumes().Informer(), c.volumes.pvs.handler()},
+		{c.factory.Core().V1().PersistentVolumeClaims().Informer(), c.volumes.pvcs.handler()},
 		{c.factory.Storage().V1().StorageClasses().Informer(), c.moveOn(queue.StorageClass)},
 		{c.factory.Storage().V1().CSINodes().Informer(), c.moveOn(queue.CSINode)},
 		{c.factory.Storage().V1().CSIDrivers().Informer(), c.moveOn(queue.CSIDriver)},

@@ -3,12 +3,14 @@ module github.com/kubesched/kubesched/examples/controller
 go 1.26.0
 
 require (
+	github.com/go-logr/logr v1.4.3
 	github.com/kubesched/kubesched v0.0.0-00010101000000-000000000000
 	golang.org/x/sync v0.19.0
 	k8s.io/api v0.36.3
 	k8s.io/apimachinery v0.36.3
 	k8s.io/client-go v0.36.3
 	k8s.io/component-helpers v0.36.3
+	k8s.io/csi-translation-lib v0.36.3
 	k8s.io/kube-scheduler v0.36.3
 )
 
@@ -21,7 +23,6 @@ require (
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
 	github.com/emicklei/go-restful/v3 v3.13.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.0 // indirect
-	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-openapi/jsonpointer v0.21.0 // indirect
 	github.com/go-openapi/jsonreference v0.20.2 // indirect
 	github.com/go-openapi/swag v0.23.0 // indirect

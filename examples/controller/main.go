@@ -8,7 +8,11 @@
 // chose and nominates the pod to their node, where a later cycle places
 // it, reading PodDisruptionBudgets as kube-scheduler does. Pods with
 // ResourceClaims get devices as from kube-scheduler: the controller
-// writes the claims' allocation before it binds the pod.
+// writes the claims' allocation before it binds the pod. Pods whose
+// PersistentVolumeClaims wait for their first consumer get volumes as
+// from kube-scheduler: the controller writes the chosen volumes'
+// claimRef (or the claims' selected node, for a provisioner) and binds
+// the pod once the PV controller has bound the claims.
 //
 //	go run . -kubeconfig ~/.kube/config -scheduler-name kubesched
 //
@@ -76,10 +80,10 @@
 // The profiles name the schedulers, so giving -scheduler-name with
 // -config is an error. Besides the profiles, the controller uses the
 // file's parallelism, percentageOfNodesToScore, extenders (including one
-// that binds) and podInitialBackoffSeconds and podMaxBackoffSeconds. It
-// ignores the rest, clientConnection and leaderElection among them: give
-// the cluster with -kubeconfig, and the election with the -leader-elect
-// flags.
+// that binds), podInitialBackoffSeconds and podMaxBackoffSeconds, and
+// each profile's VolumeBinding bindTimeoutSeconds. It ignores the rest,
+// clientConnection and leaderElection among them: give the cluster with
+// -kubeconfig, and the election with the -leader-elect flags.
 package main
 
 import (

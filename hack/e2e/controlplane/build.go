@@ -15,7 +15,7 @@ import (
 
 // Binaries are the paths of the control plane's programs.
 type Binaries struct {
-	Etcd, APIServer, Scheduler string
+	Etcd, APIServer, Scheduler, ControllerManager string
 }
 
 // KubernetesVersion is the release the binaries report and reproduce.
@@ -31,6 +31,7 @@ var programs = []struct{ name, pkg, ldflags string }{
 	{"etcd", "go.etcd.io/etcd/server/v3", ""},
 	{"kube-apiserver", "k8s.io/kubernetes/cmd/kube-apiserver", versionFlags},
 	{"kube-scheduler", "k8s.io/kubernetes/cmd/kube-scheduler", versionFlags},
+	{"kube-controller-manager", "k8s.io/kubernetes/cmd/kube-controller-manager", versionFlags},
 }
 
 // Build returns the control plane's binaries, building them from the
@@ -56,6 +57,8 @@ func Build(ctx context.Context, moduleDir string, log io.Writer) (Binaries, erro
 		Etcd:      filepath.Join(dir, "etcd"),
 		APIServer: filepath.Join(dir, "kube-apiserver"),
 		Scheduler: filepath.Join(dir, "kube-scheduler"),
+		// Built with the others, started only by tests that need it.
+		ControllerManager: filepath.Join(dir, "kube-controller-manager"),
 	}
 	if allExist(bins) {
 		return bins, nil
@@ -114,7 +117,7 @@ func buildKey(moduleDir string) (string, error) {
 }
 
 func allExist(b Binaries) bool {
-	for _, p := range []string{b.Etcd, b.APIServer, b.Scheduler} {
+	for _, p := range []string{b.Etcd, b.APIServer, b.Scheduler, b.ControllerManager} {
 		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) || err != nil {
 			return false
 		}

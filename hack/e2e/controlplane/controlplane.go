@@ -1,9 +1,10 @@
 // Package controlplane starts a real Kubernetes control plane on loopback
 // for end-to-end tests: etcd, kube-apiserver and, optionally,
-// kube-scheduler, built from the module proxy by [Build]. There is no
-// kubelet and no controller-manager: nodes are plain API objects, as KWOK
-// makes them, so the API server runs without the admission plugins that
-// would wait for those (ServiceAccount, TaintNodesByCondition) and
+// kube-scheduler and a kube-controller-manager running only the
+// PersistentVolume binder, built from the module proxy by [Build]. There
+// is no kubelet and no other controller: nodes are plain API objects, as
+// KWOK makes them, so the API server runs without the admission plugins
+// that would wait for those (ServiceAccount, TaintNodesByCondition) and
 // without an endpoint reconciler.
 //
 // Children get SIGKILL when the test process dies (Linux's parent-death
@@ -57,7 +58,7 @@ type ControlPlane struct {
 
 	opts  Options
 	pki   pki
-	ports struct{ etcdClient, etcdPeer, apiserver, scheduler int }
+	ports struct{ etcdClient, etcdPeer, apiserver, scheduler, controllerManager int }
 	token string
 
 	mu    sync.Mutex
@@ -109,7 +110,7 @@ func (cp *ControlPlane) startAll(ctx context.Context) error {
 	if cp.pki, err = makePKI(cp.opts.Dir); err != nil {
 		return fmt.Errorf("making certificates: %w", err)
 	}
-	for _, p := range []*int{&cp.ports.etcdClient, &cp.ports.etcdPeer, &cp.ports.apiserver, &cp.ports.scheduler} {
+	for _, p := range []*int{&cp.ports.etcdClient, &cp.ports.etcdPeer, &cp.ports.apiserver, &cp.ports.scheduler, &cp.ports.controllerManager} {
 		if *p, err = FreePort(); err != nil {
 			return err
 		}
@@ -231,9 +232,37 @@ func (cp *ControlPlane) StartScheduler(ctx context.Context) error {
 	return cp.waitReady(ctx, "kube-scheduler", "https://127.0.0.1:"+strconv.Itoa(cp.ports.scheduler)+"/healthz", insecure)
 }
 
-// Kill stops one component (etcd, kube-apiserver or kube-scheduler) at
-// once, as a crash would; the Start method of the same name brings it
-// back on the same ports and data.
+// StartControllerManager starts kube-controller-manager with one
+// controller, the PersistentVolume binder, which binds claims to volumes
+// (those the scheduler chose for claims that wait for their first
+// consumer too), and waits for its /healthz. Nothing provisions volumes:
+// a claim whose class names a provisioner stays pending.
+func (cp *ControlPlane) StartControllerManager(ctx context.Context) error {
+	args := []string{
+		"--kubeconfig=" + cp.Kubeconfig,
+		"--authentication-kubeconfig=" + cp.Kubeconfig,
+		"--authorization-kubeconfig=" + cp.Kubeconfig,
+		"--authentication-skip-lookup=true",
+		"--controllers=persistentvolume-binder-controller",
+		// The administrator's token for every controller: no
+		// service-account token controller runs to give them their own.
+		"--use-service-account-credentials=false",
+		"--leader-elect=false",
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(cp.ports.controllerManager),
+		"--cert-dir=" + filepath.Join(cp.opts.Dir, "controller-manager-certs"),
+		"--v=1",
+	}
+	if err := cp.start("kube-controller-manager", cp.opts.Binaries.ControllerManager, args); err != nil {
+		return err
+	}
+	insecure := &tls.Config{InsecureSkipVerify: true} // its own self-signed certificate
+	return cp.waitReady(ctx, "kube-controller-manager", "https://127.0.0.1:"+strconv.Itoa(cp.ports.controllerManager)+"/healthz", insecure)
+}
+
+// Kill stops one component (etcd, kube-apiserver, kube-scheduler or
+// kube-controller-manager) at once, as a crash would; the Start method
+// of the same name brings it back on the same ports and data.
 func (cp *ControlPlane) Kill(name string) error {
 	cp.mu.Lock()
 	p := cp.procs[name]
@@ -246,9 +275,10 @@ func (cp *ControlPlane) Kill(name string) error {
 	return nil
 }
 
-// Stop stops every component, the scheduler first, and waits for them.
+// Stop stops every component, the scheduler and the controller-manager
+// first, and waits for them.
 func (cp *ControlPlane) Stop() {
-	for _, name := range []string{"kube-scheduler", "kube-apiserver", "etcd"} {
+	for _, name := range []string{"kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"} {
 		cp.mu.Lock()
 		p := cp.procs[name]
 		delete(cp.procs, name)
