@@ -217,8 +217,12 @@ func WithPercentageOfNodesToScore(p int32) Option {
 	}
 }
 
-// WithParallelism sets how many goroutines filter and score nodes
-// (default 16).
+// WithParallelism sets how many goroutines at most filter and score
+// nodes (default 16), as kube-scheduler's parallelism. A loop takes no
+// more than GOMAXPROCS of them, and fewer for short loops: a cycle of a
+// pod whose shape's last cycle judged few nodes afresh (a replica after
+// a replica) takes one per 4096 nodes, since waking a worker costs more
+// than the few loads each node then needs.
 func WithParallelism(n int) Option {
 	return func(c *config) error {
 		if n < 1 {
