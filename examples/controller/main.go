@@ -81,9 +81,15 @@
 // -config is an error. Besides the profiles, the controller uses the
 // file's parallelism, percentageOfNodesToScore, extenders (including one
 // that binds), podInitialBackoffSeconds and podMaxBackoffSeconds, and
-// each profile's VolumeBinding bindTimeoutSeconds. It ignores the rest,
-// clientConnection and leaderElection among them: give the cluster with
-// -kubeconfig, and the election with the -leader-elect flags.
+// each profile's VolumeBinding bindTimeoutSeconds. It takes the cluster
+// and its client's limits from -kubeconfig, -kube-api-qps and
+// -kube-api-burst, and the election from the -leader-elect flags, never
+// from the file: a file that sets clientConnection or leaderElection to
+// anything but kube-scheduler's defaults is refused rather than silently
+// overruled. (kube-scheduler takes both from the file; its default
+// Lease, kube-system/kube-scheduler, is the one kube-scheduler itself
+// holds.) The rest of the file (profiling, debugging, metrics) is
+// ignored.
 package main
 
 import (
@@ -98,6 +104,7 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	configv1 "k8s.io/kube-scheduler/config/v1"
@@ -227,8 +234,31 @@ func parseFlags(args []string, output io.Writer) (*options, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := flagsOnly(sc, *configFile); err != nil {
+		return nil, err
+	}
 	opts.config.SchedulerConfig = sc
 	return opts, nil
+}
+
+// flagsOnly refuses a configuration that sets clientConnection or
+// leaderElection to anything but kube-scheduler's defaults: the
+// controller takes those from its flags, and would otherwise ignore
+// what the file says without a word.
+func flagsOnly(sc *configv1.KubeSchedulerConfiguration, file string) error {
+	defaults, err := kubesched.LoadConfig([]byte("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"))
+	if err != nil {
+		return fmt.Errorf("kube-scheduler's defaults: %w", err)
+	}
+	if !equality.Semantic.DeepEqual(sc.ClientConnection, defaults.ClientConnection) {
+		return fmt.Errorf("-config %s sets clientConnection, which the controller takes from its flags: "+
+			"remove it from the file and give -kubeconfig, -kube-api-qps and -kube-api-burst instead", file)
+	}
+	if !equality.Semantic.DeepEqual(sc.LeaderElection, defaults.LeaderElection) {
+		return fmt.Errorf("-config %s sets leaderElection, which the controller takes from its flags: "+
+			"remove it from the file and give the -leader-elect flags instead", file)
+	}
+	return nil
 }
 
 // flagSet reports whether the command line gave the flag name.

@@ -75,6 +75,21 @@ func TestRunRefusesABadCommandLineBeforeScheduling(t *testing.T) {
 			wantErr: []string{`-scheduler-name "kubesched" cannot be used with -config`},
 		},
 		{
+			name:    "a -config file that sets leaderElection is refused, since the flags give the election",
+			config:  "profiles:\n- schedulerName: a\nleaderElection:\n  resourceName: my-scheduler\n",
+			wantErr: []string{"sets leaderElection", "give the -leader-elect flags instead"},
+		},
+		{
+			name:    "a -config file that turns leader election off is refused too",
+			config:  "profiles:\n- schedulerName: a\nleaderElection:\n  leaderElect: false\n",
+			wantErr: []string{"sets leaderElection"},
+		},
+		{
+			name:    "a -config file that sets clientConnection is refused, since the flags give the client",
+			config:  "profiles:\n- schedulerName: a\nclientConnection:\n  qps: 200\n",
+			wantErr: []string{"sets clientConnection", "-kube-api-qps"},
+		},
+		{
 			name:    "a -config file that does not exist is an error that names it",
 			args:    []string{"-config", "no-such-file.yaml"},
 			wantErr: []string{"reading -config: open no-such-file.yaml"},
@@ -116,6 +131,9 @@ func TestRunRefusesABadCommandLineBeforeScheduling(t *testing.T) {
 func TestParseFlags(t *testing.T) {
 	t.Parallel()
 	twoProfiles := writeFile(t, "scheduler.yaml", configHeader+"profiles:\n- schedulerName: a\n- schedulerName: b\n")
+	// Spelling out kube-scheduler's defaults changes nothing.
+	asDefaults := writeFile(t, "defaults.yaml", configHeader+"profiles:\n- schedulerName: a\n"+
+		"leaderElection:\n  leaderElect: true\n  resourceName: kube-scheduler\nclientConnection:\n  qps: 50\n  burst: 100\n")
 	tests := []struct {
 		name           string
 		args           []string
@@ -137,6 +155,11 @@ func TestParseFlags(t *testing.T) {
 			args:           []string{"-config", twoProfiles, "-kubeconfig", "cluster.yaml"},
 			wantKubeconfig: "cluster.yaml",
 			wantProfiles:   []string{"a", "b"},
+		},
+		{
+			name:         "a -config file that spells out kube-scheduler's leaderElection and clientConnection defaults is accepted",
+			args:         []string{"-config", asDefaults},
+			wantProfiles: []string{"a"},
 		},
 	}
 	for _, tt := range tests {
