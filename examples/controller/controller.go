@@ -378,9 +378,7 @@ func (c *Controller) bind(ctx context.Context, fw *framework.Framework, pi *queu
 	}
 	written, err := c.preBind(ctx, assumed, claims, volumes)
 	if err == nil {
-		if err = c.bindPod(ctx, fw, assumed); err != nil {
-			err = fmt.Errorf("binding to %s: %w", assumed.Spec.NodeName, err)
-		}
+		err = c.bindPod(ctx, fw, assumed)
 	}
 	if err != nil {
 		// Unreserve, then forget the pod.
@@ -462,7 +460,8 @@ func (c *Controller) nominateForBinding(ctx context.Context, pod *v1.Pod, node s
 // bindPod binds pod to its spec.nodeName as kube-scheduler does: through
 // the profile's binding extender (a configuration's extender with a
 // bindVerb) when it is interested in pod, else by creating the pod's
-// Binding, as DefaultBinder does.
+// Binding, as DefaultBinder does. Its error is kube-scheduler's: the
+// extender's own, or DefaultBinder's with the plugin named.
 func (c *Controller) bindPod(ctx context.Context, fw *framework.Framework, pod *v1.Pod) error {
 	if took, err := fw.BindWithExtenders(ctx, pod, pod.Spec.NodeName); took || err != nil {
 		return err
@@ -471,7 +470,10 @@ func (c *Controller) bindPod(ctx context.Context, fw *framework.Framework, pod *
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
 		Target:     v1.ObjectReference{Kind: "Node", Name: pod.Spec.NodeName},
 	}
-	return c.client.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{})
+	if err := c.client.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("running Bind plugin %q: %w", names.DefaultBinder, err)
+	}
+	return nil
 }
 
 // failed handles a pod that could not be scheduled as kube-scheduler's
