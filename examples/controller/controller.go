@@ -340,14 +340,12 @@ func (c *Controller) scheduleOne(ctx context.Context) bool {
 	// taken while the binding is on its way.
 	assumed := pod.DeepCopy()
 	assumed.Spec.NodeName = res.SuggestedHost
-	if res.ExtendedResourceClaimStatus != nil {
-		c.failed(ctx, pi, errors.New("the pod's extended resources come from DRA devices, which this controller does not allocate yet"))
-		return true
-	}
 	// Reserve, in the profile's order: the volumes the placement binds
 	// and the claims it provisions are assumed in the listers, and the
 	// ResourceClaims it allocated and reserved count as the cache's,
-	// until the informers report them written.
+	// until the informers report them written. The claim for DRA-backed
+	// extended resources counts under the name the placement gave it
+	// until PreBind has created it and the informer reports it.
 	var volumes *podVolumes
 	if timeout, ok := c.bindTimeouts[pod.Spec.SchedulerName]; ok {
 		if volumes, err = c.volumes.assume(assumed, res, timeout); err != nil {
@@ -361,22 +359,24 @@ func (c *Controller) scheduleOne(ctx context.Context) bool {
 		return true
 	}
 	c.queue.Nominations().Delete(pod)
-	claims := res.Claims
-	c.async.Go(func() { c.bind(ctx, fw, pi, assumed, claims, volumes) })
+	claims, ext := res.Claims, res.ExtendedResourceClaimStatus
+	c.async.Go(func() { c.bind(ctx, fw, pi, assumed, claims, ext, volumes) })
 	return true
 }
 
 // bind binds an assumed pod with the framework that scheduled it, after
 // what the PreBind plugins write (volumes, ResourceClaims), or undoes
 // the assumption if that fails, as kube-scheduler's binding cycle does.
-func (c *Controller) bind(ctx context.Context, fw *framework.Framework, pi *queue.QueuedPodInfo, assumed *v1.Pod, claims []*resourceapi.ResourceClaim, volumes *podVolumes) {
+// claims and ext are the placement's Result.Claims and
+// Result.ExtendedResourceClaimStatus.
+func (c *Controller) bind(ctx context.Context, fw *framework.Framework, pi *queue.QueuedPodInfo, assumed *v1.Pod, claims []*resourceapi.ResourceClaim, ext *v1.PodExtendedResourceClaimStatus, volumes *podVolumes) {
 	// VolumeBinding has PreBind work when a claim is not bound yet,
-	// DynamicResources for every pod with claims.
+	// DynamicResources for every pod with ResourceClaims.
 	current := pi.Pod // as the API server has it
-	if volumes != nil || len(assumed.Spec.ResourceClaims) > 0 {
+	if volumes != nil || len(claims) > 0 {
 		current = c.nominateForBinding(ctx, pi.Pod, assumed.Spec.NodeName)
 	}
-	written, err := c.preBind(ctx, assumed, claims, volumes)
+	written, err := c.preBind(ctx, assumed, current, claims, ext, volumes)
 	if err == nil {
 		err = c.bindPod(ctx, fw, assumed)
 	}
@@ -403,11 +403,12 @@ func (c *Controller) bind(ctx context.Context, fw *framework.Framework, pi *queu
 
 // preBind runs what the PreBind plugins do before pod is bound:
 // VolumeBinding's writes and wait for volumes, DynamicResources' for
-// claims. kube-scheduler v1.36.3 runs the two side by side, since both
+// claims (bindClaims, which patches current, the pod as the API server
+// has it). kube-scheduler v1.36.3 runs the two side by side, since both
 // allow it in PreBindPreFlight, and the first to fail stops the other;
 // its error, which preBind returns, says which plugin failed. written
 // are the claims written for the pod, to unreserve if it is not bound.
-func (c *Controller) preBind(ctx context.Context, pod *v1.Pod, claims []*resourceapi.ResourceClaim, volumes *podVolumes) (written []*resourceapi.ResourceClaim, err error) {
+func (c *Controller) preBind(ctx context.Context, pod, current *v1.Pod, claims []*resourceapi.ResourceClaim, ext *v1.PodExtendedResourceClaimStatus, volumes *podVolumes) (written claimWrites, err error) {
 	g, ctx := errgroup.WithContext(ctx)
 	if volumes != nil {
 		g.Go(func() error {
@@ -419,8 +420,7 @@ func (c *Controller) preBind(ctx context.Context, pod *v1.Pod, claims []*resourc
 	}
 	if len(claims) > 0 {
 		g.Go(func() error {
-			var err error
-			if written, err = c.writeClaims(ctx, claims); err != nil {
+			if err := c.bindClaims(ctx, current, claims, ext, &written); err != nil {
 				return fmt.Errorf("running PreBind plugin %q: %w", names.DynamicResources, err)
 			}
 			return nil
@@ -435,7 +435,11 @@ func (c *Controller) preBind(ctx context.Context, pod *v1.Pod, claims []*resourc
 // NominatedNodeNameForExpectation (beta, on by default in v1.36.3) for a
 // pod whose PreBind has work to do (PreBindPreFlight): VolumeBinding's
 // has while one of its PersistentVolumeClaims is unbound,
-// DynamicResources' for every pod with ResourceClaims. Other
+// DynamicResources' for every pod with ResourceClaims, the one created
+// for its DRA-backed extended resources included. (kube-scheduler also
+// nominates a pod asking for an extended resource that a DeviceClass
+// provides when its node offers the resource itself and needs no claim;
+// the placement does not tell the controller of such a pod.) Other
 // components, such as cluster-autoscaler, then see where the pod is
 // going while the writes and the volumes' binding take their time. A
 // failure is logged and binding goes on, as in kube-scheduler. It
