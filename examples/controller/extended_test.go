@@ -165,9 +165,15 @@ func TestControllerCreatesTheClaimForExtendedResourcesBeforeBinding(t *testing.T
 	if len(cached) != 1 || cached[0].Name != claim.Name || cached[0].Status.Allocation == nil {
 		t.Errorf("the cache holds %d claims, want %s, allocated", len(cached), claim.Name)
 	}
-	// When the pod and its claim go (the garbage collector deletes
-	// the claim after its owner), the informers give the device back.
+	// When the pod goes, the ResourceClaim controller deallocates its
+	// claim, then deletes it: the informers give the device back. (The
+	// deallocation is what retries a pod waiting for a device:
+	// DynamicResources registers no hint for a claim's deletion.)
 	if err := client.CoreV1().Pods("default").Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	claim.Status = resourceapi.ResourceClaimStatus{}
+	if _, err := client.ResourceV1().ResourceClaims("default").UpdateStatus(ctx, claim, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := client.ResourceV1().ResourceClaims("default").Delete(ctx, claim.Name, metav1.DeleteOptions{}); err != nil {
