@@ -43,7 +43,7 @@ type claimWrites struct {
 
 // bindClaims is DynamicResources' PreBind: it writes the placement's
 // claims (framework.Result.Claims) in order and stops at the first that
-// fails, with kube-scheduler's error. When ext
+// fails (writeClaims for the pod's own claims). When ext
 // (Result.ExtendedResourceClaimStatus) is set, the last claim is the one
 // to create for the pod's extended resources (see bindExtendedClaim).
 // pod is the pod as the API server has it. What was written is recorded
