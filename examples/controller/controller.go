@@ -15,7 +15,6 @@ import (
 	"golang.org/x/sync/errgroup"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -341,14 +340,12 @@ func (c *Controller) scheduleOne(ctx context.Context) bool {
 	// taken while the binding is on its way.
 	assumed := pod.DeepCopy()
 	assumed.Spec.NodeName = res.SuggestedHost
-	if res.ExtendedResourceClaimStatus != nil {
-		c.failed(ctx, pi, errors.New("the pod's extended resources come from DRA devices, which this controller does not allocate yet"))
-		return true
-	}
 	// Reserve, in the profile's order: the volumes the placement binds
 	// and the claims it provisions are assumed in the listers, and the
 	// ResourceClaims it allocated and reserved count as the cache's,
-	// until the informers report them written.
+	// until the informers report them written. The claim for DRA-backed
+	// extended resources counts under the name the placement gave it
+	// until PreBind has created it and the informer reports it.
 	var volumes *podVolumes
 	if timeout, ok := c.bindTimeouts[pod.Spec.SchedulerName]; ok {
 		if volumes, err = c.volumes.assume(assumed, res, timeout); err != nil {
@@ -362,26 +359,26 @@ func (c *Controller) scheduleOne(ctx context.Context) bool {
 		return true
 	}
 	c.queue.Nominations().Delete(pod)
-	claims := res.Claims
-	c.async.Go(func() { c.bind(ctx, fw, pi, assumed, claims, volumes) })
+	claims, ext := res.Claims, res.ExtendedResourceClaimStatus
+	c.async.Go(func() { c.bind(ctx, fw, pi, assumed, claims, ext, volumes) })
 	return true
 }
 
 // bind binds an assumed pod with the framework that scheduled it, after
 // what the PreBind plugins write (volumes, ResourceClaims), or undoes
 // the assumption if that fails, as kube-scheduler's binding cycle does.
-func (c *Controller) bind(ctx context.Context, fw *framework.Framework, pi *queue.QueuedPodInfo, assumed *v1.Pod, claims []*resourceapi.ResourceClaim, volumes *podVolumes) {
+// claims and ext are the placement's Result.Claims and
+// Result.ExtendedResourceClaimStatus.
+func (c *Controller) bind(ctx context.Context, fw *framework.Framework, pi *queue.QueuedPodInfo, assumed *v1.Pod, claims []*resourceapi.ResourceClaim, ext *v1.PodExtendedResourceClaimStatus, volumes *podVolumes) {
 	// VolumeBinding has PreBind work when a claim is not bound yet,
-	// DynamicResources for every pod with claims.
+	// DynamicResources for every pod with ResourceClaims.
 	current := pi.Pod // as the API server has it
-	if volumes != nil || len(assumed.Spec.ResourceClaims) > 0 {
+	if volumes != nil || len(claims) > 0 {
 		current = c.nominateForBinding(ctx, pi.Pod, assumed.Spec.NodeName)
 	}
-	written, err := c.preBind(ctx, assumed, claims, volumes)
+	written, err := c.preBind(ctx, assumed, current, claims, ext, volumes)
 	if err == nil {
-		if err = c.bindPod(ctx, fw, assumed); err != nil {
-			err = fmt.Errorf("binding to %s: %w", assumed.Spec.NodeName, err)
-		}
+		err = c.bindPod(ctx, fw, assumed)
 	}
 	if err != nil {
 		// Unreserve, then forget the pod.
@@ -406,11 +403,12 @@ func (c *Controller) bind(ctx context.Context, fw *framework.Framework, pi *queu
 
 // preBind runs what the PreBind plugins do before pod is bound:
 // VolumeBinding's writes and wait for volumes, DynamicResources' for
-// claims. kube-scheduler v1.36.3 runs the two side by side, since both
+// claims (bindClaims, which patches current, the pod as the API server
+// has it). kube-scheduler v1.36.3 runs the two side by side, since both
 // allow it in PreBindPreFlight, and the first to fail stops the other;
 // its error, which preBind returns, says which plugin failed. written
 // are the claims written for the pod, to unreserve if it is not bound.
-func (c *Controller) preBind(ctx context.Context, pod *v1.Pod, claims []*resourceapi.ResourceClaim, volumes *podVolumes) (written []*resourceapi.ResourceClaim, err error) {
+func (c *Controller) preBind(ctx context.Context, pod, current *v1.Pod, claims []*resourceapi.ResourceClaim, ext *v1.PodExtendedResourceClaimStatus, volumes *podVolumes) (written claimWrites, err error) {
 	g, ctx := errgroup.WithContext(ctx)
 	if volumes != nil {
 		g.Go(func() error {
@@ -422,8 +420,7 @@ func (c *Controller) preBind(ctx context.Context, pod *v1.Pod, claims []*resourc
 	}
 	if len(claims) > 0 {
 		g.Go(func() error {
-			var err error
-			if written, err = c.writeClaims(ctx, claims); err != nil {
+			if err := c.bindClaims(ctx, current, claims, ext, &written); err != nil {
 				return fmt.Errorf("running PreBind plugin %q: %w", names.DynamicResources, err)
 			}
 			return nil
@@ -438,7 +435,11 @@ func (c *Controller) preBind(ctx context.Context, pod *v1.Pod, claims []*resourc
 // NominatedNodeNameForExpectation (beta, on by default in v1.36.3) for a
 // pod whose PreBind has work to do (PreBindPreFlight): VolumeBinding's
 // has while one of its PersistentVolumeClaims is unbound,
-// DynamicResources' for every pod with ResourceClaims. Other
+// DynamicResources' for every pod with ResourceClaims, the one created
+// for its DRA-backed extended resources included. (kube-scheduler also
+// nominates a pod asking for an extended resource that a DeviceClass
+// provides when its node offers the resource itself and needs no claim;
+// the placement does not tell the controller of such a pod.) Other
 // components, such as cluster-autoscaler, then see where the pod is
 // going while the writes and the volumes' binding take their time. A
 // failure is logged and binding goes on, as in kube-scheduler. It
@@ -460,68 +461,11 @@ func (c *Controller) nominateForBinding(ctx context.Context, pod *v1.Pod, node s
 	return nominated
 }
 
-// writeClaims writes what the placement did to the pod's ResourceClaims
-// before the pod is bound, as DynamicResources' PreBind does: the
-// finalizer that keeps an allocated claim, then the allocation and the
-// pod in reservedFor. A conflict reads the claim again and reapplies the
-// change, unless another writer allocated it meanwhile. It returns the
-// claims it wrote, those before the one that failed.
-func (c *Controller) writeClaims(ctx context.Context, claims []*resourceapi.ResourceClaim) ([]*resourceapi.ResourceClaim, error) {
-	for i, want := range claims {
-		api := c.client.ResourceV1().ResourceClaims(want.Namespace)
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			claim, err := api.Get(ctx, want.Name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			if claim.UID != want.UID {
-				return fmt.Errorf("ResourceClaim %s/%s was replaced", want.Namespace, want.Name)
-			}
-			if claim.Status.Allocation != nil && want.Status.Allocation != nil && !equality.Semantic.DeepEqual(claim.Status.Allocation, want.Status.Allocation) {
-				return fmt.Errorf("ResourceClaim %s/%s was allocated meanwhile", want.Namespace, want.Name)
-			}
-			missing := false
-			for _, f := range want.Finalizers {
-				if !slices.Contains(claim.Finalizers, f) {
-					claim.Finalizers = append(claim.Finalizers, f)
-					missing = true
-				}
-			}
-			if missing {
-				if claim, err = api.Update(ctx, claim, metav1.UpdateOptions{}); err != nil {
-					return err
-				}
-			}
-			claim.Status.Allocation = want.Status.Allocation
-			claim.Status.ReservedFor = want.Status.ReservedFor
-			_, err = api.UpdateStatus(ctx, claim, metav1.UpdateOptions{})
-			return err
-		})
-		if err != nil {
-			return claims[:i], fmt.Errorf("writing ResourceClaim %s/%s: %w", want.Namespace, want.Name, err)
-		}
-	}
-	return claims, nil
-}
-
-// unreserveClaims takes pod out of the reservedFor of the claims written
-// for it, when another PreBind or its binding failed, as
-// DynamicResources' Unreserve does: with a patch that removes its entry
-// by UID whatever else changed. The allocation stays; a later cycle
-// reuses it or PostFilter releases it.
-func (c *Controller) unreserveClaims(ctx context.Context, pod *v1.Pod, claims []*resourceapi.ResourceClaim) {
-	for _, claim := range claims {
-		patch := fmt.Sprintf(`{"metadata":{"uid":%q},"status":{"reservedFor":[{"$patch":"delete","uid":%q}]}}`, claim.UID, pod.UID)
-		if _, err := c.client.ResourceV1().ResourceClaims(claim.Namespace).Patch(ctx, claim.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "status"); err != nil {
-			c.log.Error("unreserving a ResourceClaim", "claim", claim.Namespace+"/"+claim.Name, "pod", key(pod), "err", err)
-		}
-	}
-}
-
 // bindPod binds pod to its spec.nodeName as kube-scheduler does: through
 // the profile's binding extender (a configuration's extender with a
 // bindVerb) when it is interested in pod, else by creating the pod's
-// Binding, as DefaultBinder does.
+// Binding, as DefaultBinder does. Its error is kube-scheduler's: the
+// extender's own, or DefaultBinder's with the plugin named.
 func (c *Controller) bindPod(ctx context.Context, fw *framework.Framework, pod *v1.Pod) error {
 	if took, err := fw.BindWithExtenders(ctx, pod, pod.Spec.NodeName); took || err != nil {
 		return err
@@ -530,7 +474,10 @@ func (c *Controller) bindPod(ctx context.Context, fw *framework.Framework, pod *
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
 		Target:     v1.ObjectReference{Kind: "Node", Name: pod.Spec.NodeName},
 	}
-	return c.client.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{})
+	if err := c.client.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("running Bind plugin %q: %w", names.DefaultBinder, err)
+	}
+	return nil
 }
 
 // failed handles a pod that could not be scheduled as kube-scheduler's

@@ -2,15 +2,20 @@ package main
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -54,6 +59,52 @@ func newFakeCluster(objs ...runtime.Object) *fake.Clientset {
 		pod.Spec.NodeName = b.Target.Name
 		return true, b, client.Tracker().Update(pods, pod, b.Namespace)
 	})
+	return client
+}
+
+// versioned makes client give the objects of resources a new
+// resourceVersion with each create and update (of the status too),
+// refuse with a conflict an update of another version than the stored
+// one, and name one created with a generateName alone (and give it a
+// UID), as the API server does; the fake does none of it. The controller
+// waits for its informers to show what it wrote, which it tells by the
+// version.
+func versioned(client *fake.Clientset, resources ...schema.GroupVersionResource) *fake.Clientset {
+	var version atomic.Int64
+	version.Store(100)
+	for _, gvr := range resources {
+		for _, verb := range []string{"create", "update"} {
+			client.PrependReactor(verb, gvr.Resource, func(action clienttesting.Action) (bool, runtime.Object, error) {
+				if sub := action.GetSubresource(); sub != "" && sub != "status" {
+					return false, nil, nil
+				}
+				obj := action.(interface{ GetObject() runtime.Object }).GetObject().DeepCopyObject()
+				meta := obj.(metav1.Object)
+				if rv := meta.GetResourceVersion(); verb == "update" && rv != "" {
+					stored, err := client.Tracker().Get(gvr, meta.GetNamespace(), meta.GetName())
+					if err == nil && stored.(metav1.Object).GetResourceVersion() != rv {
+						return true, nil, apierrors.NewConflict(gvr.GroupResource(), meta.GetName(), errors.New("the object has been modified"))
+					}
+				}
+				v := version.Add(1)
+				meta.SetResourceVersion(strconv.FormatInt(v, 10))
+				var err error
+				if verb == "create" {
+					if meta.GetName() == "" && meta.GetGenerateName() != "" {
+						meta.SetName(meta.GetGenerateName() + strconv.FormatInt(v, 36))
+						meta.SetUID(types.UID("uid-" + meta.GetName()))
+					}
+					err = client.Tracker().Create(gvr, obj, meta.GetNamespace())
+				} else {
+					err = client.Tracker().Update(gvr, obj, meta.GetNamespace())
+				}
+				if err != nil {
+					return true, nil, err
+				}
+				return true, obj, nil
+			})
+		}
+	}
 	return client
 }
 

@@ -16,12 +16,16 @@ import (
 )
 
 // draObjects is a class "gpu" of the driver gpu.example.com's devices,
-// one device on node small, and a claim per name asking for one.
+// which also provides the extended resource example.com/gpu, one device
+// on node small, and a claim per name asking for one.
 func draObjects(claims ...string) []runtime.Object {
 	objs := []runtime.Object{
-		&resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: resourceapi.DeviceClassSpec{Selectors: []resourceapi.DeviceSelector{{
-			CEL: &resourceapi.CELDeviceSelector{Expression: `device.driver == "gpu.example.com"`},
-		}}}},
+		&resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: resourceapi.DeviceClassSpec{
+			Selectors: []resourceapi.DeviceSelector{{
+				CEL: &resourceapi.CELDeviceSelector{Expression: `device.driver == "gpu.example.com"`},
+			}},
+			ExtendedResourceName: new(gpuResource),
+		}},
 		&resourceapi.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: "small-gpus"}, Spec: resourceapi.ResourceSliceSpec{
 			Driver: "gpu.example.com", NodeName: new("small"), Pool: resourceapi.ResourcePool{Name: "small", Generation: 1, ResourceSliceCount: 1},
 			Devices: []resourceapi.Device{{Name: "gpu-0"}},

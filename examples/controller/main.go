@@ -8,7 +8,10 @@
 // chose and nominates the pod to their node, where a later cycle places
 // it, reading PodDisruptionBudgets as kube-scheduler does. Pods with
 // ResourceClaims get devices as from kube-scheduler: the controller
-// writes the claims' allocation before it binds the pod. Pods whose
+// writes the claims' allocation before it binds the pod. So do pods
+// asking for extended resources that a DeviceClass provides: the
+// controller creates their claim, and names it in the pod's
+// status.extendedResourceClaimStatus, before it binds them. Pods whose
 // PersistentVolumeClaims wait for their first consumer get volumes as
 // from kube-scheduler: the controller writes the chosen volumes'
 // claimRef (or the claims' selected node, for a provisioner) and binds

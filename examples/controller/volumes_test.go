@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -83,36 +81,10 @@ var (
 )
 
 // newVolumeCluster is newFakeCluster whose PersistentVolumes and claims
-// get a new resourceVersion with each create and update, as the API
-// server gives them (the fake leaves versions alone): what was assumed
-// about them yields to what the informers then see.
+// are versioned as the API server versions them: what was assumed about
+// them yields to what the informers then see.
 func newVolumeCluster(objs ...runtime.Object) *fake.Clientset {
-	client := newFakeCluster(objs...)
-	var version atomic.Int64
-	version.Store(100)
-	for _, gvr := range []schema.GroupVersionResource{volumesResource, claimsResource} {
-		for _, verb := range []string{"create", "update"} {
-			client.PrependReactor(verb, gvr.Resource, func(action clienttesting.Action) (bool, runtime.Object, error) {
-				if action.GetSubresource() != "" {
-					return false, nil, nil
-				}
-				obj := action.(interface{ GetObject() runtime.Object }).GetObject().DeepCopyObject()
-				meta := obj.(metav1.Object)
-				meta.SetResourceVersion(strconv.FormatInt(version.Add(1), 10))
-				var err error
-				if verb == "create" {
-					err = client.Tracker().Create(gvr, obj, meta.GetNamespace())
-				} else {
-					err = client.Tracker().Update(gvr, obj, meta.GetNamespace())
-				}
-				if err != nil {
-					return true, nil, err
-				}
-				return true, obj, nil
-			})
-		}
-	}
-	return client
+	return versioned(newFakeCluster(objs...), volumesResource, claimsResource)
 }
 
 // bindClaim does the PV controller's part of binding claim to the

@@ -232,6 +232,33 @@ func (cp *ControlPlane) StartScheduler(ctx context.Context) error {
 	return cp.waitReady(ctx, "kube-scheduler", "https://127.0.0.1:"+strconv.Itoa(cp.ports.scheduler)+"/healthz", insecure)
 }
 
+// SchedulerMetrics returns what kube-scheduler serves on /metrics, in
+// Prometheus' text format. It asks with the administrator's token,
+// which kube-scheduler has the API server check.
+func (cp *ControlPlane) SchedulerMetrics(ctx context.Context) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://127.0.0.1:"+strconv.Itoa(cp.ports.scheduler)+"/metrics", nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+cp.token)
+	insecure := &tls.Config{InsecureSkipVerify: true} // its own self-signed certificate
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: insecure}}
+	defer client.CloseIdleConnections()
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("kube-scheduler's /metrics: %s: %s", resp.Status, bytes.TrimSpace(body))
+	}
+	return string(body), nil
+}
+
 // StartControllerManager starts kube-controller-manager with one
 // controller, the PersistentVolume binder, which binds claims to volumes
 // (those the scheduler chose for claims that wait for their first
