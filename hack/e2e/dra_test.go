@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 )
 
 // TestDRAAllocationAgrees gives each scheduler, on a fresh control plane,
@@ -27,23 +28,7 @@ func TestDRAAllocationAgrees(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			class := &resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: resourceapi.DeviceClassSpec{Selectors: []resourceapi.DeviceSelector{{
-				CEL: &resourceapi.CELDeviceSelector{Expression: `device.driver == "gpu.example.com"`},
-			}}}}
-			if _, err := client.ResourceV1().DeviceClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			for node, devices := range map[string][]string{"node-0": {"gpu-0", "gpu-1"}, "node-1": {"gpu-0"}} {
-				slice := &resourceapi.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: node + "-gpus"}, Spec: resourceapi.ResourceSliceSpec{
-					Driver: "gpu.example.com", NodeName: new(node), Pool: resourceapi.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: 1},
-				}}
-				for _, d := range devices {
-					slice.Spec.Devices = append(slice.Spec.Devices, resourceapi.Device{Name: d})
-				}
-				if _, err := client.ResourceV1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			createGPUs(ctx, t, client, "")
 			claims := client.ResourceV1().ResourceClaims(metav1.NamespaceDefault)
 			pods := client.CoreV1().Pods(metav1.NamespaceDefault)
 			for i := range 4 {
@@ -125,5 +110,33 @@ func TestDRAAllocationAgrees(t *testing.T) {
 	}
 	if a, b := messages[v1.DefaultSchedulerName], messages[kubeschedName]; a != b {
 		t.Errorf("the pod left without a device:\n kube-scheduler: %s\n kubesched:      %s", a, b)
+	}
+}
+
+// createGPUs creates the DeviceClass gpu, selecting the driver
+// gpu.example.com's devices (and providing them as extendedResource when
+// not empty), and ResourceSlices of that driver with two devices on
+// node-0 and one on node-1.
+func createGPUs(ctx context.Context, t *testing.T, client kubernetes.Interface, extendedResource string) {
+	t.Helper()
+	class := &resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: resourceapi.DeviceClassSpec{
+		Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: `device.driver == "gpu.example.com"`}}},
+	}}
+	if extendedResource != "" {
+		class.Spec.ExtendedResourceName = new(extendedResource)
+	}
+	if _, err := client.ResourceV1().DeviceClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for node, devices := range map[string][]string{"node-0": {"gpu-0", "gpu-1"}, "node-1": {"gpu-0"}} {
+		slice := &resourceapi.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: node + "-gpus"}, Spec: resourceapi.ResourceSliceSpec{
+			Driver: "gpu.example.com", NodeName: new(node), Pool: resourceapi.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: 1},
+		}}
+		for _, d := range devices {
+			slice.Spec.Devices = append(slice.Spec.Devices, resourceapi.Device{Name: d})
+		}
+		if _, err := client.ResourceV1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

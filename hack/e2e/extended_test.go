@@ -127,24 +127,7 @@ func TestDRAExtendedResourcesAgree(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			class := &resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: resourceapi.DeviceClassSpec{
-				Selectors:            []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: `device.driver == "gpu.example.com"`}}},
-				ExtendedResourceName: new(gpuResource),
-			}}
-			if _, err := client.ResourceV1().DeviceClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			for node, devices := range map[string][]string{"node-0": {"gpu-0", "gpu-1"}, "node-1": {"gpu-0"}} {
-				slice := &resourceapi.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: node + "-gpus"}, Spec: resourceapi.ResourceSliceSpec{
-					Driver: "gpu.example.com", NodeName: new(node), Pool: resourceapi.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: 1},
-				}}
-				for _, d := range devices {
-					slice.Spec.Devices = append(slice.Spec.Devices, resourceapi.Device{Name: d})
-				}
-				if _, err := client.ResourceV1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			createGPUs(ctx, t, client, gpuResource)
 			pods := client.CoreV1().Pods(metav1.NamespaceDefault)
 			// Every change of the pods, to see what each had when it was
 			// bound: a nomination before, the claim named in its status.
