@@ -10,6 +10,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 )
 
 // TestDRAAllocationAgrees gives each scheduler, on a fresh control plane,
@@ -62,20 +63,7 @@ func TestDRAAllocationAgrees(t *testing.T) {
 					})
 				}
 			}
-			eventually(t, time.Minute, "trainer-3 is reported unschedulable", func() (bool, error) {
-				p, err := pods.Get(ctx, "trainer-3", metav1.GetOptions{})
-				if err != nil {
-					return false, err
-				}
-				if p.Spec.NodeName != "" {
-					return false, fmt.Errorf("trainer-3 was bound to %s with no device left", p.Spec.NodeName)
-				}
-				if c := scheduledCondition(p); c != nil && c.Status == v1.ConditionFalse {
-					messages[scheduler] = c.Reason + ": " + c.Message
-					return true, nil
-				}
-				return false, nil
-			})
+			messages[scheduler] = awaitNoDeviceLeft(ctx, t, pods, "trainer-3")
 			// Each bound pod's claim holds a device of its node, reserved
 			// for it, and no device is held twice.
 			held := map[string]string{}
@@ -111,6 +99,29 @@ func TestDRAAllocationAgrees(t *testing.T) {
 	if a, b := messages[v1.DefaultSchedulerName], messages[kubeschedName]; a != b {
 		t.Errorf("the pod left without a device:\n kube-scheduler: %s\n kubesched:      %s", a, b)
 	}
+}
+
+// awaitNoDeviceLeft waits until the pod called name is reported
+// unschedulable, failing the test should it be bound (no device is left
+// for it), and returns its PodScheduled condition's reason and message.
+func awaitNoDeviceLeft(ctx context.Context, t *testing.T, pods corev1client.PodInterface, name string) string {
+	t.Helper()
+	var message string
+	eventually(t, time.Minute, name+" is reported unschedulable", func() (bool, error) {
+		p, err := pods.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if p.Spec.NodeName != "" {
+			return false, fmt.Errorf("%s was bound to %s with no device left", name, p.Spec.NodeName)
+		}
+		if c := scheduledCondition(p); c != nil && c.Status == v1.ConditionFalse {
+			message = c.Reason + ": " + c.Message
+			return true, nil
+		}
+		return false, nil
+	})
+	return message
 }
 
 // createGPUs creates the DeviceClass gpu, selecting the driver

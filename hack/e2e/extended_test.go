@@ -180,20 +180,7 @@ func TestDRAExtendedResourcesAgree(t *testing.T) {
 				}
 			}
 			o := outcome{shapes: map[string]string{}}
-			eventually(t, time.Minute, "trainer-2 is reported unschedulable", func() (bool, error) {
-				p, err := pods.Get(ctx, "trainer-2", metav1.GetOptions{})
-				if err != nil {
-					return false, err
-				}
-				if p.Spec.NodeName != "" {
-					return false, fmt.Errorf("trainer-2 was bound to %s with no device left", p.Spec.NodeName)
-				}
-				if c := scheduledCondition(p); c != nil && c.Status == v1.ConditionFalse {
-					o.message = c.Reason + ": " + c.Message
-					return true, nil
-				}
-				return false, nil
-			})
+			o.message = awaitNoDeviceLeft(ctx, t, pods, "trainer-2")
 			w.Stop()
 			<-watched
 
