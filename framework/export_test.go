@@ -18,3 +18,21 @@ func MemosCheap(f *Framework) []bool {
 	}
 	return out
 }
+
+// MemosZeroColumns returns, for each memo f keeps, how many of its score
+// plugins score 0 on every node it knows (memo.nonzero).
+func MemosZeroColumns(f *Framework) []int {
+	f.memos.mu.Lock()
+	defer f.memos.mu.Unlock()
+	var out []int
+	for _, m := range f.memos.list {
+		zero := 0
+		for i := range m.nonzero {
+			if m.nonzero[i].Load() == 0 {
+				zero++
+			}
+		}
+		out = append(out, zero)
+	}
+	return out
+}

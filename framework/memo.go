@@ -87,6 +87,16 @@ type memo struct {
 	scores []int
 	sgen   []int64
 	score  []int32
+	// nonzero[k] counts the positions p whose score[k*nodes+p] is not 0,
+	// kept or not: when it is 0, every node scores 0 (see
+	// scoring.uniform).
+	nonzero []atomic.Int64
+	// bytes[k*nodes+p] is score[k*nodes+p] as a byte, which it is for
+	// the plugins that do not normalize (weighed straight from the memo,
+	// see scoring.direct), for a Result's score table; dsum[p] is the
+	// weighted sum of position p's kept scores of those plugins.
+	bytes []uint8
+	dsum  []int64
 
 	// fresh counts the nodes a cycle filtered or scored afresh, and
 	// lastFresh is the last cycle's count (a new memo's is unbounded):
@@ -275,7 +285,12 @@ func (m *memo) bindScores(active []*scorePlugin, pod *v1.Pod) []int {
 		m.scores = append(m.scores[:0], set...)
 		m.sgen = grow(&m.sgen, m.nodes)
 		clear(m.sgen)
+		// Cleared, for nonzero to count them.
 		m.score = grow(&m.score, len(set)*m.nodes)
+		clear(m.score)
+		m.nonzero = make([]atomic.Int64, len(set))
+		m.bytes = grow(&m.bytes, len(set)*m.nodes)
+		m.dsum = grow(&m.dsum, m.nodes)
 	}
 	return slots
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/locality"
 	"github.com/kubesched/kubesched/internal/testcluster"
+	plugins "github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -98,10 +99,16 @@ func TestCyclesWithMemosDecideAsCyclesWithout(t *testing.T) {
 		// other cycle runs over a snapshot.
 		inPlace    bool
 		percentage int32
+		// prefer starts without PreferNoSchedule taints, for which
+		// TaintToleration scores every node alike, and the in-place
+		// change adds or removes one.
+		prefer bool
 	}{
 		{name: "snapshots and plain slices, new NodeInfos for changed nodes, every node scored", percentage: 100},
 		{name: "plain slices changed in place, every node scored", inPlace: true, percentage: 100},
 		{name: "snapshots and plain slices at an adaptive percentage", percentage: 0},
+		{name: "a PreferNoSchedule taint that comes and goes, every node scored", inPlace: true, prefer: true, percentage: 100},
+		{name: "a PreferNoSchedule taint that comes and goes, at an adaptive percentage", inPlace: true, prefer: true, percentage: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -124,7 +131,13 @@ func TestCyclesWithMemosDecideAsCyclesWithout(t *testing.T) {
 				frameworks[i] = f
 			}
 			with, without := frameworks[0], framework.WithoutMemos(frameworks[1])
-			nodes := nodeinfo.Build(memoNodes(), testcluster.ExistingPods(200, memoNodes(), testcluster.Basic))
+			all := memoNodes()
+			if tc.prefer {
+				for _, n := range all {
+					n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(t v1.Taint) bool { return t.Effect == v1.TaintEffectPreferNoSchedule })
+				}
+			}
+			nodes := nodeinfo.Build(all, testcluster.ExistingPods(200, all, testcluster.Basic))
 			r := rand.New(rand.NewPCG(9, 10))
 			shape := 0
 			for step := range 400 {
@@ -178,14 +191,21 @@ func TestCyclesWithMemosDecideAsCyclesWithout(t *testing.T) {
 					// may, is never remembered: one of them is tainted or
 					// untainted each step.
 					ni := nodes[11*r.IntN(len(nodes)/11)]
+					effect := v1.TaintEffectNoSchedule
+					if tc.prefer {
+						// Another node, kept in the memo.
+						ni, effect = nodes[1+11*r.IntN(len(nodes)/11)], v1.TaintEffectPreferNoSchedule
+					}
 					node := ni.Node().DeepCopy()
 					if len(node.Spec.Taints) > 0 {
 						node.Spec.Taints = nil
 					} else {
-						node.Spec.Taints = []v1.Taint{{Key: "drain", Effect: v1.TaintEffectNoSchedule}}
+						node.Spec.Taints = []v1.Taint{{Key: "drain", Effect: effect}}
 					}
 					ni.SetNode(node)
-					ni.Generation = 0
+					if !tc.prefer || step%5 == 0 {
+						ni.Generation = 0
+					}
 				} else {
 					nodes = slices.Clone(nodes)
 					nodes[at] = nodes[at].Clone()
@@ -309,6 +329,93 @@ func TestAMemoNeverKeepsAScoreOutOfRange(t *testing.T) {
 		_, err := f.Schedule(context.Background(), pod, nodes)
 		if err == nil || !strings.Contains(err.Error(), `plugin "LocalScore" returns an invalid score 101`) {
 			t.Fatalf("cycle %d: error %v, want the invalid score", i, err)
+		}
+	}
+}
+
+// TestAMemoWeighsEveryNodeAsACycleWithout: when every node fits, a memo
+// cycle takes the weighted sum of the plugins that do not normalize, and
+// their scores, straight from the memo, and weighs a plugin that scores
+// every node 0 once. Under weights other than the defaults, as nodes
+// fill, and as a PreferNoSchedule taint comes to a node and goes, the
+// scores and choices are those of a framework without memos.
+func TestAMemoWeighsEveryNodeAsACycleWithout(t *testing.T) {
+	t.Parallel()
+	rs := &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-web"},
+		Spec:       appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
+	}
+	weights := map[string]int32{plugins.NodeResourcesFit: 3, plugins.NodeResourcesBalancedAllocation: 5, plugins.ImageLocality: 7, plugins.TaintToleration: 4}
+	frameworks := make([]*framework.Framework, 2)
+	for i := range frameworks {
+		ps := kubesched.DefaultPlugins()
+		for j := range ps {
+			if _, scores := ps[j].Plugin.(framework.ScorePlugin); scores {
+				if w, ok := weights[ps[j].Plugin.Name()]; ok {
+					ps[j].Weight = w
+				}
+			}
+		}
+		f, err := ps.Framework(framework.WithRandSource(rand.NewPCG(3, 4)), framework.WithPercentageOfNodesToScore(100), framework.WithObjects(rs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		frameworks[i] = f
+	}
+	with, without := frameworks[0], framework.WithoutMemos(frameworks[1])
+	all := testcluster.Nodes(150, testcluster.Basic)
+	for i, n := range all {
+		if i%3 == 0 {
+			n.Status.Images = []v1.ContainerImage{{Names: []string{"registry.k8s.io/pause:3.10"}, SizeBytes: 300 << 20}}
+		}
+	}
+	nodes := nodeinfo.Build(all, testcluster.ExistingPods(100, all, testcluster.Basic))
+	r := rand.New(rand.NewPCG(5, 6))
+	tainted := -1
+	for step := range 300 {
+		pod := memoShape(memoShapes-4, fmt.Sprintf("p-%d", step))
+		var results [2]*framework.Result
+		var errs [2]error
+		for i, f := range []*framework.Framework{with, without} {
+			results[i], errs[i] = f.Schedule(context.Background(), pod, nodes)
+		}
+		compareMemoCycles(t, step, memoShapes-4, results, errs)
+		if errs[0] != nil {
+			t.Fatalf("step %d: %v", step, errs[0])
+		}
+		if results[0].FeasibleNodes != len(nodes) {
+			t.Fatalf("step %d: %d nodes feasible, want every one of %d", step, results[0].FeasibleNodes, len(nodes))
+		}
+		// TaintToleration and DynamicResources score 0 everywhere, but
+		// TaintToleration while a node is tainted. (The first cycle
+		// makes no memo.)
+		want := []int{2}
+		if tainted >= 0 {
+			want = []int{1}
+		}
+		if got := framework.MemosZeroColumns(with); step > 0 && !slices.Equal(got, want) {
+			t.Fatalf("step %d, tainted node %d (-1: none): memos' plugins scoring 0 everywhere %v, want %v", step, tainted, got, want)
+		}
+		nodes = slices.Clone(nodes)
+		at := slices.IndexFunc(nodes, func(ni *nodeinfo.NodeInfo) bool { return ni.Name() == results[0].SuggestedHost })
+		pod.Spec.NodeName = nodes[at].Name()
+		nodes[at] = nodes[at].Clone()
+		nodes[at].AddPod(pod)
+		if step%10 == 9 {
+			// One node at a time tainted, then none.
+			if tainted >= 0 {
+				nodes[tainted] = nodes[tainted].Clone()
+				node := nodes[tainted].Node().DeepCopy()
+				node.Spec.Taints = nil
+				nodes[tainted].SetNode(node)
+				tainted = -1
+			} else {
+				tainted = r.IntN(len(nodes))
+				nodes[tainted] = nodes[tainted].Clone()
+				node := nodes[tainted].Node().DeepCopy()
+				node.Spec.Taints = []v1.Taint{{Key: "spot", Effect: v1.TaintEffectPreferNoSchedule}}
+				nodes[tainted].SetNode(node)
+			}
 		}
 	}
 }

@@ -561,6 +561,12 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 			return nil, err
 		}
 	}
+	// Plugins scoring every node alike are weighed once.
+	pos := found.pos[:n]
+	uniform, err := sc.uniform(ctx, state, pod, nodes, raw, stride, pos)
+	if err != nil {
+		return nil, err
+	}
 	if sc.before != nil {
 		// Explain shows the scores as the plugins gave them.
 		before := make([]int64, len(active)*n)
@@ -570,7 +576,7 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 		*sc.before = before
 	}
 	for p, pl := range active {
-		if pl.normalize != nil {
+		if pl.normalize != nil && (uniform == nil || uniform[p] < 0) {
 			if s := pl.normalize.NormalizeScore(ctx, state, pod, nodes, raw[p*stride:p*stride+n]); !s.IsSuccess() {
 				return nil, fmt.Errorf("running Normalize on Score plugins: plugin %q failed with: %w", pl.name, s.AsError())
 			}
@@ -580,23 +586,80 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 	// check, a score is at most MaxNodeScore.
 	*t = newScoreTable(idx, idx.len(), found.pos[:n], active, found.every)
 	totals := grow(&sc.buf.totals, n)
-	pos := found.pos[:n]
 	direct := make([][]int32, len(active))
 	for p := range active {
 		direct[p] = sc.directScores(p, raw, stride, pos)
 	}
+	// The uniform plugins add the same to every total, and the direct
+	// ones, when the memo keeps their sum per node, that sum, their
+	// bytes copied into the table.
+	var base int64
+	for p, pl := range active {
+		if uniform != nil && uniform[p] >= 0 {
+			base += uniform[p] * pl.weight
+		}
+	}
+	m := sc.memo
+	summed := sc.summed && !sc.unkept.Load()
+	// Workers for the plugins weighed node by node; the others cost a
+	// copy.
+	weighed := 1
+	for p := range active {
+		if (uniform == nil || uniform[p] < 0) && (direct[p] == nil || !summed) {
+			weighed++
+		}
+	}
 	// Plugin by plugin, as kube-scheduler applies the weights: each
 	// plugin's scores are adjacent.
-	parallel.Chunks(ctx, f.workers(n*len(active), 4096), n, func(start, end int) {
+	parallel.Chunks(ctx, f.workers(n*weighed, 4096), n, func(start, end int) {
 		tot := totals[start:end]
-		clear(tot)
+		at := pos[start:end]
+		at = at[:len(tot)]
+		// A chunk of a search over every node that does not wrap round
+		// is a run of positions.
+		run := found.every && len(at) > 0 && at[len(at)-1] >= at[0]
+		switch {
+		case summed && run:
+			copy(tot, m.dsum[at[0]:])
+			if base != 0 {
+				for i := range tot {
+					tot[i] += base
+				}
+			}
+		case summed:
+			for i, q := range at {
+				tot[i] = m.dsum[q] + base
+			}
+		case base == 0:
+			clear(tot)
+		default:
+			for i := range tot {
+				tot[i] = base
+			}
+		}
 		for p, pl := range active {
 			w, table := pl.weight, t.raw[p*n+start:p*n+end]
 			table = table[:len(tot)]
+			if uniform != nil && uniform[p] >= 0 {
+				v := uint8(uniform[p])
+				for i := range table {
+					table[i] = v
+				}
+				continue
+			}
+			if kept := direct[p]; kept != nil && summed {
+				bytes := m.bytes[sc.slots[p]*m.nodes : (sc.slots[p]+1)*m.nodes]
+				if run {
+					copy(table, bytes[at[0]:])
+					continue
+				}
+				for i, q := range at {
+					table[i] = bytes[q]
+				}
+				continue
+			}
 			if kept := direct[p]; kept != nil {
 				// In range (see directScores).
-				at := pos[start:end]
-				at = at[:len(tot)]
 				for i, q := range at {
 					score := kept[q]
 					tot[i] += int64(score) * w

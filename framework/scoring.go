@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
@@ -68,9 +69,16 @@ type scoring struct {
 	// memo where the weights are applied, rather than copied first: a
 	// node-local plugin that does not normalize. unkept is set when a
 	// node's scores were worked out but could not be kept in the memo
-	// (see directScores).
+	// (see directScores). summed is set when some plugin is direct:
+	// their weighted sum per node is then in the memo (memo.dsum).
 	direct []bool
 	unkept atomic.Bool
+	summed bool
+	// maybeUniform[k] is whether active plugin k, node-local and
+	// normalizing, scored 0 on every node the memo knew before the cycle
+	// (memo.nonzero): its scores are not copied out of the memo, and
+	// after scoring, if still so, the column is uniform (see uniform).
+	maybeUniform []bool
 }
 
 // useMemo takes the framework's memo for pod's shape over n nodes, if
@@ -100,9 +108,9 @@ func (sc *scoring) useMemo(state *CycleState, pod *v1.Pod, n int) {
 	if !some {
 		return
 	}
-	// Per node: two generations, a status, the first filter, and a score
-	// per score plugin.
-	perNode := 8 + 8 + 8 + 2 + 4*len(f.scores)
+	// Per node: two generations, a status, the first filter, a sum, and
+	// a score and its byte per score plugin.
+	perNode := 8 + 8 + 8 + 2 + 8 + 5*len(f.scores)
 	if m := f.memos.take(pod, n, set, perNode); m != nil {
 		sc.memo, sc.local, sc.others = m, local, others
 	}
@@ -129,11 +137,20 @@ func (sc *scoring) bind(active []*scorePlugin, pod *v1.Pod) {
 	if sc.memo != nil {
 		sc.slots = sc.memo.bindScores(active, pod)
 	}
-	sc.direct = nil
-	if sc.slots != nil && sc.before == nil {
-		sc.direct = make([]bool, len(active))
-		for k, pl := range active {
-			sc.direct[k] = sc.slots[k] >= 0 && pl.normalize == nil
+	sc.direct, sc.maybeUniform, sc.summed = nil, nil, false
+	if sc.slots == nil || sc.before != nil {
+		return
+	}
+	sc.direct = make([]bool, len(active))
+	sc.maybeUniform = make([]bool, len(active))
+	for k, pl := range active {
+		slot := sc.slots[k]
+		switch {
+		case slot < 0:
+		case pl.normalize != nil:
+			sc.maybeUniform[k] = sc.memo.nonzero[slot].Load() == 0
+		default:
+			sc.direct[k], sc.summed = true, true
 		}
 	}
 }
@@ -162,6 +179,51 @@ func (sc *scoring) directScores(k int, raw []int64, stride int, pos []int32) []i
 		}
 	}
 	return nil
+}
+
+// uniform settles, after the nodes were scored, the plugins that
+// might score every node alike (maybeUniform): for each that still
+// scores 0 on every node the memo knows, and so on every scored node,
+// it returns at k the normalized score all nodes get, which is what the
+// plugin makes of a single node's 0 (package internal/locality requires
+// it of node-local plugins that normalize); for the others, -1, after
+// copying their scores out of the memo into the raw buffer as
+// scoreChunk would have. nodes, raw, stride and pos are as scoreNodes
+// has them.
+func (sc *scoring) uniform(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, raw []int64, stride int, pos []int32) ([]int64, error) {
+	var out []int64
+	m := sc.memo
+	for k, pl := range sc.active {
+		if sc.maybeUniform == nil || !sc.maybeUniform[k] {
+			continue
+		}
+		if out == nil {
+			out = make([]int64, len(sc.active))
+			for i := range out {
+				out[i] = -1
+			}
+		}
+		slot := sc.slots[k]
+		if sc.unkept.Load() || m.nonzero[slot].Load() != 0 {
+			kept := m.score[slot*m.nodes : (slot+1)*m.nodes]
+			col := raw[k*stride : k*stride+len(pos)]
+			for i, p := range pos {
+				if gen := m.gen[p]; gen != 0 && m.sgen[p] == gen {
+					col[i] = int64(kept[p])
+				}
+			}
+			continue
+		}
+		one := []int64{0}
+		if s := pl.normalize.NormalizeScore(ctx, state, pod, nodes[:1], one); !s.IsSuccess() {
+			return nil, fmt.Errorf("running Normalize on Score plugins: plugin %q failed with: %w", pl.name, s.AsError())
+		}
+		if one[0] < MinNodeScore || one[0] > MaxNodeScore {
+			return nil, fmt.Errorf("applying score weights: plugin %q returns an invalid score %d, it should in the range of [%d, %d] after normalizing", pl.name, one[0], MinNodeScore, MaxNodeScore)
+		}
+		out[k] = one[0]
+	}
+	return out, nil
 }
 
 // newScoring returns a cycle's scoring, scoring after filtering until
@@ -270,8 +332,8 @@ func (sc *scoring) scoreChunk(ctx context.Context, state *CycleState, pod *v1.Po
 	for k, pl := range sc.active {
 		out := raw[k*n+start : k*n+end]
 		if slots != nil && slots[k] >= 0 {
-			if sc.direct != nil && sc.direct[k] {
-				continue // read from the memo when weighed
+			if sc.direct != nil && (sc.direct[k] || sc.maybeUniform[k]) {
+				continue // read from the memo when weighed, or uniform
 			}
 			// Every node's, and again below for those the memo lacks.
 			kept := m.score[slots[k]*m.nodes : (slots[k]+1)*m.nodes]
@@ -313,6 +375,7 @@ func (sc *scoring) scoreLocal(ctx context.Context, state *CycleState, pod *v1.Po
 	m.fresh.Add(1)
 	gen := m.gen[p]
 	keep := gen != 0
+	var sum int64
 	for k, pl := range sc.active {
 		slot := slots[k]
 		if slot < 0 {
@@ -330,11 +393,26 @@ func (sc *scoring) scoreLocal(ctx context.Context, state *CycleState, pod *v1.Po
 		// directScores); its others are checked as they come.
 		if score != int64(int32(score)) || pl.normalize == nil && (score < MinNodeScore || score > MaxNodeScore) {
 			keep = false
-		} else if keep {
-			m.score[slot*m.nodes+int(p)] = int32(score)
+			continue
+		}
+		if !keep {
+			continue
+		}
+		at := slot*m.nodes + int(p)
+		if old := m.score[at]; (old == 0) != (score == 0) {
+			if score == 0 {
+				m.nonzero[slot].Add(-1)
+			} else {
+				m.nonzero[slot].Add(1)
+			}
+		}
+		m.score[at], m.bytes[at] = int32(score), uint8(score)
+		if pl.normalize == nil {
+			sum += score * pl.weight
 		}
 	}
 	if keep {
+		m.dsum[p] = sum
 		m.sgen[p] = gen
 	} else {
 		sc.unkept.Store(true)

@@ -7,12 +7,14 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/locality"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -244,5 +246,38 @@ func TestDynamicResourcesScorePicksTheNodeWithTheFirstChoice(t *testing.T) {
 				t.Errorf("node scores = %v, want big 100, small 87", scores)
 			}
 		})
+	}
+}
+
+// TestDynamicResourcesIsNodeLocalOnlyForPodsThatCannotHaveDevices: the
+// framework remembers node-local scores per node generation, which a
+// claim's allocation does not change; so DynamicResources is node-local
+// (scoring 0 everywhere) only for a pod that has no claims and asks for
+// no resource a DeviceClass could provide.
+func TestDynamicResourcesIsNodeLocalOnlyForPodsThatCannotHaveDevices(t *testing.T) {
+	t.Parallel()
+	isLocal := locality.Of(&DynamicResources{})
+	if isLocal == nil {
+		t.Fatal("DynamicResources is not registered as node-local for any pod")
+	}
+	plain := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"}, Spec: v1.PodSpec{Containers: []v1.Container{{
+		Name: "c", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}},
+	}}}}
+	claimed := plain.DeepCopy()
+	claimed.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: new("gpu")}}
+	extended := plain.DeepCopy()
+	extended.Spec.Containers[0].Resources.Requests["example.com/gpu"] = resource.MustParse("1")
+	for _, tc := range []struct {
+		name string
+		pod  *v1.Pod
+		want bool
+	}{
+		{"a pod asking for CPU alone is node-local", plain, true},
+		{"a pod with a claim is not", claimed, false},
+		{"a pod asking for an extended resource is not", extended, false},
+	} {
+		if got := isLocal(&DynamicResources{}, tc.pod); got != tc.want {
+			t.Errorf("%s: node-local %v", tc.name, got)
+		}
 	}
 }

@@ -27,6 +27,11 @@ func init() {
 	locality.Register(&NodeResourcesBalancedAllocation{}, func(pl any, _ *v1.Pod) bool {
 		return !scoresExtended(pl.(*NodeResourcesBalancedAllocation).getScorer())
 	})
+	// A pod without claims, asking for no resource a DeviceClass could
+	// provide, scores 0 on every node.
+	locality.Register(&DynamicResources{}, func(_ any, pod *v1.Pod) bool {
+		return len(pod.Spec.ResourceClaims) == 0 && !dra.MayUseExtendedResources(pod)
+	})
 }
 
 // scoresExtended reports whether s scores an extended resource.

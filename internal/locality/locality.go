@@ -9,6 +9,11 @@
 // one node changes per placement, asks these plugins about that node
 // alone.
 //
+// A node-local plugin that normalizes its scores must, when every node
+// scores 0, give every node the normalized score it gives a single node
+// scoring 0: the framework then normalizes that one 0 instead of a score
+// per node.
+//
 // Plugin packages register their types here at init; a plugin type not
 // registered is never treated as node-local.
 package locality
