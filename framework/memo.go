@@ -79,6 +79,12 @@ type memo struct {
 	gen    []int64
 	first  []int16
 	status []*Status
+	// passing is the version of the node list (CycleState.ChangedNodes)
+	// at which every position's verdict was kept, for the node there,
+	// and was that every node-local filter passes; the zero version
+	// when not so. A cycle that finds that still so of every node but
+	// those changed since judges those alone (see filterNodes).
+	passing NodesVersion
 
 	// scores is which of the framework's score plugins are remembered,
 	// by position in Framework.scores; sgen[p] the generation whose
@@ -158,6 +164,7 @@ func (ms *memos) take(pod *v1.Pod, n int, local filterSet, perNode int) *memo {
 		if m.filters != local {
 			m.filters = local
 			clear(m.gen)
+			m.passing = NodesVersion{}
 		}
 		return m
 	}
@@ -200,6 +207,7 @@ func (m *memo) reset(pod *v1.Pod, print uint64, n int, local filterSet) {
 	m.spec = marshalSpec(m.pod)
 	m.gen = grow(&m.gen, n)
 	clear(m.gen)
+	m.passing = NodesVersion{}
 	m.first = grow(&m.first, n)
 	m.status = grow(&m.status, n)
 	clear(m.status)
@@ -237,6 +245,21 @@ func (m *memo) filter(ctx context.Context, filters []FilterPlugin, at []int, loc
 		return m.status[p]
 	}
 	return nil
+}
+
+// allPass judges the nodes at positions changed of nodes (see filter
+// for the other arguments) and reports whether every one passed with a
+// verdict kept for it.
+func (m *memo) allPass(ctx context.Context, filters []FilterPlugin, at []int, local []bool, others []int, gens []int64, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, changed []int32) bool {
+	for _, p := range changed {
+		if gens[p] == 0 {
+			return false
+		}
+		if s := m.filter(ctx, filters, at, local, others, gens, state, pod, nodes[p], p); !s.IsSuccess() {
+			return false
+		}
+	}
+	return true
 }
 
 // check brings position p's kept verdict up to date with ni, running the

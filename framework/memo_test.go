@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubesched/kubesched"
+	"github.com/kubesched/kubesched/cache"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/locality"
 	"github.com/kubesched/kubesched/internal/testcluster"
@@ -417,5 +418,122 @@ func TestAMemoWeighsEveryNodeAsACycleWithout(t *testing.T) {
 				nodes[tainted].SetNode(node)
 			}
 		}
+	}
+}
+
+// TestASettledMemoDecidesAsACycleWithout: over a snapshot updated in
+// place, a memo every node of which passed judges only the nodes changed
+// since; as pods are placed, nodes come, and a node is tainted and
+// untainted, its cycles decide as a framework's without memos, and most
+// of them take that way.
+func TestASettledMemoDecidesAsACycleWithout(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		percentage int32
+		// settles is whether most cycles should find the memo settled:
+		// a search that may stop early never does.
+		settles bool
+	}{
+		{"every node scored", 100, true},
+		{"an adaptive percentage", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			testSettledMemo(t, tc.percentage, tc.settles)
+		})
+	}
+}
+
+func testSettledMemo(t *testing.T, percentage int32, settles bool) {
+	rs := &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-web"},
+		Spec:       appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
+	}
+	frameworks := make([]*framework.Framework, 2)
+	for i := range frameworks {
+		// One worker: which nodes a search that stops early finds
+		// depends on the workers' timing otherwise.
+		f, err := kubesched.DefaultFramework(framework.WithRandSource(rand.NewPCG(11, 12)), framework.WithPercentageOfNodesToScore(percentage),
+			framework.WithObjects(rs), framework.WithParallelism(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		frameworks[i] = f
+	}
+	with, without := frameworks[0], framework.WithoutMemos(frameworks[1])
+	c, err := cache.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := testcluster.Nodes(150, testcluster.Basic)
+	for _, n := range all {
+		if _, err := c.AddNode(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range testcluster.ExistingPods(100, all, testcluster.Basic) {
+		if err := c.AddPod(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	snap := c.UpdateSnapshot(nil)
+	r := rand.New(rand.NewPCG(13, 14))
+	tainted, settled := -1, 0
+	for step := range 300 {
+		shape := memoShapes - 4 // a replica
+		if step%9 == 8 {
+			shape = 0 // a plain pod between them, with a memo of its own
+		}
+		pod := memoShape(shape, fmt.Sprintf("p-%d", step))
+		var results [2]*framework.Result
+		var errs [2]error
+		for i, f := range []*framework.Framework{with, without} {
+			results[i], errs[i] = f.ScheduleSnapshot(ctx, pod, snap)
+		}
+		compareMemoCycles(t, step, shape, results, errs)
+		if errs[0] != nil {
+			t.Fatalf("step %d: %v", step, errs[0])
+		}
+		if shape != 0 && slices.Contains(framework.MemosPassing(with), true) {
+			settled++
+		}
+		pod.Spec.NodeName = results[0].SuggestedHost
+		if err := c.AssumePod(pod); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case step%20 == 5: // a node tainted, or untainted
+			node := all[max(tainted, 0)]
+			if tainted < 0 {
+				tainted = r.IntN(len(all))
+				node = all[tainted].DeepCopy()
+				node.Spec.Taints = []v1.Taint{{Key: "drain", Effect: v1.TaintEffectNoSchedule}}
+			} else {
+				tainted = -1
+			}
+			if _, err := c.UpdateNode(node); err != nil {
+				t.Fatal(err)
+			}
+		case step == 100: // a node joins: a new list
+			node := testcluster.Nodes(len(all)+1, testcluster.Basic)[len(all)]
+			all = append(all, node)
+			if _, err := c.AddNode(node); err != nil {
+				t.Fatal(err)
+			}
+		case step == 200: // more nodes change than the snapshot logs
+			for i, node := range all[:100] {
+				p := testcluster.Pod(fmt.Sprintf("burst-%d", i), testcluster.Basic)
+				p.Spec.NodeName = node.Name
+				if err := c.AddPod(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		snap = c.UpdateSnapshot(snap)
+	}
+	if settles && settled < 150 || !settles && settled > 0 {
+		t.Fatalf("%d of 300 cycles found the replicas' memo settled, want most: %v", settled, settles)
 	}
 }

@@ -365,6 +365,29 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 	// neither reading the verdicts nor clearing them visits it.
 	var reached atomic.Int64
 	defer func() { sc.buf.dirty = max(sc.buf.dirty, int(reached.Load())) }()
+	// A search over every node, all of which passed at a version of the
+	// list, judges the nodes changed since, and if they pass too, is
+	// done; else it goes on as any other. lost is set when some node's
+	// verdict could not be kept.
+	var version NodesVersion
+	var lost atomic.Bool
+	settle := kept && s.pos == nil && !earlyStop
+	if memo != nil {
+		since := memo.passing
+		memo.passing = NodesVersion{}
+		if settle {
+			var changed []int32
+			var ok bool
+			version, changed, ok = state.ChangedNodes(s.nodes, since)
+			if ok && memo.allPass(ctx, filters, at, local, others, gens, state, pod, s.nodes, changed) {
+				if err := parent.Err(); err != nil {
+					return searched{}, err
+				}
+				memo.passing = version
+				return sc.everyNode(s, start), nil
+			}
+		}
+	}
 	perWorker := 16
 	if kept && memo.cheap() {
 		perWorker = cheapPerWorker
@@ -396,6 +419,9 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 				}
 			} else {
 				ni = s.nodes[p]
+				if kept && gens[p] == 0 {
+					lost.Store(true)
+				}
 				var pods []*nodeinfo.PodInfo
 				if len(nominated) > 0 {
 					pods = nominated[ni.Name()]
@@ -440,15 +466,11 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 	if rejected.Load() == 0 && !earlyStop && parent.Err() == nil {
 		// Every node passed, in search order, and the early scores are
 		// already where they belong.
+		if settle && !lost.Load() {
+			memo.passing = version
+		}
 		if s.pos == nil {
-			out.every = true
-			out.nodes = append(append(out.nodes, s.nodes[start:]...), s.nodes[:start]...)
-			for p := start; p < n; p++ {
-				out.pos = append(out.pos, int32(p))
-			}
-			for p := range start {
-				out.pos = append(out.pos, int32(p))
-			}
+			out = sc.everyNode(s, start)
 		} else {
 			out.pos = append(append(out.pos, s.pos[start:]...), s.pos[:start]...)
 			for _, p := range out.pos {
@@ -480,6 +502,23 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 		return searched{}, err
 	}
 	return out, nil
+}
+
+// everyNode returns what a search over every node of s from start
+// found when every node passed.
+func (sc *scoring) everyNode(s search, start int) searched {
+	n := len(s.nodes)
+	out := searched{nodes: grow(&sc.buf.feasible, n)[:0], pos: grow(&sc.buf.pos, n)[:0], every: true}
+	out.nodes = append(append(out.nodes, s.nodes[start:]...), s.nodes[:start]...)
+	// The positions, rotated, out of a list of them all kept for it.
+	if len(sc.buf.iota) < n {
+		sc.buf.iota = make([]int32, n)
+		for p := range sc.buf.iota {
+			sc.buf.iota[p] = int32(p)
+		}
+	}
+	out.pos = append(append(out.pos, sc.buf.iota[start:n]...), sc.buf.iota[:start]...)
+	return out
 }
 
 // workers returns how many workers a CPU-bound loop over pieces takes:
