@@ -37,14 +37,14 @@ func MemosZeroColumns(f *Framework) []int {
 	return out
 }
 
-// MemosPassing reports, for each memo f keeps, whether it knows every
-// node passed at some version of the node list (memo.passing).
-func MemosPassing(f *Framework) []bool {
+// MemosSettled reports, for each memo f keeps, whether it knows every
+// node's verdict at some version of the node list (memo.settled).
+func MemosSettled(f *Framework) []bool {
 	f.memos.mu.Lock()
 	defer f.memos.mu.Unlock()
 	var out []bool
 	for _, m := range f.memos.list {
-		out = append(out, m.passing != NodesVersion{})
+		out = append(out, m.settled != NodesVersion{})
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -79,12 +80,20 @@ type memo struct {
 	gen    []int64
 	first  []int16
 	status []*Status
-	// passing is the version of the node list (CycleState.ChangedNodes)
-	// at which every position's verdict was kept, for the node there,
-	// and was that every node-local filter passes; the zero version
-	// when not so. A cycle that finds that still so of every node but
-	// those changed since judges those alone (see filterNodes).
-	passing NodesVersion
+	// settled is the version of the node list (CycleState.ChangedNodes)
+	// at which every position's verdict was kept, for the node there, and
+	// rejected were the positions, in order, where a node-local filter did
+	// not pass; the zero version when not so. A cycle that finds that
+	// still so of every node but those changed since judges those alone
+	// (see filterNodes).
+	settled  NodesVersion
+	rejected []int32
+	// found is what the last search with the memo settled found, from
+	// the search start foundFrom, for the rejected positions; its slices
+	// are the memo's, which a search that finds the same nodes rejected
+	// from the same start updates where nodes changed. Zero when none.
+	found     searched
+	foundFrom int
 
 	// scores is which of the framework's score plugins are remembered,
 	// by position in Framework.scores; sgen[p] the generation whose
@@ -164,7 +173,7 @@ func (ms *memos) take(pod *v1.Pod, n int, local filterSet, perNode int) *memo {
 		if m.filters != local {
 			m.filters = local
 			clear(m.gen)
-			m.passing = NodesVersion{}
+			m.settled, m.found = NodesVersion{}, searched{}
 		}
 		return m
 	}
@@ -207,7 +216,7 @@ func (m *memo) reset(pod *v1.Pod, print uint64, n int, local filterSet) {
 	m.spec = marshalSpec(m.pod)
 	m.gen = grow(&m.gen, n)
 	clear(m.gen)
-	m.passing = NodesVersion{}
+	m.settled, m.found = NodesVersion{}, searched{}
 	m.first = grow(&m.first, n)
 	m.status = grow(&m.status, n)
 	clear(m.status)
@@ -247,19 +256,44 @@ func (m *memo) filter(ctx context.Context, filters []FilterPlugin, at []int, loc
 	return nil
 }
 
-// allPass judges the nodes at positions changed of nodes (see filter
-// for the other arguments) and reports whether every one passed with a
-// verdict kept for it.
-func (m *memo) allPass(ctx context.Context, filters []FilterPlugin, at []int, local []bool, others []int, gens []int64, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, changed []int32) bool {
+// maxSettledRejected bounds how many of n nodes a settled memo keeps
+// rejected: past it, a cycle judges every node.
+func maxSettledRejected(n int) int { return max(64, n/8) }
+
+// settle judges the nodes at positions changed of nodes (see filter for
+// the other arguments), which changed since m settled with rejected
+// positions were (in order), and returns the positions rejected now, in
+// order, and true; false when some node's verdict cannot be kept, is an
+// error, or too many nodes are rejected. out is reused for the result.
+func (m *memo) settle(ctx context.Context, filters []FilterPlugin, at []int, local []bool, others []int, gens []int64, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, changed, were, out []int32) ([]int32, bool) {
+	var now []int32 // changed nodes rejected
 	for _, p := range changed {
 		if gens[p] == 0 {
-			return false
+			return nil, false
 		}
-		if s := m.filter(ctx, filters, at, local, others, gens, state, pod, nodes[p], p); !s.IsSuccess() {
-			return false
+		switch s := m.filter(ctx, filters, at, local, others, gens, state, pod, nodes[p], p); {
+		case s.IsSuccess():
+		case s.IsRejected():
+			now = append(now, p)
+		default:
+			return nil, false
 		}
 	}
-	return true
+	sorted := slices.Clone(changed)
+	slices.Sort(sorted)
+	out = out[:0]
+	for _, p := range were {
+		if _, again := slices.BinarySearch(sorted, p); !again {
+			out = append(out, p)
+		}
+	}
+	out = append(out, now...)
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if len(out) > maxSettledRejected(len(nodes)) {
+		return nil, false
+	}
+	return out, true
 }
 
 // check brings position p's kept verdict up to date with ni, running the

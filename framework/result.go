@@ -127,13 +127,22 @@ type scoreTable struct {
 // newScoreTable returns the table of the nodes at positions pos, in
 // search order, of the total nodes of idx, scored by plugins. every says
 // that pos is every node, from pos[0] round to the one before it.
-func newScoreTable(idx nodeIndex, total int, pos []int32, plugins []*scorePlugin, every bool) scoreTable {
+func newScoreTable(idx nodeIndex, total int, pos []int32, runs [][2]int32, plugins []*scorePlugin, every bool) scoreTable {
 	t := scoreTable{nodes: idx, n: len(pos), plugins: plugins, raw: make([]uint8, len(pos)*len(plugins))}
 	if len(pos) == 0 {
 		return t
 	}
 	if every {
 		t.start, t.all = pos[0], true
+		return t
+	}
+	if runs != nil && inOrder(pos, runs, total) {
+		// Run by run, a word at a time.
+		t.start = pos[0]
+		t.in = make([]uint64, (total+63)/64)
+		for _, r := range runs {
+			setBits(t.in, int(pos[r[0]]), int(pos[r[1]-1])+1)
+		}
 		return t
 	}
 	// Increasing but for one wrap, which must not pass the start again.
@@ -153,6 +162,36 @@ func newScoreTable(idx nodeIndex, total int, pos []int32, plugins []*scorePlugin
 		t.in[p/64] |= 1 << (p % 64)
 	}
 	return t
+}
+
+// inOrder reports whether pos, made of runs (see searched.runs), are
+// positions below total increasing but for one wrap, which does not pass
+// the start again, as a search's are.
+func inOrder(pos []int32, runs [][2]int32, total int) bool {
+	wraps := 0
+	for k, r := range runs {
+		if int(pos[r[1]-1]) >= total {
+			return false
+		}
+		if k > 0 && pos[r[0]] <= pos[runs[k-1][1]-1] {
+			wraps++
+		}
+	}
+	return wraps == 0 || wraps == 1 && pos[len(pos)-1] < pos[0]
+}
+
+// setBits sets bits [lo, hi) of in.
+func setBits(in []uint64, lo, hi int) {
+	for lo < hi && lo%64 != 0 {
+		in[lo/64] |= 1 << (lo % 64)
+		lo++
+	}
+	for ; lo+64 <= hi; lo += 64 {
+		in[lo/64] = ^uint64(0)
+	}
+	for ; lo < hi; lo++ {
+		in[lo/64] |= 1 << (lo % 64)
+	}
 }
 
 // positions returns the scored nodes' positions, in search order.

@@ -1,15 +1,16 @@
 package framework
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 )
 
 func TestScoreTableKeepsTheSearchOrder(t *testing.T) {
 	const (
-		list = "a list"
-		bits = "a set of bits"
-		all  = "every node from the start"
+		list = keptAsList
+		bits = keptAsBits
+		all  = keptAsAll
 	)
 	for _, tc := range []struct {
 		name  string
@@ -29,25 +30,56 @@ func TestScoreTableKeepsTheSearchOrder(t *testing.T) {
 		{"a position repeated is kept as a list", 10, []int32{2, 2}, list},
 		{"a descending order is kept as a list", 10, []int32{3, 2, 1}, list},
 		{"no nodes", 10, nil, list},
+		{"every node but a few, from the middle, round to it", 200, slices.Concat(span(130, 140), span(150, 200), span(0, 51), span(60, 130)), bits},
+		{"runs past the total are kept as a list", 100, slices.Concat(span(90, 101), span(0, 10)), list},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			table := newScoreTable(nil, tc.total, tc.pos, nil, tc.kept == all)
-			kept := list
-			switch {
-			case table.all:
-				kept = all
-			case table.in != nil:
-				kept = bits
+		// Given the runs of consecutive positions, or not: the same.
+		for _, withRuns := range []bool{false, true} {
+			var runs [][2]int32
+			if withRuns {
+				runs = runsOf(tc.pos, false, make([][2]int32, 0, 64))
 			}
-			if kept != tc.kept {
-				t.Fatalf("kept as %s, want %s", kept, tc.kept)
-			}
-			if got := table.positions(); !slices.Equal(got, tc.pos) && len(got)+len(tc.pos) > 0 {
-				t.Fatalf("positions %v, want %v", got, tc.pos)
-			}
-			if table.n != len(tc.pos) {
-				t.Fatalf("n = %d, want %d", table.n, len(tc.pos))
-			}
-		})
+			t.Run(fmt.Sprintf("%s, with runs %v", tc.name, withRuns), func(t *testing.T) {
+				checkScoreTable(t, newScoreTable(nil, tc.total, tc.pos, runs, nil, tc.kept == all), tc.pos, tc.kept)
+			})
+		}
+	}
+}
+
+// span returns the positions [from, to).
+func span(from, to int32) []int32 {
+	var out []int32
+	for p := from; p < to; p++ {
+		out = append(out, p)
+	}
+	return out
+}
+
+// Ways a score table keeps its positions.
+const (
+	keptAsList = "a list"
+	keptAsBits = "a set of bits"
+	keptAsAll  = "every node from the start"
+)
+
+// checkScoreTable fails the test unless table keeps pos the way want
+// says and gives them back in order.
+func checkScoreTable(t *testing.T, table scoreTable, pos []int32, want string) {
+	t.Helper()
+	kept := keptAsList
+	switch {
+	case table.all:
+		kept = keptAsAll
+	case table.in != nil:
+		kept = keptAsBits
+	}
+	if kept != want {
+		t.Fatalf("kept as %s, want %s", kept, want)
+	}
+	if got := table.positions(); !slices.Equal(got, pos) && len(got)+len(pos) > 0 {
+		t.Fatalf("positions %v, want %v", got, pos)
+	}
+	if table.n != len(pos) {
+		t.Fatalf("n = %d, want %d", table.n, len(pos))
 	}
 }

@@ -309,6 +309,9 @@ type searched struct {
 	// every is set when they are all the cycle's nodes, in the order
 	// of a search from pos[0].
 	every bool
+	// runs, when not nil, are the runs of consecutive positions in pos,
+	// as [from, to) indices of pos (see runsOf).
+	runs [][2]int32
 }
 
 // filterNodes runs the filters over the nodes of s in parallel and stops
@@ -365,26 +368,41 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 	// neither reading the verdicts nor clearing them visits it.
 	var reached atomic.Int64
 	defer func() { sc.buf.dirty = max(sc.buf.dirty, int(reached.Load())) }()
-	// A search over every node, all of which passed at a version of the
-	// list, judges the nodes changed since, and if they pass too, is
-	// done; else it goes on as any other. lost is set when some node's
-	// verdict could not be kept.
+	// A search over every node with a memo settled at a version of the
+	// list judges the nodes changed since, and is done unless one gives
+	// an error (or cannot be kept); it goes on as any other then. lost is
+	// set when some node's verdict could not be kept.
 	var version NodesVersion
 	var lost atomic.Bool
 	settle := kept && s.pos == nil && !earlyStop
 	if memo != nil {
-		since := memo.passing
-		memo.passing = NodesVersion{}
+		// What the memo knew, forgotten unless this search settles it
+		// again (see memo.found: a search that does not take this way
+		// leaves its nodes stale).
+		since, were, last := memo.settled, memo.rejected, memo.found
+		memo.settled, memo.found.runs = NodesVersion{}, nil
 		if settle {
 			var changed []int32
 			var ok bool
 			version, changed, ok = state.ChangedNodes(s.nodes, since)
-			if ok && memo.allPass(ctx, filters, at, local, others, gens, state, pod, s.nodes, changed) {
-				if err := parent.Err(); err != nil {
-					return searched{}, err
+			if ok {
+				if now, ok := memo.settle(ctx, filters, at, local, others, gens, state, pod, s.nodes, changed, were, sc.buf.rejected); ok {
+					if err := parent.Err(); err != nil {
+						return searched{}, err
+					}
+					memo.settled, memo.rejected, sc.buf.rejected = version, now, were[:0]
+					record(d, s.nodes, now, memo.status)
+					if len(now) == 0 {
+						return sc.everyNode(s, start), nil
+					}
+					if last.runs != nil && memo.foundFrom == start && slices.Equal(now, were) {
+						last.update(s.nodes, changed, start)
+						memo.found = last
+					} else {
+						memo.found, memo.foundFrom = allBut(s, start, now, last), start
+					}
+					return memo.found, nil
 				}
-				memo.passing = version
-				return sc.everyNode(s, start), nil
 			}
 		}
 	}
@@ -467,7 +485,7 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 		// Every node passed, in search order, and the early scores are
 		// already where they belong.
 		if settle && !lost.Load() {
-			memo.passing = version
+			memo.settled, memo.rejected = version, memo.rejected[:0]
 		}
 		if s.pos == nil {
 			out = sc.everyNode(s, start)
@@ -479,6 +497,11 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 		}
 	} else {
 		d.reserve(int(rejected.Load()))
+		// A memo settles when the nodes rejected are few enough.
+		settled := settle && !earlyStop && !lost.Load() && parent.Err() == nil && int(rejected.Load()) <= maxSettledRejected(n)
+		if settled {
+			memo.rejected = memo.rejected[:0]
+		}
 		for i := range int(reached.Load()) {
 			p := s.position((start + i) % n)
 			switch {
@@ -491,7 +514,14 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 			case statuses[i] != nil:
 				d.SetNodeStatus(s.nodes[p].Name(), statuses[i])
 				d.addPluginStatus(statuses[i])
+				if settled {
+					memo.rejected = append(memo.rejected, p)
+				}
 			}
+		}
+		if settled {
+			slices.Sort(memo.rejected)
+			memo.settled = version
 		}
 	}
 	if sc.early {
@@ -504,20 +534,99 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 	return out, nil
 }
 
-// everyNode returns what a search over every node of s from start
-// found when every node passed.
-func (sc *scoring) everyNode(s search, start int) searched {
+// record records in d the verdicts of the nodes at positions rejected
+// of nodes: status[p] for position p.
+func record(d *Diagnosis, nodes []*nodeinfo.NodeInfo, rejected []int32, status []*Status) {
+	d.reserve(len(rejected))
+	for _, p := range rejected {
+		d.SetNodeStatus(nodes[p].Name(), status[p])
+		d.addPluginStatus(status[p])
+	}
+}
+
+// allBut returns what a search over every node of s from start found
+// when every node passed but those at positions rejected (in order, at
+// least one), in out's slices if they are large enough, with its runs.
+func allBut(s search, start int, rejected []int32, out searched) searched {
 	n := len(s.nodes)
-	out := searched{nodes: grow(&sc.buf.feasible, n)[:0], pos: grow(&sc.buf.pos, n)[:0], every: true}
-	out.nodes = append(append(out.nodes, s.nodes[start:]...), s.nodes[:start]...)
-	// The positions, rotated, out of a list of them all kept for it.
+	out = searched{nodes: out.nodes[:0], pos: out.pos[:0], runs: out.runs[:0]}
+	// The runs between rejected nodes, from start round to it.
+	appendRuns := func(lo, hi int) {
+		k, _ := slices.BinarySearch(rejected, int32(lo))
+		for ; lo < hi; k++ {
+			to := hi
+			if k < len(rejected) && int(rejected[k]) < hi {
+				to = int(rejected[k])
+			}
+			if lo < to {
+				out.runs = append(out.runs, [2]int32{int32(len(out.pos)), int32(len(out.pos) + to - lo)})
+			}
+			out.nodes = append(out.nodes, s.nodes[lo:to]...)
+			for p := lo; p < to; p++ {
+				out.pos = append(out.pos, int32(p))
+			}
+			lo = to + 1
+		}
+	}
+	appendRuns(start, n)
+	appendRuns(0, start)
+	if out.runs == nil {
+		out.runs = [][2]int32{} // none, but known
+	}
+	return out
+}
+
+// update brings what a settled search found up to date with nodes, of
+// which those at positions changed changed, where the search from start
+// found the same nodes rejected: only the changed nodes that passed are
+// new.
+func (f *searched) update(nodes []*nodeinfo.NodeInfo, changed []int32, start int) {
+	// The positions are increasing from start, and again from 0 past
+	// where they wrap round.
+	wrap, _ := slices.BinarySearchFunc(f.pos, true, func(p int32, _ bool) int {
+		if int(p) >= start {
+			return -1
+		}
+		return 1
+	})
+	for _, p := range changed {
+		part, base := f.pos[:wrap], 0
+		if int(p) < start {
+			part, base = f.pos[wrap:], wrap
+		}
+		if j, ok := slices.BinarySearch(part, p); ok {
+			f.nodes[base+j] = nodes[p]
+		}
+	}
+}
+
+// positions returns the positions 0 to n-1, kept for it.
+func (sc *scoring) positions(n int) []int32 {
 	if len(sc.buf.iota) < n {
 		sc.buf.iota = make([]int32, n)
 		for p := range sc.buf.iota {
 			sc.buf.iota[p] = int32(p)
 		}
 	}
-	out.pos = append(append(out.pos, sc.buf.iota[start:n]...), sc.buf.iota[:start]...)
+	return sc.buf.iota[:n]
+}
+
+// everyNode returns what a search over every node of s from start
+// found when every node passed.
+func (sc *scoring) everyNode(s search, start int) searched {
+	n := len(s.nodes)
+	out := searched{nodes: grow(&sc.buf.feasible, n)[:0], pos: grow(&sc.buf.pos, n)[:0], every: true}
+	if start == 0 && len(sc.f.extenders) == 0 {
+		// The nodes themselves, which the plugins read as they read the
+		// cycle's nodes (extenders, which may be anyone's code, get a
+		// copy). Copying thousands of pointers while the garbage
+		// collector marks costs a write barrier each.
+		out.nodes = s.nodes[:n:n]
+	} else {
+		out.nodes = append(append(out.nodes, s.nodes[start:]...), s.nodes[:start]...)
+	}
+	iota := sc.positions(n)
+	out.pos = append(append(out.pos, iota[start:]...), iota[:start]...)
 	return out
 }
 
@@ -623,7 +732,7 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 	}
 	// The result keeps each score in a byte, node by node: after the range
 	// check, a score is at most MaxNodeScore.
-	*t = newScoreTable(idx, idx.len(), found.pos[:n], active, found.every)
+	*t = newScoreTable(idx, idx.len(), found.pos[:n], found.runs, active, found.every)
 	totals := grow(&sc.buf.totals, n)
 	direct := make([][]int32, len(active))
 	for p := range active {
@@ -654,12 +763,21 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 		tot := totals[start:end]
 		at := pos[start:end]
 		at = at[:len(tot)]
-		// A chunk of a search over every node that does not wrap round
-		// is a run of positions.
-		run := found.every && len(at) > 0 && at[len(at)-1] >= at[0]
+		// The runs of consecutive positions, over which the memo's
+		// sums and bytes are copied; nil when there are too many.
+		var buf [maxRuns][2]int32
+		var runs [][2]int32
 		switch {
-		case summed && run:
-			copy(tot, m.dsum[at[0]:])
+		case summed && found.runs != nil:
+			runs = clipRuns(found.runs, start, end, buf[:0])
+		case summed:
+			runs = runsOf(at, found.every, buf[:0])
+		}
+		switch {
+		case runs != nil:
+			for _, r := range runs {
+				copy(tot[r[0]:r[1]], m.dsum[at[r[0]]:])
+			}
 			if base != 0 {
 				for i := range tot {
 					tot[i] += base
@@ -688,8 +806,10 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 			}
 			if kept := direct[p]; kept != nil && summed {
 				bytes := m.bytes[sc.slots[p]*m.nodes : (sc.slots[p]+1)*m.nodes]
-				if run {
-					copy(table, bytes[at[0]:])
+				if runs != nil {
+					for _, r := range runs {
+						copy(table[r[0]:r[1]], bytes[at[r[0]]:])
+					}
 					continue
 				}
 				for i, q := range at {
@@ -734,6 +854,50 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 		return nil, err
 	}
 	return totals, nil
+}
+
+// maxRuns bounds the runs runsOf finds: past it, positions are read
+// one by one.
+const maxRuns = 32
+
+// runsOf returns the runs of consecutive positions in at, as [from, to)
+// indices of at, appended to buf; nil when there are more than
+// cap(buf). every says that at is a stretch of a search over every node,
+// which is one run but where it wraps round.
+func runsOf(at []int32, every bool, buf [][2]int32) [][2]int32 {
+	if len(at) == 0 {
+		return buf
+	}
+	if every && at[len(at)-1] >= at[0] {
+		return append(buf, [2]int32{0, int32(len(at))})
+	}
+	from := 0
+	for i := 1; i <= len(at); i++ {
+		if i < len(at) && at[i] == at[i-1]+1 {
+			continue
+		}
+		if len(buf) == cap(buf) {
+			return nil
+		}
+		buf = append(buf, [2]int32{int32(from), int32(i)})
+		from = i
+	}
+	return buf
+}
+
+// clipRuns returns the parts of runs (see searched.runs) within
+// [start, end), as indices from start, appended to buf.
+func clipRuns(runs [][2]int32, start, end int, buf [][2]int32) [][2]int32 {
+	for _, r := range runs {
+		lo, hi := max(int(r[0]), start), min(int(r[1]), end)
+		if lo < hi {
+			buf = append(buf, [2]int32{int32(lo - start), int32(hi - start)})
+		}
+	}
+	if buf == nil {
+		buf = [][2]int32{}
+	}
+	return buf
 }
 
 // runPreScore runs the PreScore plugins and returns the score plugins that

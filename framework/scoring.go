@@ -284,8 +284,10 @@ type scratch struct {
 	passed   []bool
 	feasible []*nodeinfo.NodeInfo
 	pos      []int32
-	// iota[p] is p, for positions in order (see everyNode).
-	iota []int32
+	// iota[p] is p, for positions in order (see everyNode); rejected
+	// is room for a settled memo's rejected positions (memo.settle).
+	iota     []int32
+	rejected []int32
 	// dirty is how many leading entries of statuses, passed and
 	// feasible a cycle may have set; release clears them.
 	dirty int

@@ -58,6 +58,9 @@ type aggregate struct {
 	raws   []int64
 	stamps []uint32
 	stamp  uint32
+	// uncounted is how many positions the first constraint does not
+	// count (dom[0][p] is -1).
+	uncounted int
 }
 
 // At most alikeConstraints constraints, each with fewer than alikeRadix
@@ -174,10 +177,16 @@ func (a *aggregate) visit(pod *v1.Pod, cs []Constraint, keys []podcount.Key, ni 
 		if d := a.dom[c][p]; d >= 0 {
 			a.sums[c][d] -= int(a.share[c][p])
 			a.members[c][d]--
+			if c == 0 {
+				a.uncounted++
+			}
 		}
 		a.dom[c][p], a.share[c][p] = -1, 0
 		if !counts {
 			continue
+		}
+		if c == 0 {
+			a.uncounted--
 		}
 		value := nodeLabels[cs[c].TopologyKey]
 		d, ok := a.ids[c][value]
@@ -240,6 +249,7 @@ func (a *aggregate) outgrown() bool {
 func (a *aggregate) reset(n, k int) {
 	a.gens = make([]int64, n)
 	a.version = framework.NodesVersion{}
+	a.uncounted = n
 	a.alike = make([]int32, n)
 	for p := range a.alike {
 		a.alike[p] = -1

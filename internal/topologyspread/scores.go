@@ -160,9 +160,12 @@ func (s *Scores) scoreAll(pod *v1.Pod, requireAll bool, all, feasible []*nodeinf
 	for c := range cs {
 		host[c] = cs[c].TopologyKey == v1.LabelHostname
 	}
-	for j, i := range at {
-		if dom0[i] < 0 && feasible[j].Node() != nil {
-			s.ignored.Insert(feasible[j].Name())
+	// Every node counted under the first constraint: none ignored.
+	if a.uncounted > 0 {
+		for j, i := range at {
+			if dom0[i] < 0 && feasible[j].Node() != nil {
+				s.ignored.Insert(feasible[j].Name())
+			}
 		}
 	}
 	domains := make([]int, len(cs))
@@ -240,20 +243,27 @@ func (s *Scores) scoreAll(pod *v1.Pod, requireAll bool, all, feasible []*nodeinf
 		clear(a.stamps)
 		a.stamp = 1
 	}
+	alike, stamps, raws, stamp, raw := a.alike, a.stamps, a.raws, a.stamp, s.raw
 	for j, i := range at {
+		// Most nodes: alike some node scored before, in 32 bits.
+		if k := alike[i]; k >= 0 && stamps[k] == stamp && s.raw64 == nil {
+			raw[j] = int32(raws[k])
+			continue
+		}
 		if dom0[i] < 0 {
 			continue // counted for no constraint: ignored, or no node
 		}
 		var v int64
-		if k := a.alike[i]; k < 0 {
+		if k := alike[i]; k < 0 {
 			v = rawOf(j, i)
 		} else {
-			if a.stamps[k] != a.stamp {
-				a.raws[k], a.stamps[k] = rawOf(j, i), a.stamp
+			v = rawOf(j, i)
+			// Kept only when it fits in 32 bits, for the loop above.
+			if v == int64(int32(v)) {
+				raws[k], stamps[k] = v, stamp
 			}
-			v = a.raws[k]
 		}
-		s.raw[j] = int32(v)
+		raw[j] = int32(v)
 		if s.raw64 != nil {
 			s.raw64[j] = v
 		} else if v != int64(int32(v)) {
