@@ -56,7 +56,8 @@ type Extender interface {
 	IsBinder() bool
 	// Filter returns the nodes among nodes where pod may run, and why the
 	// others may not. It is called with the nodes that passed the filters
-	// and the extenders before it; it must not keep the slice.
+	// and the extenders before it; it must neither keep nor change the
+	// slice.
 	Filter(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (ExtenderFilterResult, error)
 	// Prioritize scores nodes for pod and returns the weight the scores are
 	// multiplied by. Scores are meant to lie in

@@ -317,7 +317,8 @@ type searched struct {
 // filterNodes runs the filters over the nodes of s in parallel and stops
 // once enough feasible nodes are found. Rejections go into d. Feasible
 // nodes are returned in search order, so that a seeded tie-break is
-// reproducible; their slices are sc's, valid until sc is released. When
+// reproducible; their slices are sc's (or, with a memo, the memo's),
+// valid until sc is released. When
 // sc scores early, each node that passes is scored at once and sc keeps
 // the scores of the returned nodes.
 func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.Pod, s search, d *Diagnosis, sc *scoring) (searched, error) {
@@ -392,8 +393,14 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 					}
 					memo.settled, memo.rejected, sc.buf.rejected = version, now, were[:0]
 					record(d, s.nodes, now, memo.status)
-					if len(now) == 0 {
+					switch {
+					case len(now) == 0:
 						return sc.everyNode(s, start), nil
+					case len(f.extenders) > 0:
+						// Extenders, which may be anyone's code, get
+						// slices of the cycle's own.
+						sc.buf.dirty = n // released clean
+						return allBut(s, start, now, searched{nodes: sc.buf.feasible, pos: sc.buf.pos}), nil
 					}
 					if last.runs != nil && memo.foundFrom == start && slices.Equal(now, were) {
 						last.update(s.nodes, changed, start)
@@ -624,6 +631,7 @@ func (sc *scoring) everyNode(s search, start int) searched {
 		out.nodes = s.nodes[:n:n]
 	} else {
 		out.nodes = append(append(out.nodes, s.nodes[start:]...), s.nodes[:start]...)
+		sc.buf.dirty = max(sc.buf.dirty, n) // released clean
 	}
 	iota := sc.positions(n)
 	out.pos = append(append(out.pos, iota[start:]...), iota[:start]...)
