@@ -62,6 +62,10 @@
 // alone (NodeResourcesFit, TaintToleration, NodeAffinity, ...) said of it
 // at its generation, so that placing many pods of one shape, as a
 // simulation or a ReplicaSet does, asks those plugins only about the
-// nodes that changed. This changes nothing in the results: the other
-// plugins run as ever, in profile order.
+// nodes that changed. Over a snapshot updated in place, when those are
+// the only plugins that filter the pod, a search over every node does not
+// even look at the other nodes: it takes their verdicts, and the list of
+// nodes that passed, from the last search of that shape. This changes
+// nothing in the results: the other plugins run as ever, in profile
+// order.
 package framework
