@@ -94,6 +94,11 @@ type memo struct {
 	// from the same start updates where nodes changed. Zero when none.
 	found     searched
 	foundFrom int
+	// scoredAt is the version of the node list (as settled) at which a
+	// cycle kept the scores of every node its search found; the zero
+	// version when not so. A settled search from that version finds only
+	// the changed nodes without kept scores (see scoring.prescore).
+	scoredAt NodesVersion
 
 	// scores is which of the framework's score plugins are remembered,
 	// by position in Framework.scores; sgen[p] the generation whose
@@ -348,6 +353,7 @@ func (m *memo) bindScores(active []*scorePlugin, pod *v1.Pod) []int {
 		m.nonzero = make([]atomic.Int64, len(set))
 		m.bytes = grow(&m.bytes, len(set)*m.nodes)
 		m.dsum = grow(&m.dsum, m.nodes)
+		m.scoredAt = NodesVersion{}
 	}
 	return slots
 }

@@ -382,6 +382,7 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 		// leaves its nodes stale).
 		since, were, last := memo.settled, memo.rejected, memo.found
 		memo.settled, memo.found.runs = NodesVersion{}, nil
+		sc.settled, sc.fast = NodesVersion{}, false
 		if settle {
 			var changed []int32
 			var ok bool
@@ -392,6 +393,7 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 						return searched{}, err
 					}
 					memo.settled, memo.rejected, sc.buf.rejected = version, now, were[:0]
+					sc.settled, sc.since, sc.changed, sc.fast = version, since, changed, true
 					record(d, s.nodes, now, memo.status)
 					switch {
 					case len(now) == 0:
@@ -403,7 +405,7 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 						return allBut(s, start, now, searched{nodes: sc.buf.feasible, pos: sc.buf.pos}), nil
 					}
 					if last.runs != nil && memo.foundFrom == start && slices.Equal(now, were) {
-						last.update(s.nodes, changed, start)
+						last.update(s.nodes, changed)
 						memo.found = last
 					} else {
 						memo.found, memo.foundFrom = allBut(s, start, now, last), start
@@ -493,6 +495,7 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 		// already where they belong.
 		if settle && !lost.Load() {
 			memo.settled, memo.rejected = version, memo.rejected[:0]
+			sc.settled = version
 		}
 		if s.pos == nil {
 			out = sc.everyNode(s, start)
@@ -528,7 +531,7 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 		}
 		if settled {
 			slices.Sort(memo.rejected)
-			memo.settled = version
+			memo.settled, sc.settled = version, version
 		}
 	}
 	if sc.early {
@@ -584,27 +587,41 @@ func allBut(s search, start int, rejected []int32, out searched) searched {
 }
 
 // update brings what a settled search found up to date with nodes, of
-// which those at positions changed changed, where the search from start
-// found the same nodes rejected: only the changed nodes that passed are
-// new.
-func (f *searched) update(nodes []*nodeinfo.NodeInfo, changed []int32, start int) {
-	// The positions are increasing from start, and again from 0 past
-	// where they wrap round.
-	wrap, _ := slices.BinarySearchFunc(f.pos, true, func(p int32, _ bool) int {
-		if int(p) >= start {
+// which those at positions changed changed, where the search found the
+// same nodes rejected from the same start: only the changed nodes that
+// passed are new.
+func (f *searched) update(nodes []*nodeinfo.NodeInfo, changed []int32) {
+	for _, p := range changed {
+		if j, ok := f.index(p); ok {
+			f.nodes[j] = nodes[p]
+		}
+	}
+}
+
+// index returns where position p is in f.pos, which a search over every
+// node found: increasing from where it started, and again from 0 past
+// where it wrapped round.
+func (f *searched) index(p int32) (int, bool) {
+	n := len(f.pos)
+	if n == 0 {
+		return 0, false
+	}
+	start := f.pos[0]
+	if f.every {
+		return int((p - start + int32(n)) % int32(n)), p >= 0 && int(p) < n
+	}
+	wrap, _ := slices.BinarySearchFunc(f.pos, true, func(q int32, _ bool) int {
+		if q >= start {
 			return -1
 		}
 		return 1
 	})
-	for _, p := range changed {
-		part, base := f.pos[:wrap], 0
-		if int(p) < start {
-			part, base = f.pos[wrap:], wrap
-		}
-		if j, ok := slices.BinarySearch(part, p); ok {
-			f.nodes[base+j] = nodes[p]
-		}
+	part, base := f.pos[:wrap], 0
+	if p < start {
+		part, base = f.pos[wrap:], wrap
 	}
+	j, ok := slices.BinarySearch(part, p)
+	return base + j, ok
 }
 
 // positions returns the positions 0 to n-1, kept for it.
@@ -703,6 +720,7 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 		}
 		sc.bind(active, pod)
 		raw, stride = sc.earlyBuffer(n), n
+		sc.prescore(ctx, state, pod, found, raw, n)
 		perWorker := 64
 		if sc.cheapScores() {
 			perWorker = cheapPerWorker
@@ -861,6 +879,7 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	sc.scored()
 	return totals, nil
 }
 

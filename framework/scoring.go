@@ -74,6 +74,14 @@ type scoring struct {
 	direct []bool
 	unkept atomic.Bool
 	summed bool
+	// settled, when the cycle's search settled its memo, is the version
+	// it settled at, and since the one it judged the nodes changed since,
+	// those being changed (fast); fast is unset when it judged every
+	// node. checked is set when every node found without kept scores
+	// was scored before the chunks (see prescore).
+	settled, since NodesVersion
+	changed        []int32
+	fast, checked  bool
 	// maybeUniform[k] is whether active plugin k, node-local and
 	// normalizing, scored 0 on every node the memo knew before the cycle
 	// (memo.nonzero): its scores are not copied out of the memo, and
@@ -359,7 +367,7 @@ func (sc *scoring) scoreChunk(ctx context.Context, state *CycleState, pod *v1.Po
 			out[i] = score
 		}
 	}
-	if slots == nil {
+	if slots == nil || sc.checked {
 		return
 	}
 	for i, p := range at {
@@ -369,6 +377,47 @@ func (sc *scoring) scoreChunk(ctx context.Context, state *CycleState, pod *v1.Po
 	}
 	for _, i := range missed {
 		sc.scoreLocal(ctx, state, pod, nodes[i], raw, n, i, pos[i])
+	}
+}
+
+// prescore scores, before the chunks, the nodes of found that lack kept
+// scores, when the memo knows they are among the changed nodes: its
+// last cycle kept every found node's scores at the version this cycle's
+// search counted the changes from. It sets sc.checked when it did, so
+// that scoreChunk looks no further. nodes, raw and n are as scoreChunk
+// has them.
+func (sc *scoring) prescore(ctx context.Context, state *CycleState, pod *v1.Pod, found searched, raw []int64, n int) {
+	m := sc.memo
+	if m == nil {
+		return
+	}
+	// Extenders may leave out nodes the search found, whose scores are
+	// then not kept; cycles with them keep no such record.
+	complete := sc.slots != nil && sc.fast && sc.since != (NodesVersion{}) && m.scoredAt == sc.since && len(sc.f.extenders) == 0
+	m.scoredAt = NodesVersion{}
+	if !complete {
+		return
+	}
+	for _, p := range sc.changed {
+		i, ok := found.index(p)
+		if !ok {
+			continue // rejected
+		}
+		if gen := m.gen[p]; gen == 0 || m.sgen[p] != gen {
+			sc.scoreLocal(ctx, state, pod, found.nodes[i], raw, n, i, p)
+		}
+	}
+	// A score that could not be kept is copied over from the memo by
+	// scoreChunk, which must then find the node again.
+	sc.checked = !sc.unkept.Load() && sc.err.Load() == nil
+}
+
+// scored records, after a cycle scored every node its search found and
+// kept every score, that the memo has them at the version the search
+// settled at.
+func (sc *scoring) scored() {
+	if m := sc.memo; m != nil && sc.slots != nil && sc.settled != (NodesVersion{}) && !sc.unkept.Load() && len(sc.f.extenders) == 0 {
+		m.scoredAt = sc.settled
 	}
 }
 
