@@ -153,6 +153,42 @@ func (s *Scorer) Resources() []ResourceSpec { return s.resources }
 // InPlacePodVerticalScaling and InPlacePodLevelResourcesVerticalScaling are
 // on by default in v1.36.3).
 func (s *Scorer) PodRequests(pod *v1.Pod) []int64 {
+	if c := plainContainer(pod); c != nil {
+		// What PodRequests works out for such a pod, without its maps.
+		out := make([]int64, len(s.resources))
+		for i, r := range s.resources {
+			q, found := c.Resources.Requests[r.Name]
+			switch {
+			case !found && !s.useRequested && r.Name == v1.ResourceCPU:
+				out[i] = nodeinfo.DefaultMilliCPURequest
+			case !found && !s.useRequested && r.Name == v1.ResourceMemory:
+				out[i] = nodeinfo.DefaultMemoryRequest
+			case r.Name == v1.ResourceCPU:
+				out[i] = q.MilliValue()
+			default:
+				out[i] = q.Value()
+			}
+		}
+		return out
+	}
+	return s.podRequests(pod)
+}
+
+// plainContainer returns the container of a pod that has one and
+// nothing else that adds to its requests: no init containers, overhead
+// or pod-level resources, and no container statuses or pod-level status
+// resources, which an in-place resize reads; nil for another pod.
+func plainContainer(pod *v1.Pod) *v1.Container {
+	spec, status := &pod.Spec, &pod.Status
+	if len(spec.Containers) != 1 || len(spec.InitContainers) != 0 || spec.Overhead != nil || spec.Resources != nil ||
+		len(status.ContainerStatuses) != 0 || len(status.InitContainerStatuses) != 0 || status.Resources != nil || status.Resize != "" {
+		return nil
+	}
+	return &spec.Containers[0]
+}
+
+// podRequests is PodRequests worked out by component-helpers' PodRequests.
+func (s *Scorer) podRequests(pod *v1.Pod) []int64 {
 	opts := resourcehelper.PodResourcesOptions{
 		UseStatusResources: true,
 		InPlacePodLevelResourcesVerticalScalingEnabled: true,

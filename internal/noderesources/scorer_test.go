@@ -122,3 +122,70 @@ func TestScorerWithManyResources(t *testing.T) {
 		t.Errorf("Score = %d, want 75", got)
 	}
 }
+
+// TestPodRequestsOfOnePlainContainerAsComponentHelpersWorksThemOut: the
+// shortcut for a pod of one plain container gives what component-helpers'
+// PodRequests gives, for both scorers (the fit scorer puts in default
+// requests for missing cpu and memory), and every other kind of pod goes
+// through PodRequests.
+func TestPodRequestsOfOnePlainContainerAsComponentHelpersWorksThemOut(t *testing.T) {
+	t.Parallel()
+	requests := func(kv ...string) v1.ResourceRequirements {
+		r := v1.ResourceRequirements{Requests: v1.ResourceList{}}
+		for i := 0; i+1 < len(kv); i += 2 {
+			r.Requests[v1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
+		}
+		return r
+	}
+	container := func(r v1.ResourceRequirements) v1.Container { return v1.Container{Name: "c", Resources: r} }
+	plain := func(r v1.ResourceRequirements) v1.Pod {
+		return v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{container(r)}}}
+	}
+	resizing := plain(requests("cpu", "250m"))
+	resizing.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "c", Resources: &v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}}}}
+	resizing.Status.Resize = v1.PodResizeStatusInProgress
+	allocated := plain(requests("cpu", "250m"))
+	allocated.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "c", Resources: &v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}}}}
+	withInit := plain(requests("cpu", "250m"))
+	withInit.Spec.InitContainers = []v1.Container{container(requests("cpu", "2"))}
+	withOverhead := plain(requests("cpu", "250m"))
+	withOverhead.Spec.Overhead = v1.ResourceList{v1.ResourceCPU: resource.MustParse("50m")}
+	podLevel := plain(requests("cpu", "250m"))
+	podLevel.Spec.Resources = &v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1"), v1.ResourceMemory: resource.MustParse("1Gi")}}
+	two := plain(requests("cpu", "250m"))
+	two.Spec.Containers = append(two.Spec.Containers, container(requests("memory", "1Gi")))
+	tests := []struct {
+		name  string
+		pod   v1.Pod
+		plain bool
+	}{
+		{"cpu, memory and an extended resource", plain(requests("cpu", "250m", "memory", "1Gi", "example.com/gpu", "2")), true},
+		{"nothing requested", plain(v1.ResourceRequirements{}), true},
+		{"cpu alone", plain(requests("cpu", "1500m")), true},
+		{"memory alone", plain(requests("memory", "300Mi")), true},
+		{"zero cpu and memory written out", plain(requests("cpu", "0", "memory", "0")), true},
+		{"limits alone", plain(v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceCPU: resource.MustParse("2")}}), true},
+		{"a fraction of a millicore", plain(requests("cpu", "0.0001", "memory", "1.5")), true},
+		{"a container being resized", resizing, false},
+		{"a container whose status shows more allocated", allocated, false},
+		{"an init container", withInit, false},
+		{"overhead", withOverhead, false},
+		{"pod-level resources", podLevel, false},
+		{"two containers", two, false},
+	}
+	resources := []configv1.ResourceSpec{{Name: "cpu", Weight: 1}, {Name: "memory", Weight: 1}, {Name: "example.com/gpu", Weight: 3}}
+	scorers := map[string]*Scorer{
+		"fit":      NewFitScorer(&configv1.NodeResourcesFitArgs{ScoringStrategy: &configv1.ScoringStrategy{Type: configv1.LeastAllocated, Resources: resources}}),
+		"balanced": NewBalancedScorer(&configv1.NodeResourcesBalancedAllocationArgs{Resources: resources}),
+	}
+	for name, s := range scorers {
+		for _, tc := range tests {
+			if got := plainContainer(&tc.pod) != nil; got != tc.plain {
+				t.Errorf("%s: taken for one plain container: %v, want %v", tc.name, got, tc.plain)
+			}
+			if got, want := s.PodRequests(&tc.pod), s.podRequests(&tc.pod); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s scorer, %s: requests %v, component-helpers %v", name, tc.name, got, want)
+			}
+		}
+	}
+}
