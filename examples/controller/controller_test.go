@@ -124,6 +124,19 @@ func startController(t *testing.T, ctrl *Controller) context.Context {
 	return ctx
 }
 
+// podGetter returns a function reading the pod called name, in the
+// namespace default, from client, which fails t if it cannot.
+func podGetter(ctx context.Context, t *testing.T, client *fake.Clientset) func(name string) *v1.Pod {
+	return func(name string) *v1.Pod {
+		t.Helper()
+		p, err := client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+}
+
 // eventually polls cond until it holds. Informers deliver events on
 // their own goroutines, so the test waits for state rather than time;
 // the deadline only guards against a hang.

@@ -59,13 +59,7 @@ func TestControllerAllocatesClaimsBeforeBinding(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := startController(t, ctrl)
-	getPod := func(name string) *v1.Pod {
-		p, err := client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	getPod := podGetter(ctx, t, client)
 	eventually(t, "a is bound", func() bool { return getPod("a").Spec.NodeName != "" })
 	if got := getPod("a").Spec.NodeName; got != "small" {
 		t.Errorf("a went to %s; only small has a device", got)

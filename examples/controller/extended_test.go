@@ -96,13 +96,7 @@ func TestControllerCreatesTheClaimForExtendedResourcesBeforeBinding(t *testing.T
 		t.Fatal(err)
 	}
 	ctx := startController(t, ctrl)
-	getPod := func(name string) *v1.Pod {
-		p, err := client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	getPod := podGetter(ctx, t, client)
 	eventually(t, "a is bound", func() bool { return getPod("a").Spec.NodeName != "" })
 	a := getPod("a")
 	if a.Spec.NodeName != "small" {
@@ -240,13 +234,7 @@ func TestControllerKeepsTheDeviceOfAPodInFlight(t *testing.T) {
 			}
 			letGo()
 
-			getPod := func(name string) *v1.Pod {
-				p, err := client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return p
-			}
+			getPod := podGetter(ctx, t, client)
 			eventually(t, "a is bound", func() bool { return getPod("a").Spec.NodeName == "small" })
 			eventually(t, "b is reported unschedulable", func() bool {
 				c := podScheduled(getPod("b"))
@@ -451,13 +439,7 @@ func TestControllerBindsOnceTheInformerHasTheClaim(t *testing.T) {
 	eventually(t, "the informers have synced", ctrl.Synced)
 	release := hold()
 	t.Cleanup(release) // before the controller stops, which waits for a
-	getPod := func(name string) *v1.Pod {
-		p, err := client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	getPod := podGetter(ctx, t, client)
 	eventually(t, "a's status names its claim", func() bool { return getPod("a").Status.ExtendedResourceClaimStatus != nil })
 	if _, err := client.CoreV1().Pods("default").Create(ctx, askingForGPU("b"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
