@@ -327,6 +327,13 @@ func (m *memo) check(ctx context.Context, filters []FilterPlugin, at []int, loca
 	return true
 }
 
+// scoresKept reports whether m keeps position p's scores for the node
+// there, whose verdict is kept.
+func (m *memo) scoresKept(p int32) bool {
+	gen := m.gen[p]
+	return gen != 0 && m.sgen[p] == gen
+}
+
 // bindScores prepares m to keep the raw scores of the active plugins
 // that are node-local for pod, and returns, per active plugin, its slot in
 // m (-1 for none). A different set than the last cycle's starts over.

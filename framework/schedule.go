@@ -752,7 +752,7 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 	for p, pl := range active {
 		if pl.normalize != nil && (uniform == nil || uniform[p] < 0) {
 			if s := pl.normalize.NormalizeScore(ctx, state, pod, nodes, raw[p*stride:p*stride+n]); !s.IsSuccess() {
-				return nil, fmt.Errorf("running Normalize on Score plugins: plugin %q failed with: %w", pl.name, s.AsError())
+				return nil, normalizeError(pl, s)
 			}
 		}
 	}
@@ -866,7 +866,7 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 			if highest > uint64(MaxNodeScore) {
 				for _, score := range scores {
 					if score < MinNodeScore || score > MaxNodeScore {
-						fail(fmt.Errorf("plugin %q returns an invalid score %d, it should in the range of [%d, %d] after normalizing", pl.name, score, MinNodeScore, MaxNodeScore))
+						fail(invalidScore(pl, score))
 						return
 					}
 				}
@@ -950,6 +950,18 @@ func (f *Framework) runPreScore(ctx context.Context, state *CycleState, pod *v1.
 		}
 	}
 	return active, nil
+}
+
+// normalizeError is kube-scheduler's error for plugin pl's
+// NormalizeScore failing with s.
+func normalizeError(pl *scorePlugin, s *Status) error {
+	return fmt.Errorf("running Normalize on Score plugins: plugin %q failed with: %w", pl.name, s.AsError())
+}
+
+// invalidScore is kube-scheduler's error for plugin pl's normalized
+// score out of range.
+func invalidScore(pl *scorePlugin, score int64) error {
+	return fmt.Errorf("plugin %q returns an invalid score %d, it should in the range of [%d, %d] after normalizing", pl.name, score, MinNodeScore, MaxNodeScore)
 }
 
 func scoreError(pl *scorePlugin, s *Status) error {

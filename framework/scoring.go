@@ -180,13 +180,22 @@ func (sc *scoring) directScores(k int, raw []int64, stride int, pos []int32) []i
 		return kept
 	}
 	sc.direct[k] = false
+	sc.copyKept(k, raw, stride, pos)
+	return nil
+}
+
+// copyKept copies active plugin k's scores kept in the memo into the raw
+// buffer (raw, stride and pos as scoreNodes has them), for the nodes
+// whose scores are kept; the others' are there already.
+func (sc *scoring) copyKept(k int, raw []int64, stride int, pos []int32) {
+	m := sc.memo
+	kept := m.score[sc.slots[k]*m.nodes : (sc.slots[k]+1)*m.nodes]
 	out := raw[k*stride : k*stride+len(pos)]
 	for i, p := range pos {
-		if gen := m.gen[p]; gen != 0 && m.sgen[p] == gen {
+		if m.scoresKept(p) {
 			out[i] = int64(kept[p])
 		}
 	}
-	return nil
 }
 
 // uniform settles, after the nodes were scored, the plugins that
@@ -211,23 +220,16 @@ func (sc *scoring) uniform(ctx context.Context, state *CycleState, pod *v1.Pod, 
 				out[i] = -1
 			}
 		}
-		slot := sc.slots[k]
-		if sc.unkept.Load() || m.nonzero[slot].Load() != 0 {
-			kept := m.score[slot*m.nodes : (slot+1)*m.nodes]
-			col := raw[k*stride : k*stride+len(pos)]
-			for i, p := range pos {
-				if gen := m.gen[p]; gen != 0 && m.sgen[p] == gen {
-					col[i] = int64(kept[p])
-				}
-			}
+		if sc.unkept.Load() || m.nonzero[sc.slots[k]].Load() != 0 {
+			sc.copyKept(k, raw, stride, pos)
 			continue
 		}
 		one := []int64{0}
 		if s := pl.normalize.NormalizeScore(ctx, state, pod, nodes[:1], one); !s.IsSuccess() {
-			return nil, fmt.Errorf("running Normalize on Score plugins: plugin %q failed with: %w", pl.name, s.AsError())
+			return nil, normalizeError(pl, s)
 		}
 		if one[0] < MinNodeScore || one[0] > MaxNodeScore {
-			return nil, fmt.Errorf("applying score weights: plugin %q returns an invalid score %d, it should in the range of [%d, %d] after normalizing", pl.name, one[0], MinNodeScore, MaxNodeScore)
+			return nil, fmt.Errorf("applying score weights: %w", invalidScore(pl, one[0]))
 		}
 		out[k] = one[0]
 	}
@@ -371,7 +373,7 @@ func (sc *scoring) scoreChunk(ctx context.Context, state *CycleState, pod *v1.Po
 		return
 	}
 	for i, p := range at {
-		if gen := m.gen[p]; gen == 0 || m.sgen[p] != gen {
+		if !m.scoresKept(p) {
 			missed = append(missed, start+i)
 		}
 	}
@@ -403,7 +405,7 @@ func (sc *scoring) prescore(ctx context.Context, state *CycleState, pod *v1.Pod,
 		if !ok {
 			continue // rejected
 		}
-		if gen := m.gen[p]; gen == 0 || m.sgen[p] != gen {
+		if !m.scoresKept(p) {
 			sc.scoreLocal(ctx, state, pod, found.nodes[i], raw, n, i, p)
 		}
 	}
