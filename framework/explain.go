@@ -406,7 +406,7 @@ func (f *Framework) explainScores(ctx context.Context, state *CycleState, pod *v
 		out.Total = totals[j]
 		out.Scores = make([]ExplainedScore, len(t.plugins))
 		for k, pl := range t.plugins {
-			norm := int64(t.raw[k*n+j])
+			norm := int64(t.score(k, j))
 			out.Scores[k] = ExplainedScore{Plugin: pl.name, Raw: before[k*n+j], Normalized: norm, Weighted: norm * pl.weight}
 		}
 	}

@@ -94,6 +94,10 @@ type memo struct {
 	// from the same start updates where nodes changed. Zero when none.
 	found     searched
 	foundFrom int
+	// partial counts the searches over every node that stopped early
+	// without settling m since it last tried to settle: once they may
+	// have taken up every node, one judges them all (see filterNodes).
+	partial int
 	// scoredAt is the version of the node list (as settled) at which a
 	// cycle kept the scores of every node its search found; the zero
 	// version when not so. A settled search from that version finds only
@@ -221,7 +225,7 @@ func (m *memo) reset(pod *v1.Pod, print uint64, n int, local filterSet) {
 	m.spec = marshalSpec(m.pod)
 	m.gen = grow(&m.gen, n)
 	clear(m.gen)
-	m.settled, m.found = NodesVersion{}, searched{}
+	m.settled, m.found, m.partial = NodesVersion{}, searched{}, 0
 	m.first = grow(&m.first, n)
 	m.status = grow(&m.status, n)
 	clear(m.status)

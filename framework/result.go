@@ -111,34 +111,76 @@ type scoreTable struct {
 	start int32
 	pos   []int32
 	n     int
-	// all is set instead of in when every node of the cycle was scored,
-	// from start round to the one before it.
-	all bool
+	// span is set instead of in when the nodes were consecutive: n
+	// positions from start, wrapping round from total-1 to 0, as when
+	// every node was scored or a search stopped early found every node it
+	// took up.
+	span  bool
+	total int32
 	// plugins are the plugins that scored the pod, in profile order.
 	plugins []*scorePlugin
-	// raw holds node i's normalized score by plugin p at raw[p*len(pos)+i].
-	raw []uint8
+	// raw holds node i's normalized score by plugin p at raw[col[p]+i];
+	// a plugin that scored every node alike has no column (col[p] < 0),
+	// and that score in same[p].
+	raw  []uint8
+	col  []int32
+	same []uint8
 	// ext holds, when extenders scored the pod, node i's extender scores
 	// as kube-scheduler lists them: an extender that failed, or left the
 	// node out of its answer, has no entry.
 	ext [][]PluginScore
 }
 
+// score returns node i's normalized score by plugin p.
+func (t *scoreTable) score(p, i int) uint8 {
+	if c := t.col[p]; c >= 0 {
+		return t.raw[int(c)+i]
+	}
+	return t.same[p]
+}
+
+// column returns plugin p's scores of nodes [lo, hi), to be written; nil
+// for a plugin that scored every node alike.
+func (t *scoreTable) column(p, lo, hi int) []uint8 {
+	c := int(t.col[p])
+	if c < 0 {
+		return nil
+	}
+	return t.raw[c+lo : c+hi]
+}
+
 // newScoreTable returns the table of the nodes at positions pos, in
 // search order, of the total nodes of idx, scored by plugins. every says
-// that pos is every node, from pos[0] round to the one before it.
-func newScoreTable(idx nodeIndex, total int, pos []int32, runs [][2]int32, plugins []*scorePlugin, every bool) scoreTable {
-	t := scoreTable{nodes: idx, n: len(pos), plugins: plugins, raw: make([]uint8, len(pos)*len(plugins))}
+// that pos is every node, from pos[0] round to the one before it; runs,
+// when not nil, are pos's runs of consecutive positions (see
+// searched.runs). uniform[p], when uniform is not nil and it is not
+// negative, is the score plugin p gave every node.
+func newScoreTable(idx nodeIndex, total int, pos []int32, runs [][2]int32, plugins []*scorePlugin, every bool, uniform []int64) scoreTable {
+	t := scoreTable{nodes: idx, n: len(pos), plugins: plugins, col: make([]int32, len(plugins)), same: make([]uint8, len(plugins))}
+	cols := 0
+	for p := range plugins {
+		if uniform != nil && uniform[p] >= 0 {
+			t.col[p], t.same[p] = -1, uint8(uniform[p])
+			continue
+		}
+		t.col[p] = int32(cols * len(pos))
+		cols++
+	}
+	t.raw = make([]uint8, cols*len(pos))
 	if len(pos) == 0 {
 		return t
 	}
 	if every {
-		t.start, t.all = pos[0], true
+		t.start, t.span, t.total = pos[0], true, int32(len(pos))
 		return t
 	}
 	if runs != nil && inOrder(pos, runs, total) {
-		// Run by run, a word at a time.
 		t.start = pos[0]
+		if spans(pos, runs, total) {
+			t.span, t.total = true, int32(total)
+			return t
+		}
+		// Run by run, a word at a time.
 		t.in = make([]uint64, (total+63)/64)
 		for _, r := range runs {
 			setBits(t.in, int(pos[r[0]]), int(pos[r[1]-1])+1)
@@ -146,10 +188,13 @@ func newScoreTable(idx nodeIndex, total int, pos []int32, runs [][2]int32, plugi
 		return t
 	}
 	// Increasing but for one wrap, which must not pass the start again.
-	wraps := 0
+	wraps, gaps := 0, 0
 	for i := 1; i < len(pos); i++ {
 		if pos[i] <= pos[i-1] {
 			wraps++
+		}
+		if pos[i] != pos[i-1]+1 && (pos[i] != 0 || int(pos[i-1]) != total-1) {
+			gaps++
 		}
 	}
 	if wraps > 1 || wraps == 1 && pos[len(pos)-1] >= pos[0] || int(slices.Max(pos)) >= total {
@@ -157,11 +202,26 @@ func newScoreTable(idx nodeIndex, total int, pos []int32, runs [][2]int32, plugi
 		return t
 	}
 	t.start = pos[0]
+	if gaps == 0 {
+		t.span, t.total = true, int32(total)
+		return t
+	}
 	t.in = make([]uint64, (total+63)/64)
 	for _, p := range pos {
 		t.in[p/64] |= 1 << (p % 64)
 	}
 	return t
+}
+
+// spans reports whether pos, made of runs and in order (see inOrder), are
+// consecutive positions, from total-1 round to 0.
+func spans(pos []int32, runs [][2]int32, total int) bool {
+	for k := 1; k < len(runs); k++ {
+		if prev, next := pos[runs[k-1][1]-1], pos[runs[k][0]]; next != prev+1 && (next != 0 || int(prev) != total-1) {
+			return false
+		}
+	}
+	return true
 }
 
 // inOrder reports whether pos, made of runs (see searched.runs), are
@@ -196,13 +256,10 @@ func setBits(in []uint64, lo, hi int) {
 
 // positions returns the scored nodes' positions, in search order.
 func (t *scoreTable) positions() []int32 {
-	if t.all {
-		out := make([]int32, 0, t.n)
-		for p := t.start; p < int32(t.n); p++ {
-			out = append(out, p)
-		}
-		for p := range t.start {
-			out = append(out, p)
+	if t.span {
+		out := make([]int32, t.n)
+		for i := range out {
+			out[i] = (t.start + int32(i)) % t.total
 		}
 		return out
 	}
@@ -238,7 +295,7 @@ func (t *scoreTable) list() []NodePluginScores {
 		start := len(all)
 		var total int64
 		for p, pl := range t.plugins {
-			s := int64(t.raw[p*n+i]) * pl.weight
+			s := int64(t.score(p, i)) * pl.weight
 			all = append(all, PluginScore{Name: pl.name, Score: s})
 			total += s
 		}

@@ -375,7 +375,7 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 	// set when some node's verdict could not be kept.
 	var version NodesVersion
 	var lost atomic.Bool
-	settle := kept && s.pos == nil && !earlyStop
+	settle := kept && s.pos == nil
 	if memo != nil {
 		// What the memo knew, forgotten unless this search settles it
 		// again (see memo.found: a search that does not take this way
@@ -387,12 +387,46 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 			var changed []int32
 			var ok bool
 			version, changed, ok = state.ChangedNodes(s.nodes, since)
+			every := false
+			if earlyStop {
+				switch {
+				case !ok && version != (NodesVersion{}) && memo.partial >= (n+want-1)/want:
+					// Searches that stop early have taken up about
+					// every node since the memo last settled, whose
+					// verdicts it mostly keeps: judging every node
+					// once settles it for the searches to come.
+					changed, were, ok, every = sc.positions(n), nil, true, true
+					memo.partial = 0
+				case ok && len(changed) > want:
+					// More to judge than the search would take up.
+					ok = false
+				}
+				if !ok {
+					memo.partial++
+				}
+			}
 			if ok {
-				if now, ok := memo.settle(ctx, filters, at, local, others, gens, state, pod, s.nodes, changed, were, sc.buf.rejected); ok {
+				now, ok := memo.settle(ctx, filters, at, local, others, gens, state, pod, s.nodes, changed, were, sc.buf.rejected)
+				if !ok && every {
+					// Most likely too many nodes rejected, which is
+					// how it stays: try again far later.
+					memo.partial = -4 * n / want
+				}
+				if ok {
 					if err := parent.Err(); err != nil {
 						return searched{}, err
 					}
 					memo.settled, memo.rejected, sc.buf.rejected = version, now, were[:0]
+					if earlyStop {
+						// The found nodes are a share of those the
+						// memo knows, which scoring must look up
+						// (sc.settled unset).
+						out, walked := sc.window(s, start, want, now)
+						for _, part := range walked {
+							record(d, s.nodes, part, memo.status)
+						}
+						return out, nil
+					}
 					sc.settled, sc.since, sc.changed, sc.fast = version, since, changed, true
 					record(d, s.nodes, now, memo.status)
 					switch {
@@ -586,6 +620,58 @@ func allBut(s search, start int, rejected []int32, out searched) searched {
 	return out
 }
 
+// window returns what a search over every node of s from start, which
+// stops once want nodes passed, finds when every node passes but those
+// at positions rejected (in order): the nodes that passed, with their
+// runs, and the rejected positions it took up, as a part of rejected
+// before the search wrapped round and one after. As filterNodes's
+// search, it goes on past the want-th node that passes over the
+// rejected nodes that follow it, up to the next that passes.
+func (sc *scoring) window(s search, start, want int, rejected []int32) (out searched, walked [2][]int32) {
+	n := len(s.nodes)
+	iota := sc.positions(n)
+	pos, runs := grow(&sc.buf.pos, want)[:0], sc.buf.runs[:0]
+	k, _ := slices.BinarySearch(rejected, int32(start))
+	from, part := k, 0
+	p, left := start, want
+	for seen := 0; seen < n; {
+		if p == n {
+			walked[0], part = rejected[from:k], 1
+			p, k, from = 0, 0, 0
+		}
+		if k < len(rejected) && int(rejected[k]) == p {
+			k, p, seen = k+1, p+1, seen+1
+			continue
+		}
+		if left == 0 {
+			break // the next node passes: the search stopped before it
+		}
+		to := n
+		if k < len(rejected) {
+			to = int(rejected[k])
+		}
+		to = min(to, p+left, p+n-seen)
+		runs = append(runs, [2]int32{int32(len(pos)), int32(len(pos) + to - p)})
+		pos = append(pos, iota[p:to]...)
+		left, seen, p = left-(to-p), seen+to-p, to
+	}
+	walked[part] = rejected[from:k]
+	sc.buf.runs = runs
+	out = searched{pos: pos, runs: runs}
+	if len(runs) == 1 && len(sc.f.extenders) == 0 {
+		// The snapshot's own nodes, as everyNode gives them.
+		out.nodes = s.nodes[pos[0] : int(pos[0])+len(pos) : int(pos[0])+len(pos)]
+		return out, walked
+	}
+	out.nodes = grow(&sc.buf.feasible, len(pos))[:0]
+	for _, r := range runs {
+		lo := pos[r[0]]
+		out.nodes = append(out.nodes, s.nodes[lo:int(lo)+int(r[1]-r[0])]...)
+	}
+	sc.buf.dirty = max(sc.buf.dirty, len(out.nodes)) // released clean
+	return out, walked
+}
+
 // update brings what a settled search found up to date with nodes, of
 // which those at positions changed changed, where the search found the
 // same nodes rejected from the same start: only the changed nodes that
@@ -758,7 +844,7 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 	}
 	// The result keeps each score in a byte, node by node: after the range
 	// check, a score is at most MaxNodeScore.
-	*t = newScoreTable(idx, idx.len(), found.pos[:n], found.runs, active, found.every)
+	*t = newScoreTable(idx, idx.len(), found.pos[:n], found.runs, active, found.every, uniform)
 	totals := grow(&sc.buf.totals, n)
 	direct := make([][]int32, len(active))
 	for p := range active {
@@ -821,15 +907,11 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 			}
 		}
 		for p, pl := range active {
-			w, table := pl.weight, t.raw[p*n+start:p*n+end]
-			table = table[:len(tot)]
 			if uniform != nil && uniform[p] >= 0 {
-				v := uint8(uniform[p])
-				for i := range table {
-					table[i] = v
-				}
-				continue
+				continue // one score for every node
 			}
+			w, table := pl.weight, t.column(p, start, end)
+			table = table[:len(tot)]
 			if kept := direct[p]; kept != nil && summed {
 				bytes := m.bytes[sc.slots[p]*m.nodes : (sc.slots[p]+1)*m.nodes]
 				if runs != nil {

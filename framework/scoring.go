@@ -298,6 +298,8 @@ type scratch struct {
 	// is room for a settled memo's rejected positions (memo.settle).
 	iota     []int32
 	rejected []int32
+	// runs are the runs of a search that stopped early (see window).
+	runs [][2]int32
 	// dirty is how many leading entries of statuses, passed and
 	// feasible a cycle may have set; release clears them.
 	dirty int
