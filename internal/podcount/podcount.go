@@ -21,8 +21,11 @@ import (
 
 // slots is how many counts a table holds; a key always goes to the same
 // slot (its low bits), so two keys sharing one take turns, as in a
-// direct-mapped cache.
-const slots = 128
+// direct-mapped cache. Keys are handed out in sequence, so that up to
+// slots ways of counting never share one; a table is made anew whenever
+// its node changes, once per placement in a simulation, so it is kept
+// small.
+const slots = 32
 
 // Memo is one NodeInfo's remembered counts. The zero value is empty and
 // ready; it is safe for concurrent use.
