@@ -2,6 +2,9 @@ package topologyspread
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
@@ -195,15 +198,67 @@ func DefaultSelector(pod *v1.Pod, l framework.Listers) labels.Selector {
 // withRequirementsOf adds the requirements of a controller's label
 // selector to sel; one that does not parse, or a nil one, adds nothing.
 func withRequirementsOf(sel labels.Selector, ls *metav1.LabelSelector) labels.Selector {
-	other, err := metav1.LabelSelectorAsSelector(ls)
-	if err != nil {
-		return sel
-	}
-	reqs, ok := other.Requirements()
+	parsed, ok := controllerSelector(ls)
 	if !ok {
 		return sel
 	}
+	if sel.Empty() {
+		return parsed
+	}
+	reqs, _ := parsed.Requirements()
 	return sel.Add(reqs...)
+}
+
+// controllerSelectors keeps controllers' label selectors parsed, by
+// selector, so that the replicas of one controller, placed one after
+// another, do not parse its selector each time. An entry holds a copy of
+// what it parsed, so that a selector changed in place is parsed again.
+var controllerSelectors struct {
+	sync.Mutex
+	parsed map[*metav1.LabelSelector]parsedSelector
+}
+
+type parsedSelector struct {
+	from metav1.LabelSelector
+	sel  labels.Selector
+	ok   bool
+}
+
+// maxControllerSelectors bounds controllerSelectors; past it, it starts
+// over.
+const maxControllerSelectors = 1024
+
+// controllerSelector returns ls parsed as a selector, and false when it
+// is nil, does not parse, or selects nothing.
+func controllerSelector(ls *metav1.LabelSelector) (labels.Selector, bool) {
+	if ls == nil {
+		return nil, false
+	}
+	cache := &controllerSelectors
+	cache.Lock()
+	defer cache.Unlock()
+	if p, ok := cache.parsed[ls]; ok && sameLabelSelector(&p.from, ls) {
+		return p.sel, p.ok
+	}
+	p := parsedSelector{from: *ls.DeepCopy()}
+	if sel, err := metav1.LabelSelectorAsSelector(ls); err == nil {
+		if reqs, selectable := sel.Requirements(); selectable {
+			p.sel, p.ok = labels.NewSelector().Add(reqs...), true
+		}
+	}
+	if cache.parsed == nil || len(cache.parsed) >= maxControllerSelectors {
+		cache.parsed = map[*metav1.LabelSelector]parsedSelector{}
+	}
+	cache.parsed[ls] = p
+	return p.sel, p.ok
+}
+
+// sameLabelSelector reports whether a and b are written alike.
+func sameLabelSelector(a, b *metav1.LabelSelector) bool {
+	return maps.Equal(a.MatchLabels, b.MatchLabels) &&
+		slices.EqualFunc(a.MatchExpressions, b.MatchExpressions, func(x, y metav1.LabelSelectorRequirement) bool {
+			return x.Key == y.Key && x.Operator == y.Operator && slices.Equal(x.Values, y.Values)
+		})
 }
 
 // find returns the object named name in namespace ns, or nil when there is

@@ -230,6 +230,34 @@ func TestDefaultSelector(t *testing.T) {
 	}
 }
 
+func TestAControllerSelectorIsReadAgainOnceChanged(t *testing.T) {
+	t.Parallel()
+	sel := &metav1.LabelSelector{MatchLabels: labelled("app", "web")}
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}, Spec: appsv1.ReplicaSetSpec{Selector: sel}}
+	l := framework.Listers{ReplicaSets: fakeList[*appsv1.ReplicaSet]{rs}}
+	p := ownedBy(pod("ns", "app", "web", "tier", "front"), "apps/v1", "ReplicaSet", "web")
+	for _, step := range []struct {
+		name   string
+		change func()
+		want   string
+	}{
+		{"as first parsed", func() {}, "app=web"},
+		{"parsed before", func() {}, "app=web"},
+		{"a label's value changed in place", func() { sel.MatchLabels["app"] = "web2" }, "app=web2"},
+		{"an expression added in place", func() {
+			sel.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"front"}}}
+		}, "app=web2,tier in (front)"},
+		{"a value of the expression changed in place", func() { sel.MatchExpressions[0].Values[0] = "back" }, "app=web2,tier in (back)"},
+		{"an operator that does not parse adds nothing", func() { sel.MatchExpressions[0].Operator = "Near" }, ""},
+		{"mended again", func() { sel.MatchExpressions[0].Operator = metav1.LabelSelectorOpNotIn }, "app=web2,tier notin (back)"},
+	} {
+		step.change()
+		if got := DefaultSelector(p, l).String(); got != step.want {
+			t.Fatalf("%s: got %q, want %q", step.name, got, step.want)
+		}
+	}
+}
+
 func TestLowestTwoTracksTheEmptiestDomain(t *testing.T) {
 	t.Parallel()
 	l := newLowestTwo()
