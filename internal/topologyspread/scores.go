@@ -338,13 +338,20 @@ func (s *Scores) Normalize(nodes []*nodeinfo.NodeInfo, scores []int64) {
 	const ignored = -1
 	lowest, highest := int64(math.MaxInt64), int64(0)
 	someIgnored := s.ignored.Len() > 0
-	for i, ni := range nodes {
-		if someIgnored && s.ignored.Has(ni.Name()) {
-			scores[i] = ignored
-			continue
+	if someIgnored {
+		for i, ni := range nodes {
+			if s.ignored.Has(ni.Name()) {
+				scores[i] = ignored
+				continue
+			}
+			lowest = min(lowest, scores[i])
+			highest = max(highest, scores[i])
 		}
-		lowest = min(lowest, scores[i])
-		highest = max(highest, scores[i])
+	} else {
+		for _, v := range scores {
+			lowest = min(lowest, v)
+			highest = max(highest, v)
+		}
 	}
 	switch {
 	case highest == 0:
