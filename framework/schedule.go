@@ -371,8 +371,11 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 	defer func() { sc.buf.dirty = max(sc.buf.dirty, int(reached.Load())) }()
 	// A search over every node with a memo settled at a version of the
 	// list judges the nodes changed since, and is done unless one gives
-	// an error (or cannot be kept); it goes on as any other then. lost is
-	// set when some node's verdict could not be kept.
+	// an error (or cannot be kept); it goes on as any other then. One
+	// that may stop early then walks the kept verdicts from its start
+	// (see window), and settles the memo itself once searches like it
+	// have taken up about every node. lost is set when some node's
+	// verdict could not be kept.
 	var version NodesVersion
 	var lost atomic.Bool
 	settle := kept && s.pos == nil
