@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -185,8 +186,13 @@ func (f *Framework) schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 		if err != nil {
 			return nil, err
 		}
-		f.scoreWithExtenders(ctx, pod, feasible, &result.scores, totals)
-		result.SuggestedHost = feasible[f.selectHost(totals)].Name()
+		if len(f.extenders) == 0 {
+			// Ranked as the totals were worked out.
+			result.SuggestedHost = feasible[f.pick(totals, sc.rank)].Name()
+		} else {
+			f.scoreWithExtenders(ctx, pod, feasible, &result.scores, totals)
+			result.SuggestedHost = feasible[f.selectHost(totals)].Name()
+		}
 	}
 	for _, pl := range f.reserves {
 		if s := pl.Reserve(ctx, state, pod, result.SuggestedHost, result); s != nil && !s.IsSuccess() {
@@ -874,7 +880,13 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 	}
 	// Plugin by plugin, as kube-scheduler applies the weights: each
 	// plugin's scores are adjacent.
-	parallel.Chunks(ctx, f.workers(n*weighed, 4096), n, func(start, end int) {
+	// Each worker ranks the totals it finished, for selectHost.
+	workers := f.workers(n*weighed, 4096)
+	ranks := grow(&sc.buf.ranks, workers)
+	for w := range ranks {
+		ranks[w] = ranking{top: math.MinInt64}
+	}
+	parallel.ByWorker(ctx, workers, n, func(worker, start, end int) {
 		tot := totals[start:end]
 		at := pos[start:end]
 		at = at[:len(tot)]
@@ -957,6 +969,7 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 				}
 			}
 		}
+		ranks[worker].add(tot)
 	})
 	if err := firstErr.Load(); err != nil {
 		return nil, fmt.Errorf("applying score weights: %w", *err)
@@ -965,7 +978,40 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 		return nil, err
 	}
 	sc.scored()
+	sc.rank = ranking{top: math.MinInt64}
+	for _, r := range ranks {
+		sc.rank.merge(r)
+	}
 	return totals, nil
+}
+
+// ranking is the highest of some totals, and how many have it.
+type ranking struct {
+	top  int64
+	ties int
+}
+
+// add ranks totals too.
+func (r *ranking) add(totals []int64) {
+	for _, t := range totals {
+		switch {
+		case t > r.top:
+			r.top, r.ties = t, 1
+		case t == r.top:
+			r.ties++
+		}
+	}
+}
+
+// merge ranks the totals o ranked too.
+func (r *ranking) merge(o ranking) {
+	switch {
+	case o.ties == 0:
+	case o.top > r.top:
+		*r = o
+	case o.top == r.top:
+		r.ties += o.ties
+	}
 }
 
 // maxRuns bounds the runs runsOf finds: past it, positions are read
@@ -1058,16 +1104,15 @@ func scoreError(pl *scorePlugin, s *Status) error {
 // one random draw picks among them, so a large tie costs one draw rather
 // than one per node.
 func (f *Framework) selectHost(totals []int64) int {
-	top, ties := totals[0], 0
-	for _, t := range totals {
-		switch {
-		case t > top:
-			top, ties = t, 1
-		case t == top:
-			ties++
-		}
-	}
-	pick := f.intN(ties)
+	r := ranking{top: math.MinInt64}
+	r.add(totals)
+	return f.pick(totals, r)
+}
+
+// pick returns the index of one of the totals ranked r, chosen uniformly.
+func (f *Framework) pick(totals []int64, r ranking) int {
+	top := r.top
+	pick := f.intN(r.ties)
 	for i, t := range totals {
 		if t == top {
 			if pick == 0 {

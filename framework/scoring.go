@@ -87,6 +87,9 @@ type scoring struct {
 	// (memo.nonzero): its scores are not copied out of the memo, and
 	// after scoring, if still so, the column is uniform (see uniform).
 	maybeUniform []bool
+	// rank is the highest total scoreNodes worked out, and how many
+	// nodes have it.
+	rank ranking
 }
 
 // useMemo takes the framework's memo for pod's shape over n nodes, if
@@ -298,8 +301,10 @@ type scratch struct {
 	// is room for a settled memo's rejected positions (memo.settle).
 	iota     []int32
 	rejected []int32
-	// runs are the runs of a search that stopped early (see window).
-	runs [][2]int32
+	// runs are the runs of a search that stopped early (see window);
+	// ranks the weights loop's workers' rankings.
+	runs  [][2]int32
+	ranks []ranking
 	// dirty is how many leading entries of statuses, passed and
 	// feasible a cycle may have set; release clears them.
 	dirty int
