@@ -48,3 +48,16 @@ func MemosSettled(f *Framework) []bool {
 	}
 	return out
 }
+
+// MemosPartial returns, for each memo f keeps, how many searches that
+// stopped early it counted towards judging every node (memo.partial):
+// negative after such a pass failed to settle it.
+func MemosPartial(f *Framework) []int {
+	f.memos.mu.Lock()
+	defer f.memos.mu.Unlock()
+	var out []int
+	for _, m := range f.memos.list {
+		out = append(out, m.partial)
+	}
+	return out
+}

@@ -560,3 +560,57 @@ func testSettledMemo(t *testing.T, percentage int32, nodes int) {
 		t.Fatalf("%d of 300 cycles found the replicas' memo settled, want most", settled)
 	}
 }
+
+// TestAMemoMostNodesRejectTriesToSettleRarely: judging every node to
+// settle a memo repays only when it settles; for a pod most nodes reject,
+// which never does, the searches that stop early try again far less
+// often than every time they may have taken up every node.
+func TestAMemoMostNodesRejectTriesToSettleRarely(t *testing.T) {
+	t.Parallel()
+	f, err := kubesched.DefaultFramework(framework.WithParallelism(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cache.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1000 nodes, 420 searched a cycle (the default percentage), two in
+	// three tainted: more rejected than a settled memo keeps.
+	for i, n := range testcluster.Nodes(1000, testcluster.Basic) {
+		if i%3 != 0 {
+			n.Spec.Taints = []v1.Taint{{Key: "dedicated", Value: "infra", Effect: v1.TaintEffectNoSchedule}}
+		}
+		if _, err := c.AddNode(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap := c.UpdateSnapshot(nil)
+	tries, last := 0, 0
+	for step := range 24 {
+		pod := memoShape(0, fmt.Sprintf("p-%d", step))
+		res, err := f.ScheduleSnapshot(context.Background(), pod, snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pod.Spec.NodeName = res.SuggestedHost
+		if err := c.AssumePod(pod); err != nil {
+			t.Fatal(err)
+		}
+		snap = c.UpdateSnapshot(snap)
+		if slices.Contains(framework.MemosSettled(f), true) {
+			t.Fatalf("step %d: the memo settled with two nodes in three rejected", step)
+		}
+		if partial := framework.MemosPartial(f); len(partial) == 1 {
+			if partial[0] < 0 && last >= 0 {
+				tries++
+			}
+			last = partial[0]
+		}
+	}
+	// The first try once three searches may have taken up every node,
+	// then one after twelve more: not one every three or four.
+	if tries < 1 || tries > 2 {
+		t.Fatalf("judged every node %d times in 24 cycles, want 1 or 2", tries)
+	}
+}
