@@ -12,5 +12,6 @@ package nodeinfo
 // modifying one already set.
 func (n *NodeInfo) SetImageStates(states map[string]*ImageStateSummary) {
 	n.ImageStates = states
+	n.forgetChanges()
 	n.Generation = nextGeneration()
 }

@@ -154,6 +154,60 @@ type NodeInfo struct {
 	// Generation (package internal/podcount); nil in a NodeInfo built as a
 	// literal, which is then counted afresh every time.
 	memo *podcount.Memo
+	// changes are the last changes that brought the NodeInfo to its
+	// Generation, oldest first, when they only added or removed pods
+	// (see podChangesSince); any other change forgets them.
+	changes  [maxPodChanges]podChange
+	nchanges int
+}
+
+// maxPodChanges is how many of its last changes a NodeInfo remembers.
+const maxPodChanges = 3
+
+// podChange took a NodeInfo from generation from to generation to by
+// adding (sign 1) or removing (sign -1) pod, and changed nothing else.
+type podChange struct {
+	from, to int64
+	pod      *PodInfo
+	sign     int
+}
+
+// logPodChange records that n went from generation from to its
+// Generation by adding or removing pi.
+func (n *NodeInfo) logPodChange(from int64, pi *PodInfo, sign int) {
+	if from == 0 || n.nchanges > 0 && n.changes[n.nchanges-1].to != from {
+		n.forgetChanges()
+	}
+	if n.nchanges == maxPodChanges {
+		copy(n.changes[:], n.changes[1:])
+		n.nchanges--
+	}
+	n.changes[n.nchanges] = podChange{from: from, to: n.Generation, pod: pi, sign: sign}
+	n.nchanges++
+}
+
+// forgetChanges forgets how n came to its Generation.
+func (n *NodeInfo) forgetChanges() {
+	n.changes, n.nchanges = [maxPodChanges]podChange{}, 0
+}
+
+// podChangesSince returns the changes that took n from generation since
+// to its Generation, oldest first, when it knows them all and they only
+// added or removed pods; false otherwise.
+func (n *NodeInfo) podChangesSince(since int64) ([]podChange, bool) {
+	k := n.nchanges
+	if since == 0 || k == 0 || n.changes[k-1].to != n.Generation {
+		return nil, false
+	}
+	for i := k - 1; i >= 0; i-- {
+		if n.changes[i].from == since {
+			return n.changes[i:k], true
+		}
+		if i > 0 && n.changes[i-1].to != n.changes[i].from {
+			break
+		}
+	}
+	return nil, false
 }
 
 func init() {
@@ -170,6 +224,17 @@ func init() {
 			return n.memo
 		}
 		return nil
+	}
+	podcount.PodChanges = func(v any, since int64, fn func(pod *v1.Pod, sign int)) bool {
+		n, ok := v.(*NodeInfo)
+		if !ok {
+			return false
+		}
+		changes, ok := n.podChangesSince(since)
+		for _, c := range changes {
+			fn(c.pod.Pod, c.sign)
+		}
+		return ok
 	}
 }
 
@@ -241,6 +306,7 @@ func (n *NodeInfo) SetNode(node *v1.Node) {
 	n.node = node
 	n.name, n.labels, n.taints, n.unschedulable = "", nil, nil, false
 	n.features = ndf.FeatureSet{}
+	n.forgetChanges()
 	n.Allocatable = Resource{}
 	n.ImageStates = nil
 	if node != nil {
@@ -364,7 +430,9 @@ func (n *NodeInfo) update(pi *PodInfo, facts *podFacts, sign int64) {
 			}
 		}
 	}
+	from := n.Generation
 	n.Generation = nextGeneration()
+	n.logPodChange(from, pi, int(sign))
 }
 
 func samePod(a, b *v1.Pod) bool {

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
 
@@ -51,6 +52,14 @@ const (
 
 // Key names one way of counting: see [KeyOf].
 type Key uint64
+
+// PodChanges tells how a *nodeinfo.NodeInfo came to its generation from
+// generation since, when it knows: it calls fn with each pod added (sign
+// 1) or removed (sign -1), oldest first, and returns true; it returns
+// false, having called fn for nothing, when since is not one of the
+// NodeInfo's last few generations or something but its pods changed
+// since. Package nodeinfo sets it.
+var PodChanges func(nodeInfo any, since int64, fn func(pod *v1.Pod, sign int)) bool
 
 // Of returns the memo of a *nodeinfo.NodeInfo, or nil. Package nodeinfo
 // sets it: the memo is an unexported field of NodeInfo, which this

@@ -167,6 +167,11 @@ func (a *aggregate) visit(pod *v1.Pod, cs []Constraint, keys []podcount.Key, ni 
 	if a.gens[p] == ni.Generation && ni.Generation != 0 {
 		return
 	}
+	if a.gens[p] != 0 && a.shift(pod, cs, ni, p, counted) {
+		a.gens[p] = ni.Generation
+		a.alike[p] = a.alikeOf(cs, p, counted)
+		return
+	}
 	a.gens[p] = ni.Generation
 	nodeLabels := ni.Labels()
 	counts := ni.Node() != nil && (!requireAll || hasAllKeys(nodeLabels, cs))
@@ -203,6 +208,28 @@ func (a *aggregate) visit(pod *v1.Pod, cs []Constraint, keys []podcount.Key, ni 
 		a.members[c][d]++
 	}
 	a.alike[p] = a.alikeOf(cs, p, counted)
+}
+
+// shift brings position p's counts up to date with ni by the pods added
+// to it and removed from it since a counted it, when ni knows them and
+// nothing else changed (podcount.PodChanges): the node, its labels, and
+// so its domains, are the same. It reports false, having changed
+// nothing, otherwise.
+func (a *aggregate) shift(pod *v1.Pod, cs []Constraint, ni *nodeinfo.NodeInfo, p int, counted []bool) bool {
+	if podcount.PodChanges == nil {
+		return false
+	}
+	return podcount.PodChanges(ni, a.gens[p], func(q *v1.Pod, sign int) {
+		for c := range cs {
+			if counted != nil && !counted[c] {
+				continue
+			}
+			if d := a.dom[c][p]; d >= 0 && matches(q, cs[c].Selector, pod.Namespace) {
+				a.share[c][p] += int32(sign)
+				a.sums[c][d] += sign
+			}
+		}
+	})
 }
 
 // alikeOf numbers what position p's raw score depends on (see

@@ -67,16 +67,18 @@ func countMatching(ni *nodeinfo.NodeInfo, sel labels.Selector, ns string, key po
 	}
 	n := 0
 	for _, pi := range ni.Pods {
-		p := pi.Pod
-		if p.DeletionTimestamp != nil || p.Namespace != ns {
-			continue
-		}
-		if sel.Matches(labels.Set(p.Labels)) {
+		if matches(pi.Pod, sel, ns) {
 			n++
 		}
 	}
 	podcount.Store(memo, ni.Generation, key, n)
 	return n
+}
+
+// matches reports whether countMatching counts p: sel, not empty,
+// selects it in namespace ns, and it is not being deleted.
+func matches(p *v1.Pod, sel labels.Selector, ns string) bool {
+	return p.DeletionTimestamp == nil && p.Namespace == ns && !sel.Empty() && sel.Matches(labels.Set(p.Labels))
 }
 
 // matchKey is the key countMatching remembers counts of sel's pods in ns

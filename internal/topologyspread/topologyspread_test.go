@@ -434,21 +434,69 @@ func TestAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
 	keys := []podcount.Key{matchKey(cs[0].Selector, "ns"), matchKey(cs[1].Selector, "ns")}
 	e := eligibilityOf(incoming)
 	wantZ1 := func(_ int, value string) bool { return value != "z1" }
-	for step := range 300 {
+	var fork struct {
+		i    int
+		orig *nodeinfo.NodeInfo
+	}
+	for step := range 600 {
 		i := r.IntN(len(cluster))
 		p := on(pod([]string{"ns", "other"}[r.IntN(2)], "app", []string{"web", "db"}[r.IntN(2)]), cluster[i].Name())
 		p.Name = "p" + strconv.Itoa(step)
-		switch r.IntN(3) {
-		case 0: // a new NodeInfo, as a snapshot gets
+		switch r.IntN(9) {
+		case 8: // a fork's copy counted, then the original, changed on its own, back
+			if fork.orig == nil {
+				fork.i, fork.orig = i, cluster[i]
+				cluster[i] = cluster[i].Clone()
+				cluster[i].AddPod(p)
+				break
+			}
+			back := fork.orig.Clone()
+			q := on(pod("ns", "app", "web"), back.Name())
+			q.Name = p.Name + "-back"
+			back.AddPod(q)
+			cluster[fork.i], fork.orig = back, nil
+		case 0, 1: // a new NodeInfo, as a snapshot gets
 			ni := cluster[i].Clone()
 			ni.AddPod(p)
 			cluster[i] = ni
-		case 1: // the same NodeInfo changed in place
+		case 2: // the same NodeInfo changed in place
 			cluster[i].AddPod(p)
-		default: // a new list of the same length
+		case 3: // a new list of the same length
 			cluster = slices.Clone(cluster)
 			cluster[i] = cluster[i].Clone()
 			cluster[i].AddPod(p)
+		case 4: // a pod removed, from a copy or in place
+			if len(cluster[i].Pods) > 0 {
+				if r.IntN(2) == 0 {
+					cluster[i] = cluster[i].Clone()
+				}
+				if err := cluster[i].RemovePod(cluster[i].Pods[r.IntN(len(cluster[i].Pods))].Pod); err != nil {
+					t.Fatal(err)
+				}
+			}
+		case 5: // a pod being deleted, which counts nothing
+			p.DeletionTimestamp = &metav1.Time{}
+			cluster[i] = cluster[i].Clone()
+			cluster[i].AddPod(p)
+		case 6: // the node moves zone, its pods staying
+			node := cluster[i].Node().DeepCopy()
+			node.Labels["zone"] = "z" + strconv.Itoa(r.IntN(5))
+			cluster[i] = cluster[i].Clone()
+			cluster[i].SetNode(node)
+		default: // a burst on one node, longer than a NodeInfo remembers
+			ni := cluster[i].Clone()
+			for k := range 2 + r.IntN(4) {
+				q := p.DeepCopy()
+				q.Name, q.UID = p.Name+"-"+strconv.Itoa(k), ""
+				ni.AddPod(q)
+			}
+			// A sibling that parts ways, as a fork's copy does.
+			sibling := cluster[i].Clone()
+			sibling.AddPod(p)
+			cluster[i] = ni
+		}
+		if step%3 == 1 {
+			continue // changes pile up before the next count
 		}
 		for _, tc := range []struct {
 			requireAll bool
@@ -511,7 +559,13 @@ func TestScoresFromAnAggregateEqualThoseOfEachNode(t *testing.T) {
 			cluster = slices.Clone(cluster)
 			cluster[i] = cluster[i].Clone()
 		}
-		cluster[i].AddPod(p)
+		if len(cluster[i].Pods) > 0 && r.IntN(4) == 0 {
+			if err := cluster[i].RemovePod(cluster[i].Pods[0].Pod); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			cluster[i].AddPod(p)
+		}
 		if step == 100 {
 			// The lonely zone is left without nodes, and its domain
 			// without members.
