@@ -1,9 +1,12 @@
 package filter
 
 import (
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/keyed"
 	"github.com/kubesched/kubesched/internal/podaffinity"
+	"github.com/kubesched/kubesched/internal/podcount"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -106,6 +109,10 @@ func (a *affinityAggregate) visit(s *interPodAffinityState, keys countingKeys, n
 	if a.gens[p] == ni.Generation && ni.Generation != 0 {
 		return
 	}
+	if a.gens[p] != 0 && a.shift(s, ni, p) {
+		a.gens[p] = ni.Generation
+		return
+	}
 	a.gens[p] = ni.Generation
 	for _, sh := range a.shares[p] {
 		a.add(sh.which, sh.key, sh.value, -sh.n)
@@ -124,4 +131,51 @@ func (a *affinityAggregate) visit(s *interPodAffinityState, keys countingKeys, n
 		shares = nil
 	}
 	a.shares[p] = shares
+}
+
+// shift brings position p's counts up to date with ni by the pods added
+// to it and removed from it since a counted it, when ni knows them and
+// nothing else changed (podcount.PodChanges): each pod counts, with its
+// sign, what it counted or will count placed there. It reports false,
+// having changed nothing, otherwise.
+func (a *affinityAggregate) shift(s *interPodAffinityState, ni *nodeinfo.NodeInfo, p int) bool {
+	if podcount.PodChanges == nil || ni.Node() == nil {
+		return false
+	}
+	one := *s
+	one.existingAnti, one.affinityCounts, one.antiAffinityCounts = &podaffinity.Counts{}, &podaffinity.Counts{}, &podaffinity.Counts{}
+	nodeLabels := ni.Labels()
+	if !podcount.PodChanges(ni, a.gens[p], func(pod *v1.Pod, info any, sign int) {
+		one.count(pod, podaffinity.Of(info), nodeLabels, int64(sign))
+	}) {
+		return false
+	}
+	shares := a.shares[p]
+	for which, c := range [...]*podaffinity.Counts{one.existingAnti, one.affinityCounts, one.antiAffinityCounts} {
+		c.Each(func(key, value string, n int64) {
+			a.add(which, key, value, n)
+			shares = addShare(shares, affinityShare{which: which, key: key, value: value, n: n})
+		})
+	}
+	if len(shares) == 0 {
+		shares = nil
+	}
+	a.shares[p] = shares
+	return true
+}
+
+// addShare adds sh to the share of shares for the same counts and
+// topology pair, dropping it when it comes to 0.
+func addShare(shares []affinityShare, sh affinityShare) []affinityShare {
+	for i := range shares {
+		if o := &shares[i]; o.which == sh.which && o.key == sh.key && o.value == sh.value {
+			if o.n += sh.n; o.n == 0 {
+				last := len(shares) - 1
+				shares[i] = shares[last]
+				shares = shares[:last]
+			}
+			return shares
+		}
+	}
+	return append(shares, sh)
 }

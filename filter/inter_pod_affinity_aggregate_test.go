@@ -72,20 +72,48 @@ func TestAffinityAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
 	// counts lent by an aggregate must not change under a state.
 	lent := map[string]*interPodAffinityState{}
 	lentThen := map[string][3]map[string]int64{}
-	for step := range 200 {
+	for step := range 400 {
 		i := r.IntN(len(cluster))
 		p := antiPod("s"+strconv.Itoa(step), apps[r.IntN(3)], cluster[i].Name(), []string{"", "web", "db"}[r.IntN(3)])
-		switch r.IntN(3) {
+		switch r.IntN(6) {
 		case 0:
 			ni := cluster[i].Clone()
 			ni.AddPod(p)
 			cluster[i] = ni
 		case 1:
 			cluster[i].AddPod(p)
+		case 2: // a pod removed, from a copy or in place
+			if len(cluster[i].Pods) == 0 {
+				break
+			}
+			if r.IntN(2) == 0 {
+				cluster[i] = cluster[i].Clone()
+			}
+			if err := cluster[i].RemovePod(cluster[i].Pods[r.IntN(len(cluster[i].Pods))].Pod); err != nil {
+				t.Fatal(err)
+			}
+		case 3: // the node moves zone, its pods staying
+			node := cluster[i].Node().DeepCopy()
+			node.Labels["zone"] = "z" + strconv.Itoa(r.IntN(4))
+			cluster[i] = cluster[i].Clone()
+			cluster[i].SetNode(node)
+		case 4: // several changes on one node, more than it remembers
+			ni := cluster[i].Clone()
+			for k := range 1 + r.IntN(4) {
+				q := antiPod(p.Name+"-"+strconv.Itoa(k), apps[r.IntN(3)], ni.Name(), []string{"", "web", "db"}[r.IntN(3)])
+				ni.AddPod(q)
+			}
+			if err := ni.RemovePod(ni.Pods[0].Pod); err != nil {
+				t.Fatal(err)
+			}
+			cluster[i] = ni
 		default:
 			cluster = append([]*nodeinfo.NodeInfo(nil), cluster...)
 			cluster[i] = cluster[i].Clone()
 			cluster[i].AddPod(p)
+		}
+		if step%3 == 1 {
+			continue // changes pile up before the next count
 		}
 		for _, pod := range []*v1.Pod{plain, withTerms} {
 			state := framework.NewCycleState(cluster)

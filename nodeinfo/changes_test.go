@@ -13,7 +13,7 @@ func TestANodeInfoTellsThePodsChangedSinceAGeneration(t *testing.T) {
 	// changed lists what podcount.PodChanges reports from since.
 	changed := func(ni *NodeInfo, since int64) ([]string, bool) {
 		var out []string
-		ok := podcount.PodChanges(ni, since, func(p *v1.Pod, sign int) {
+		ok := podcount.PodChanges(ni, since, func(p *v1.Pod, _ any, sign int) {
 			op := "+"
 			if sign < 0 {
 				op = "-"

@@ -225,14 +225,14 @@ func init() {
 		}
 		return nil
 	}
-	podcount.PodChanges = func(v any, since int64, fn func(pod *v1.Pod, sign int)) bool {
+	podcount.PodChanges = func(v any, since int64, fn func(pod *v1.Pod, info any, sign int)) bool {
 		n, ok := v.(*NodeInfo)
 		if !ok {
 			return false
 		}
 		changes, ok := n.podChangesSince(since)
 		for _, c := range changes {
-			fn(c.pod.Pod, c.sign)
+			fn(c.pod.Pod, c.pod, c.sign)
 		}
 		return ok
 	}

@@ -55,11 +55,11 @@ type Key uint64
 
 // PodChanges tells how a *nodeinfo.NodeInfo came to its generation from
 // generation since, when it knows: it calls fn with each pod added (sign
-// 1) or removed (sign -1), oldest first, and returns true; it returns
-// false, having called fn for nothing, when since is not one of the
-// NodeInfo's last few generations or something but its pods changed
-// since. Package nodeinfo sets it.
-var PodChanges func(nodeInfo any, since int64, fn func(pod *v1.Pod, sign int)) bool
+// 1) or removed (sign -1), oldest first, and its *nodeinfo.PodInfo (info),
+// and returns true; it returns false, having called fn for nothing, when
+// since is not one of the NodeInfo's last few generations or something
+// but its pods changed since. Package nodeinfo sets it.
+var PodChanges func(nodeInfo any, since int64, fn func(pod *v1.Pod, info any, sign int)) bool
 
 // Of returns the memo of a *nodeinfo.NodeInfo, or nil. Package nodeinfo
 // sets it: the memo is an unexported field of NodeInfo, which this

@@ -219,7 +219,7 @@ func (a *aggregate) shift(pod *v1.Pod, cs []Constraint, ni *nodeinfo.NodeInfo, p
 	if podcount.PodChanges == nil {
 		return false
 	}
-	return podcount.PodChanges(ni, a.gens[p], func(q *v1.Pod, sign int) {
+	return podcount.PodChanges(ni, a.gens[p], func(q *v1.Pod, _ any, sign int) {
 		for c := range cs {
 			if counted != nil && !counted[c] {
 				continue
