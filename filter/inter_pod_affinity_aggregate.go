@@ -142,13 +142,27 @@ func (a *affinityAggregate) shift(s *interPodAffinityState, ni *nodeinfo.NodeInf
 	if podcount.PodChanges == nil || ni.Node() == nil {
 		return false
 	}
-	one := *s
-	one.existingAnti, one.affinityCounts, one.antiAffinityCounts = &podaffinity.Counts{}, &podaffinity.Counts{}, &podaffinity.Counts{}
+	// Without terms of the pod's own, only pods with required
+	// anti-affinity count anything: most changes then count nothing.
+	hasTerms := len(s.affinity)+len(s.antiAffinity) > 0
+	var one *interPodAffinityState
 	nodeLabels := ni.Labels()
 	if !podcount.PodChanges(ni, a.gens[p], func(pod *v1.Pod, info any, sign int) {
-		one.count(pod, podaffinity.Of(info), nodeLabels, int64(sign))
+		terms := podaffinity.Of(info)
+		if !hasTerms && len(terms.RequiredAntiAffinity) == 0 {
+			return
+		}
+		if one == nil {
+			one = new(interPodAffinityState)
+			*one = *s
+			one.existingAnti, one.affinityCounts, one.antiAffinityCounts = &podaffinity.Counts{}, &podaffinity.Counts{}, &podaffinity.Counts{}
+		}
+		one.count(pod, terms, nodeLabels, int64(sign))
 	}) {
 		return false
+	}
+	if one == nil {
+		return true
 	}
 	shares := a.shares[p]
 	for which, c := range [...]*podaffinity.Counts{one.existingAnti, one.affinityCounts, one.antiAffinityCounts} {
