@@ -116,9 +116,13 @@ func TestVolumeBindingAgrees(t *testing.T) {
 			}
 			defer w.Stop()
 			// nominatedFirst: the pods seen nominated before bound;
-			// claimAtBinding: the phase of each bound pod's claim when
-			// its binding was seen.
-			nominatedFirst, claimAtBinding := map[string]bool{}, map[string]v1.PersistentVolumeClaimPhase{}
+			// claimAtBinding: each bound pod's claim when its binding was
+			// seen, "bound" when bound as VolumeBinding's PreBind waits
+			// for it: a volume named and the PV controller's
+			// bind-completed annotation. The claim's status phase comes
+			// in a later write of the PV controller, which a binding may
+			// precede.
+			nominatedFirst, claimAtBinding := map[string]bool{}, map[string]string{}
 			watched := make(chan struct{})
 			go func() {
 				defer close(watched)
@@ -130,8 +134,13 @@ func TestVolumeBindingAgrees(t *testing.T) {
 						nominatedFirst[p.Name] = true
 					case p.Spec.NodeName != "" && claimAtBinding[p.Name] == "":
 						c, err := claims.Get(ctx, p.Spec.Volumes[0].PersistentVolumeClaim.ClaimName, metav1.GetOptions{})
-						if err == nil {
-							claimAtBinding[p.Name] = c.Status.Phase
+						switch {
+						case err != nil:
+							claimAtBinding[p.Name] = err.Error()
+						case c.Spec.VolumeName != "" && metav1.HasAnnotation(c.ObjectMeta, "pv.kubernetes.io/bind-completed"):
+							claimAtBinding[p.Name] = "bound"
+						default:
+							claimAtBinding[p.Name] = fmt.Sprintf("phase %q, volume %q, annotations %v", c.Status.Phase, c.Spec.VolumeName, c.Annotations)
 						}
 					}
 				}
@@ -206,8 +215,8 @@ func TestVolumeBindingAgrees(t *testing.T) {
 				if nominatedFirst[name] {
 					nominated++
 				}
-				if phase := claimAtBinding[name]; phase != v1.ClaimBound {
-					t.Errorf("%s was bound while its claim was %q", name, phase)
+				if at := claimAtBinding[name]; at != "bound" {
+					t.Errorf("%s was bound while its claim was not: %s", name, at)
 				}
 			}
 			// The claim of the pod left over is still waiting.
