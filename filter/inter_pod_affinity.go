@@ -122,6 +122,13 @@ func (s *interPodAffinityState) count(placed *v1.Pod, placedTerms *podaffinity.T
 	s.countIncoming(placed, nodeLabels, n)
 }
 
+// uncounted returns a copy of s with empty counts, to count into.
+func (s *interPodAffinityState) uncounted() interPodAffinityState {
+	c := *s
+	c.existingAnti, c.affinityCounts, c.antiAffinityCounts = &podaffinity.Counts{}, &podaffinity.Counts{}, &podaffinity.Counts{}
+	return c
+}
+
 // countExisting counts the terms of anti that match the pod, and returns
 // how many it counted.
 func (s *interPodAffinityState) countExisting(anti []podaffinity.Term, nodeLabels map[string]string, n int64) int {
@@ -359,10 +366,7 @@ func newInterPodAffinityState(ctx context.Context, state *framework.CycleState, 
 	nodes = visited
 	partial := make([]interPodAffinityState, state.Workers(len(nodes)))
 	for i := range partial {
-		partial[i] = *s
-		partial[i].existingAnti = &podaffinity.Counts{}
-		partial[i].affinityCounts = &podaffinity.Counts{}
-		partial[i].antiAffinityCounts = &podaffinity.Counts{}
+		partial[i] = s.uncounted()
 	}
 	state.ParallelChunks(ctx, len(nodes), func(worker, start, end int) {
 		p := &partial[worker]

@@ -117,8 +117,7 @@ func (a *affinityAggregate) visit(s *interPodAffinityState, keys countingKeys, n
 	for _, sh := range a.shares[p] {
 		a.add(sh.which, sh.key, sh.value, -sh.n)
 	}
-	one := *s
-	one.existingAnti, one.affinityCounts, one.antiAffinityCounts = &podaffinity.Counts{}, &podaffinity.Counts{}, &podaffinity.Counts{}
+	one := s.uncounted()
 	one.countNode(ni, keys, counts)
 	shares := a.shares[p][:0]
 	for which, c := range [...]*podaffinity.Counts{one.existingAnti, one.affinityCounts, one.antiAffinityCounts} {
@@ -153,9 +152,8 @@ func (a *affinityAggregate) shift(s *interPodAffinityState, ni *nodeinfo.NodeInf
 			return
 		}
 		if one == nil {
-			one = new(interPodAffinityState)
-			*one = *s
-			one.existingAnti, one.affinityCounts, one.antiAffinityCounts = &podaffinity.Counts{}, &podaffinity.Counts{}, &podaffinity.Counts{}
+			c := s.uncounted()
+			one = &c
 		}
 		one.count(pod, terms, nodeLabels, int64(sign))
 	}) {

@@ -7,19 +7,15 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	resourcehelper "k8s.io/component-helpers/resource"
+
+	"github.com/kubesched/kubesched/internal/testcluster"
 )
 
 // TestPodRequestsAsComponentHelpersWorksThemOut: the shortcut for pods
 // of one plain container gives what PodRequests gives, and every other
 // kind of pod still goes through PodRequests.
 func TestPodRequestsAsComponentHelpersWorksThemOut(t *testing.T) {
-	requests := func(kv ...string) v1.ResourceRequirements {
-		r := v1.ResourceRequirements{Requests: v1.ResourceList{}}
-		for i := 0; i+1 < len(kv); i += 2 {
-			r.Requests[v1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
-		}
-		return r
-	}
+	requests := testcluster.Requests
 	container := func(r v1.ResourceRequirements) v1.Container { return v1.Container{Name: "c", Resources: r} }
 	always := v1.ContainerRestartPolicyAlways
 	tests := []struct {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	"github.com/kubesched/kubesched/internal/testcluster"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -130,13 +131,7 @@ func TestScorerWithManyResources(t *testing.T) {
 // through PodRequests.
 func TestPodRequestsOfOnePlainContainerAsComponentHelpersWorksThemOut(t *testing.T) {
 	t.Parallel()
-	requests := func(kv ...string) v1.ResourceRequirements {
-		r := v1.ResourceRequirements{Requests: v1.ResourceList{}}
-		for i := 0; i+1 < len(kv); i += 2 {
-			r.Requests[v1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
-		}
-		return r
-	}
+	requests := testcluster.Requests
 	container := func(r v1.ResourceRequirements) v1.Container { return v1.Container{Name: "c", Resources: r} }
 	plain := func(r v1.ResourceRequirements) v1.Pod {
 		return v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{container(r)}}}

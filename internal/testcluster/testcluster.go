@@ -213,3 +213,13 @@ func daemonTolerations() []v1.Toleration {
 		exists(v1.TaintNodeUnschedulable, v1.TaintEffectNoSchedule),
 	}
 }
+
+// Requests returns resource requirements requesting kv's resources:
+// names and quantities in turn ("cpu", "250m", "memory", "1Gi").
+func Requests(kv ...string) v1.ResourceRequirements {
+	r := v1.ResourceRequirements{Requests: v1.ResourceList{}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		r.Requests[v1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
+	}
+	return r
+}
