@@ -142,8 +142,8 @@ func (s *Snapshot) NodesWithRequiredPodAntiAffinity() []*nodeinfo.NodeInfo {
 // are always new slices, since prev's may still be read.
 //
 // When inPlace, s is prev being updated in place: a list prev made
-// itself whose members stay the same gets the changed nodes' new
-// NodeInfos written where the old ones were, instead of a new list.
+// itself is edited in place (see edit) instead of made anew, unless
+// many nodes join or leave it.
 func (s *Snapshot) listAffinity(prev *Snapshot, changed []int, olds []*nodeinfo.NodeInfo, inPlace bool) {
 	withAffinity := func(ni *nodeinfo.NodeInfo) bool { return len(ni.PodsWithAffinity) > 0 }
 	withAnti := func(ni *nodeinfo.NodeInfo) bool { return len(ni.PodsWithRequiredAntiAffinity) > 0 }
@@ -171,11 +171,17 @@ func (s *Snapshot) listAffinity(prev *Snapshot, changed []int, olds []*nodeinfo.
 	if !anyChanged && !antiChanged {
 		return
 	}
-	if anyChanged && s.ownAffinity && s.replace(s.withAffinity, s.affinityAt, changed, withAffinity) {
-		anyChanged = false
+	if anyChanged && s.ownAffinity {
+		var ok bool
+		if s.withAffinity, s.affinityAt, ok = s.edit(s.withAffinity, s.affinityAt, changed, withAffinity); ok {
+			anyChanged = false
+		}
 	}
-	if antiChanged && s.ownAnti && s.replace(s.withRequiredAnti, s.antiAt, changed, withAnti) {
-		antiChanged = false
+	if antiChanged && s.ownAnti {
+		var ok bool
+		if s.withRequiredAnti, s.antiAt, ok = s.edit(s.withRequiredAnti, s.antiAt, changed, withAnti); ok {
+			antiChanged = false
+		}
 	}
 	if !anyChanged && !antiChanged {
 		return
@@ -192,23 +198,38 @@ func (s *Snapshot) listAffinity(prev *Snapshot, changed []int, olds []*nodeinfo.
 	}
 }
 
-// replace writes the changed positions' NodeInfos into list, whose
-// nodes are at positions at, and reports true, when each changed node
-// is in list exactly when has says it now belongs there; otherwise it
-// reports false and list is as it was.
-func (s *Snapshot) replace(list []*nodeinfo.NodeInfo, at []int32, changed []int, has func(*nodeinfo.NodeInfo) bool) bool {
+// maxEdits is how many nodes may join or leave an affinity list in one
+// in-place update before edit leaves it to a merge: each costs a move of
+// the list's tail.
+const maxEdits = 8
+
+// edit brings list, which s made and whose nodes are at positions at, up
+// to date with the changed positions in place, and returns it: a changed
+// node still in it gets its new NodeInfo written where the old one was,
+// one that left is taken out, one that joined is put in at its place in
+// position order. It reports false, having changed nothing, when more
+// than maxEdits nodes join or leave.
+func (s *Snapshot) edit(list []*nodeinfo.NodeInfo, at []int32, changed []int, has func(*nodeinfo.NodeInfo) bool) ([]*nodeinfo.NodeInfo, []int32, bool) {
+	moves := 0
 	for _, i := range changed {
-		_, member := slices.BinarySearch(at, int32(i))
-		if member != has(s.nodes[i]) {
-			return false
+		if _, member := slices.BinarySearch(at, int32(i)); member != has(s.nodes[i]) {
+			if moves++; moves > maxEdits {
+				return list, at, false
+			}
 		}
 	}
 	for _, i := range changed {
-		if j, member := slices.BinarySearch(at, int32(i)); member {
+		j, member := slices.BinarySearch(at, int32(i))
+		switch now := has(s.nodes[i]); {
+		case member && now:
 			list[j] = s.nodes[i]
+		case member:
+			list, at = slices.Delete(list, j, j+1), slices.Delete(at, j, j+1)
+		case now:
+			list, at = slices.Insert(list, j, s.nodes[i]), slices.Insert(at, j, int32(i))
 		}
 	}
-	return true
+	return list, at, true
 }
 
 // merge returns the list (and positions) of list without the positions
