@@ -277,7 +277,9 @@ func NamespaceLabels(lister NamespaceLister, name string) labels.Set {
 // has no values left, so [Counts.Len] is 0 exactly when every count is.
 // The zero value is empty and ready to use; a nil *Counts reads as empty.
 type Counts struct {
-	keys   []string
+	keys []string
+	// values[k] are the counts of keys[k]. Past len(values), up to its
+	// capacity, are empty maps or nil: maps kept for keys to come.
 	values []map[string]int64
 	// negative is how many counts are below zero. While there are none,
 	// adding a positive n cannot reach zero, and Add hashes the value once.
@@ -292,7 +294,11 @@ func (c *Counts) Add(key, value string, n int64) {
 	k := c.index(key)
 	if k < 0 {
 		c.keys = append(c.keys, key)
-		c.values = append(c.values, map[string]int64{})
+		if n := len(c.values); n < cap(c.values) && c.values[:n+1][n] != nil {
+			c.values = c.values[:n+1] // an emptied map kept past the end
+		} else {
+			c.values = append(c.values, map[string]int64{})
+		}
 		k = len(c.keys) - 1
 	}
 	values := c.values[k]
@@ -305,8 +311,12 @@ func (c *Counts) Add(key, value string, n int64) {
 	case updated == 0:
 		delete(values, value)
 		if len(values) == 0 {
+			// The emptied map moves past the end, kept for a key to come.
+			last := len(c.values) - 1
 			c.keys = append(c.keys[:k], c.keys[k+1:]...)
-			c.values = append(c.values[:k], c.values[k+1:]...)
+			copy(c.values[k:], c.values[k+1:])
+			c.values[last] = values
+			c.values = c.values[:last]
 		}
 	default:
 		values[value] = updated
@@ -404,6 +414,16 @@ func (c *Counts) Each(fn func(key, value string, n int64)) {
 			fn(key, value, n)
 		}
 	}
+}
+
+// Reset empties c. It keeps c's maps, emptied, for the counts to come:
+// counting into the same Counts again and again allocates nothing once
+// it has counted as many keys.
+func (c *Counts) Reset() {
+	for _, values := range c.values {
+		clear(values)
+	}
+	c.keys, c.values, c.negative = c.keys[:0], c.values[:0], 0
 }
 
 // Clone returns a deep copy.

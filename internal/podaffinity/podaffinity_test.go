@@ -2,6 +2,9 @@ package podaffinity
 
 import (
 	"errors"
+	"maps"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -326,4 +329,59 @@ func FuzzMatchLabelsAgreesWithTheSelector(f *testing.F) {
 			t.Fatalf("Matches(%v) with matchLabels %v = %v, selector says %v", candidate.Labels, match, got, want)
 		}
 	})
+}
+
+// TestCountsCountAsAMapThroughResets adds random counts, positive and
+// negative, to a few topology pairs, emptying the Counts now and then,
+// and compares it after every step with a plain map: keys that empty
+// hand their maps on to keys that come later, which must start empty.
+func TestCountsCountAsAMapThroughResets(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(3, 9))
+	keys := []string{"zone", "host", "rack", "region"}
+	values := []string{"a", "b", "c"}
+	c := &Counts{}
+	want := map[string]int64{}
+	for step := range 5000 {
+		if r.IntN(50) == 0 {
+			c.Reset()
+			clear(want)
+		} else {
+			key, value, n := keys[r.IntN(len(keys))], values[r.IntN(len(values))], int64(r.IntN(5)-2)
+			c.Add(key, value, n)
+			if want[key+"="+value] += n; want[key+"="+value] == 0 {
+				delete(want, key+"="+value)
+			}
+		}
+		got := map[string]int64{}
+		c.Each(func(key, value string, n int64) {
+			if n == 0 {
+				t.Fatalf("step %d: a zero count of %s=%s is kept", step, key, value)
+			}
+			got[key+"="+value] = n
+		})
+		if !maps.Equal(got, want) {
+			t.Fatalf("step %d: counts %v, want %v", step, got, want)
+		}
+		withKey := map[string]bool{}
+		for pair := range want {
+			withKey[strings.SplitN(pair, "=", 2)[0]] = true
+		}
+		if c.Len() != len(withKey) {
+			t.Fatalf("step %d: Len = %d, want %d keys counted", step, c.Len(), len(withKey))
+		}
+	}
+}
+
+func TestCountingAgainIntoResetCountsDoesNotAllocate(t *testing.T) {
+	c := &Counts{}
+	count := func() {
+		c.Reset()
+		c.Add("kubernetes.io/hostname", "n1", 1)
+		c.Add("zone", "a", 2)
+	}
+	count()
+	if n := testing.AllocsPerRun(100, count); n != 0 {
+		t.Errorf("counting again allocates %v times, want 0", n)
+	}
 }
