@@ -355,7 +355,7 @@ func newInterPodAffinityState(ctx context.Context, state *framework.CycleState, 
 				return nil, framework.AsStatus(err)
 			}
 			a.count(s, keys, nodes, state.NodeGenerations(nodes), state)
-			s.existingAnti, s.affinityCounts, s.antiAffinityCounts = a.lend()
+			s.existingAnti, s.affinityCounts, s.antiAffinityCounts = a.lend(state)
 			s.shared = true
 			if !hasTerms && s.existingAnti.Len() == 0 {
 				return nil, skip

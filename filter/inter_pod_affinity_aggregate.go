@@ -1,6 +1,8 @@
 package filter
 
 import (
+	"sync/atomic"
+
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubesched/kubesched/framework"
@@ -42,25 +44,61 @@ type affinityAggregate struct {
 	version framework.NodesVersion
 	// totals are the existing pods' anti-affinity, the pod's affinity and
 	// its anti-affinity counts, as newInterPodAffinityState's state holds
-	// them. A total lent to a cycle's state (lent) is shared, not copied:
-	// the aggregate copies it before it next changes it, and the state
-	// before AddPod or RemovePod does, so a cycle pays for a copy only
-	// when its counts change.
-	totals [3]*podaffinity.Counts
-	lent   [3]bool
+	// them. A total lent to a cycle's state is shared, not copied, and the
+	// state copies it before AddPod or RemovePod changes it. The aggregate
+	// copies it before it next changes it while a state may still read
+	// it: while its cycle has not ended (borrowers[which], the cycles
+	// reading that total, counted down as each ends), or for good when
+	// lent to a state whose end it is not told of (lent[which]). So a
+	// simulation placing pod after pod pays for no copy.
+	totals    [3]*podaffinity.Counts
+	borrowers [3]*atomic.Int32
+	lent      [3]bool
+	// scratch is where one node's share, or the pods changed on it, are
+	// counted before they go into shares and totals: emptied and reused.
+	scratch interPodAffinityState
 }
 
-// lend returns the totals for a state to share.
-func (a *affinityAggregate) lend() (existingAnti, affinityCounts, antiAffinityCounts *podaffinity.Counts) {
-	a.lent = [3]bool{true, true, true}
+// one returns s with a's scratch counts, emptied, to count into; valid
+// until the next call.
+func (a *affinityAggregate) one(s *interPodAffinityState) *interPodAffinityState {
+	counts := [3]*podaffinity.Counts{a.scratch.existingAnti, a.scratch.affinityCounts, a.scratch.antiAffinityCounts}
+	for i, c := range counts {
+		if c == nil {
+			counts[i] = &podaffinity.Counts{}
+		}
+		counts[i].Reset()
+	}
+	a.scratch = *s
+	a.scratch.existingAnti, a.scratch.affinityCounts, a.scratch.antiAffinityCounts = counts[0], counts[1], counts[2]
+	return &a.scratch
+}
+
+// lend returns the totals for state's cycle to share.
+func (a *affinityAggregate) lend(state *framework.CycleState) (existingAnti, affinityCounts, antiAffinityCounts *podaffinity.Counts) {
+	b := a.borrowers
+	for _, n := range b {
+		n.Add(1)
+	}
+	if !state.OnCycleEnd(func() {
+		for _, n := range b {
+			n.Add(-1)
+		}
+	}) {
+		for _, n := range b {
+			n.Add(-1)
+		}
+		a.lent = [3]bool{true, true, true}
+	}
 	return a.totals[0], a.totals[1], a.totals[2]
 }
 
-// add adds n to the total which for (key, value), copying it first if
-// lent.
+// add adds n to the total which for (key, value), copying it first if a
+// state may still read it.
 func (a *affinityAggregate) add(which int, key, value string, n int64) {
-	if a.lent[which] {
+	if a.lent[which] || a.borrowers[which].Load() > 0 {
 		a.totals[which], a.lent[which] = a.totals[which].Clone(), false
+		a.borrowers[which] = new(atomic.Int32)
 	}
 	a.totals[which].Add(key, value, n)
 }
@@ -85,6 +123,7 @@ func (a *affinityAggregate) count(s *interPodAffinityState, keys countingKeys, n
 		// Start over.
 		*a = affinityAggregate{gens: make([]int64, len(nodes)), shares: make([][]affinityShare, len(nodes))}
 		a.totals = [3]*podaffinity.Counts{{}, {}, {}}
+		a.borrowers = [3]*atomic.Int32{new(atomic.Int32), new(atomic.Int32), new(atomic.Int32)}
 	}
 	counts := make([]int, len(keys.incoming))
 	now, changed, ok := state.ChangedNodes(nodes, a.version)
@@ -117,7 +156,7 @@ func (a *affinityAggregate) visit(s *interPodAffinityState, keys countingKeys, n
 	for _, sh := range a.shares[p] {
 		a.add(sh.which, sh.key, sh.value, -sh.n)
 	}
-	one := s.uncounted()
+	one := a.one(s)
 	one.countNode(ni, keys, counts)
 	shares := a.shares[p][:0]
 	for which, c := range [...]*podaffinity.Counts{one.existingAnti, one.affinityCounts, one.antiAffinityCounts} {
@@ -152,8 +191,7 @@ func (a *affinityAggregate) shift(s *interPodAffinityState, ni *nodeinfo.NodeInf
 			return
 		}
 		if one == nil {
-			c := s.uncounted()
-			one = &c
+			one = a.one(s)
 		}
 		one.count(pod, terms, nodeLabels, int64(sign))
 	}) {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -166,8 +168,8 @@ func TestAddPodCopiesCountsLentByAnAggregate(t *testing.T) {
 	a.count(&interPodAffinityState{pod: &v1.Pod{}}, countingKeys{}, []*nodeinfo.NodeInfo{ni}, nil, nil)
 	incoming := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "incoming", Namespace: "ns", Labels: map[string]string{"app": "web"}}}
 	s := &interPodAffinityState{pod: incoming, shared: true}
-	s.existingAnti, s.affinityCounts, s.antiAffinityCounts = a.lend()
 	state := framework.NewCycleState([]*nodeinfo.NodeInfo{ni})
+	s.existingAnti, s.affinityCounts, s.antiAffinityCounts = a.lend(state)
 	interPodAffinityKey.Write(state, s)
 	// A placed pod whose anti-affinity keeps web pods away.
 	placed := nodeinfo.NewPodInfo(antiPod("placed", "db", "n", "web"))
@@ -179,5 +181,128 @@ func TestAddPodCopiesCountsLentByAnAggregate(t *testing.T) {
 	}
 	if a.totals[0].Len() != 0 {
 		t.Errorf("AddPod changed the aggregate's counts it was lent: %v", countsOf(a.totals[0]))
+	}
+}
+
+// peekFilter is a Filter plugin that reads InterPodAffinity's state: on
+// its first call it copies the counts, tells seen, and waits for resume
+// before it lets the cycle go on.
+type peekFilter struct {
+	called atomic.Bool
+	seen   chan *interPodAffinityState
+	resume chan struct{}
+}
+
+func (p *peekFilter) Name() string { return "Peek" }
+
+func (p *peekFilter) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, _ *nodeinfo.NodeInfo) *framework.Status {
+	if p.called.CompareAndSwap(false, true) {
+		s, _ := interPodAffinityKey.Read(state)
+		p.seen <- s
+		<-p.resume
+	}
+	return nil
+}
+
+// TestACycleSharesAnAggregatesCountsUntilItEnds runs a cycle that stops
+// in the middle of filtering while another cycle for a pod counted the
+// same way sees a node changed: the first cycle's counts must stay as
+// they were. Once both cycles ended the aggregate owns its counts again
+// and changes them without copying.
+func TestACycleSharesAnAggregatesCountsUntilItEnds(t *testing.T) {
+	// Every web pod keeps the others off its host.
+	web := func(name, node string) *v1.Pod {
+		p := antiPod(name, "web", node, "web")
+		p.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0].TopologyKey = "kubernetes.io/hostname"
+		return p
+	}
+	var nodes []*nodeinfo.NodeInfo
+	for i := range minAggregateNodes + 4 {
+		name := "n" + strconv.Itoa(i)
+		node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+			"kubernetes.io/hostname": name, "zone": "z" + strconv.Itoa(i%3)}}}
+		var pods []*v1.Pod
+		if i%4 == 0 {
+			pods = append(pods, web("web-"+name, name))
+		}
+		nodes = append(nodes, nodeinfo.New(node, pods...))
+	}
+	incoming := web("incoming", "")
+	peek := &peekFilter{seen: make(chan *interPodAffinityState), resume: make(chan struct{})}
+	fw, err := framework.New(
+		framework.WithPlugin(&InterPodAffinity{}, 0),
+		framework.WithPlugin(peek, 0),
+		framework.WithParallelism(1),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+
+	// Another web pod lands on a node that had none.
+	changed := slices.Clone(nodes)
+	ni := changed[1].Clone()
+	ni.AddPod(web("web-new", changed[1].Name()))
+	changed[1] = ni
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := fw.Schedule(ctx, incoming, nodes)
+		done <- err
+	}()
+	var first *interPodAffinityState
+	select {
+	case first = <-peek.seen:
+	case err := <-done:
+		t.Fatalf("the first cycle ended without filtering: %v", err)
+	}
+	if first == nil {
+		t.Fatal("InterPodAffinity wrote no state")
+	}
+	then := [3]map[string]int64{countsOf(first.existingAnti), countsOf(first.affinityCounts), countsOf(first.antiAffinityCounts)}
+	// The second cycle passes the peek at once.
+	if _, err := fw.Schedule(ctx, incoming, changed); err != nil {
+		t.Fatal(err)
+	}
+	key := first.keys(true).String()
+	a, giveBack := affinityAggregates.Take(key)
+	if a == nil {
+		t.Fatal("the aggregate is held between cycles")
+	}
+	if n := a.totals[2].Get("kubernetes.io/hostname", changed[1].Name()); n != 1 {
+		t.Errorf("the second cycle counts %d web pods on %s, want the new one", n, changed[1].Name())
+	}
+	giveBack()
+	now := [3]map[string]int64{countsOf(first.existingAnti), countsOf(first.affinityCounts), countsOf(first.antiAffinityCounts)}
+	for i := range now {
+		if !maps.Equal(now[i], then[i]) {
+			t.Errorf("counts %d of the first cycle changed while it ran: %v, were %v", i, now[i], then[i])
+		}
+	}
+	close(peek.resume)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	a, giveBack = affinityAggregates.Take(key)
+	if a == nil {
+		t.Fatal("the aggregate is held after both cycles ended")
+	}
+	for i := range a.borrowers {
+		if n := a.borrowers[i].Load(); n != 0 || a.lent[i] {
+			t.Errorf("counts %d: %d cycles still borrow them (lent for good: %v) after both ended", i, n, a.lent[i])
+		}
+	}
+	totals := a.totals
+	giveBack()
+	// A third cycle over a list where the web pod left again changes the
+	// counts in place.
+	if _, err := fw.Schedule(ctx, incoming, nodes); err != nil {
+		t.Fatal(err)
+	}
+	a, giveBack = affinityAggregates.Take(key)
+	defer giveBack()
+	if a.totals != totals {
+		t.Error("the aggregate copied counts that no cycle borrowed any more")
 	}
 }

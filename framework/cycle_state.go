@@ -49,6 +49,58 @@ type CycleState struct {
 	scored      []int32
 	// gens are allNodes' generations, when the node list keeps them.
 	gens []int64
+	// ends, shared with clones, holds what runs when the framework's
+	// cycle ends (OnCycleEnd); nil for a state no cycle of the framework
+	// ends, such as one a caller made or was handed back.
+	ends *cycleEnds
+}
+
+// cycleEnds are the functions to run at the end of a cycle.
+type cycleEnds struct {
+	mu   sync.Mutex
+	fns  []func()
+	done bool
+}
+
+// OnCycleEnd asks for fn to run once the framework's scheduling cycle
+// that made s has ended, when nothing reads s or its clones any more, and
+// reports whether it will. Plugins use it to take back what they lent the
+// cycle: say, counts kept from one cycle to the next that the state shares
+// instead of copying. fn runs on the goroutine that ran the cycle, after
+// every plugin returned, before Schedule (or ScheduleSnapshot, Filter,
+// Score, Explain) returns. It reports false, and fn never runs, for a
+// state no cycle of the framework ends: one made with [NewCycleState],
+// handed back by [Framework.RunPreFilterPlugins], or whose cycle already
+// ended. fn must not block.
+func (s *CycleState) OnCycleEnd(fn func()) bool {
+	if s == nil || s.ends == nil {
+		return false
+	}
+	s.ends.mu.Lock()
+	defer s.ends.mu.Unlock()
+	if s.ends.done {
+		return false
+	}
+	s.ends.fns = append(s.ends.fns, fn)
+	return true
+}
+
+// endable makes s a state whose cycle the framework ends with end.
+func (s *CycleState) endable() *CycleState {
+	s.ends = &cycleEnds{}
+	return s
+}
+
+// end ends s's cycle: what OnCycleEnd asked for runs, in the order
+// asked.
+func (s *CycleState) end() {
+	s.ends.mu.Lock()
+	fns := s.ends.fns
+	s.ends.fns, s.ends.done = nil, true
+	s.ends.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
 }
 
 // NodeGenerations returns the Generation of each of nodes, in order,

@@ -2,7 +2,9 @@ package framework_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -163,5 +165,115 @@ func TestNodeGenerationsAreTheSnapshotsOwn(t *testing.T) {
 		if g != nil {
 			t.Errorf("over a plain slice, node %s has generations %v from the state, want none", name, g)
 		}
+	}
+}
+
+// endSpy asks, in PreFilter, for its state and a clone of it to tell it
+// when the cycle ends, and notes whether the cycle had ended by the time
+// each later plugin ran.
+type endSpy struct {
+	reject    bool
+	state     *framework.CycleState
+	asked     [2]bool // OnCycleEnd's answers for the state and its clone
+	ends      []string
+	endedLate bool // the cycle had ended when Filter or Reserve ran
+}
+
+func (*endSpy) Name() string { return "EndSpy" }
+
+func (s *endSpy) PreFilter(_ context.Context, state *framework.CycleState, _ *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	s.state = state
+	s.asked[0] = state.OnCycleEnd(func() { s.ends = append(s.ends, "state") })
+	s.asked[1] = state.Clone().OnCycleEnd(func() { s.ends = append(s.ends, "clone") })
+	return nil, nil
+}
+
+func (*endSpy) PreFilterExtensions() framework.PreFilterExtensions { return nil }
+
+func (s *endSpy) Filter(context.Context, *framework.CycleState, *v1.Pod, *nodeinfo.NodeInfo) *framework.Status {
+	s.endedLate = s.endedLate || len(s.ends) > 0
+	if s.reject {
+		return framework.NewStatus(framework.Unschedulable, "rejected by the spy")
+	}
+	return nil
+}
+
+func (s *endSpy) Reserve(context.Context, *framework.CycleState, *v1.Pod, string, *framework.Result) *framework.Status {
+	s.endedLate = s.endedLate || len(s.ends) > 0
+	return nil
+}
+
+func TestOnCycleEndRunsOnceTheCycleIsOver(t *testing.T) {
+	t.Parallel()
+	nodes := nodeinfo.Build([]*v1.Node{
+		{ObjectMeta: metav1.ObjectMeta{Name: "a"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "b"}},
+	}, nil)
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "p"}}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name       string
+		reject     bool
+		manyCycles bool
+		run        func(f *framework.Framework) error
+		wantEnds   []string
+	}{
+		{name: "a placement ends its cycle", run: func(f *framework.Framework) error {
+			_, err := f.Schedule(ctx, pod, nodes)
+			return err
+		}, wantEnds: []string{"state", "clone"}},
+		{name: "a pod that fits nowhere ends its cycle too", reject: true, run: func(f *framework.Framework) error {
+			var fe *framework.FitError
+			if _, err := f.Schedule(ctx, pod, nodes); !errors.As(err, &fe) {
+				return fmt.Errorf("Schedule: %v, want a FitError", err)
+			}
+			return nil
+		}, wantEnds: []string{"state", "clone"}},
+		// Explain schedules the pod first, then explains in a cycle of its
+		// own, with another to probe the PreFilter plugins: three cycles,
+		// each of whose Filter plugins runs after the one before ended.
+		{name: "an explanation ends its three cycles", manyCycles: true, run: func(f *framework.Framework) error {
+			_, err := f.Explain(ctx, pod, nodes)
+			return err
+		}, wantEnds: []string{"state", "clone", "state", "clone", "state", "clone"}},
+		{name: "filtering as an extender ends its cycle", run: func(f *framework.Framework) error {
+			_, _, err := f.Filter(ctx, pod, nodes)
+			return err
+		}, wantEnds: []string{"state", "clone"}},
+		{name: "scoring as an extender ends its cycle", run: func(f *framework.Framework) error {
+			_, err := f.Score(ctx, pod, nodes)
+			return err
+		}, wantEnds: []string{"state", "clone"}},
+		{name: "a state handed back by RunPreFilterPlugins never ends", run: func(f *framework.Framework) error {
+			_, s := f.RunPreFilterPlugins(ctx, pod, snapshotOf(nodes))
+			return s.AsError()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spy := &endSpy{reject: tc.reject}
+			f := mustNew(t, framework.WithPlugin(spy, 0))
+			if err := tc.run(f); err != nil {
+				t.Fatal(err)
+			}
+			if spy.endedLate && !tc.manyCycles {
+				t.Error("the cycle ended before its Filter or Reserve plugins ran")
+			}
+			if want := tc.wantEnds != nil; spy.asked != [2]bool{want, want} {
+				t.Errorf("OnCycleEnd reported %v for the state and its clone, want %v", spy.asked, want)
+			}
+			if tc.wantEnds != nil && !slices.Equal(spy.ends, tc.wantEnds) {
+				t.Errorf("ran at the end: %v, want %v", spy.ends, tc.wantEnds)
+			}
+			if spy.state.OnCycleEnd(func() { t.Error("ran for a cycle that was over") }) {
+				t.Error("OnCycleEnd reported true for a cycle that was over")
+			}
+		})
+	}
+	if framework.NewCycleState(nodes).OnCycleEnd(func() {}) {
+		t.Error("OnCycleEnd reported true for a state made with NewCycleState")
+	}
+	var none *framework.CycleState
+	if none.OnCycleEnd(func() {}) {
+		t.Error("OnCycleEnd reported true for a nil state")
 	}
 }

@@ -228,7 +228,8 @@ func (f *Framework) Explain(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.
 	for i, ni := range nodes {
 		e.Nodes[i].Name = ni.Name()
 	}
-	state := f.newCycleState(nodes, idx)
+	state := f.newCycleState(nodes, idx).endable()
+	defer state.end()
 	preRes, status, narrowed := f.explainPreFilter(ctx, state, pod, nodes, e)
 	if status != nil {
 		if !status.IsRejected() {
@@ -295,7 +296,8 @@ func (f *Framework) explainPreFilter(ctx context.Context, state *CycleState, pod
 	// runPreFilter stops at the first unresolvable rejection; the verdicts
 	// are read again from a state of its own, plugin by plugin, so that
 	// each plugin's own answer is shown.
-	probe := f.newCycleState(nodes, state.index)
+	probe := f.newCycleState(nodes, state.index).endable()
+	defer probe.end()
 	for _, pl := range f.preFilters {
 		r, s := pl.PreFilter(ctx, probe, pod, nodes)
 		v := PluginVerdict{Plugin: pl.Name()}

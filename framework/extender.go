@@ -344,7 +344,8 @@ func (f *Framework) Filter(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.N
 	if err != nil {
 		return nil, Diagnosis{}, fmt.Errorf("filter: %w", err)
 	}
-	state := f.newCycleState(nodes, idx)
+	state := f.newCycleState(nodes, idx).endable()
+	defer state.end()
 	d := Diagnosis{nodes: idx}
 	preRes, status, narrowedBy := f.runPreFilter(ctx, state, pod, nodes)
 	if narrowedBy.Len() > 0 {
@@ -420,7 +421,8 @@ func (f *Framework) Score(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.No
 	if err != nil {
 		return nil, fmt.Errorf("score: %w", err)
 	}
-	state := f.newCycleState(nodes, idx)
+	state := f.newCycleState(nodes, idx).endable()
+	defer state.end()
 	if _, s, _ := f.runPreFilter(ctx, state, pod, nodes); s != nil && !s.IsRejected() {
 		return nil, s.AsError()
 	}

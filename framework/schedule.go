@@ -103,7 +103,8 @@ func (e *NotTriedError) Error() string { return e.Status.Message() }
 
 // schedule is the scheduling cycle over nodes, which idx indexes.
 func (f *Framework) schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, idx nodeIndex) (*Result, error) {
-	state := f.newCycleState(nodes, idx)
+	state := f.newCycleState(nodes, idx).endable()
+	defer state.end()
 	d := Diagnosis{nodes: idx}
 
 	preRes, status, narrowedBy := f.runPreFilter(ctx, state, pod, nodes)
