@@ -3,8 +3,6 @@ package filter
 import (
 	"sync/atomic"
 
-	v1 "k8s.io/api/core/v1"
-
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/keyed"
 	"github.com/kubesched/kubesched/internal/podaffinity"
@@ -183,19 +181,21 @@ func (a *affinityAggregate) shift(s *interPodAffinityState, ni *nodeinfo.NodeInf
 	// Without terms of the pod's own, only pods with required
 	// anti-affinity count anything: most changes then count nothing.
 	hasTerms := len(s.affinity)+len(s.antiAffinity) > 0
+	changes, n, ok := podcount.PodChanges(ni, a.gens[p])
+	if !ok {
+		return false
+	}
 	var one *interPodAffinityState
 	nodeLabels := ni.Labels()
-	if !podcount.PodChanges(ni, a.gens[p], func(pod *v1.Pod, info any, sign int) {
-		terms := podaffinity.Of(info)
+	for _, ch := range changes[:n] {
+		terms := podaffinity.Of(ch.Info)
 		if !hasTerms && len(terms.RequiredAntiAffinity) == 0 {
-			return
+			continue
 		}
 		if one == nil {
 			one = a.one(s)
 		}
-		one.count(pod, terms, nodeLabels, int64(sign))
-	}) {
-		return false
+		one.count(ch.Pod, terms, nodeLabels, int64(ch.Sign))
 	}
 	if one == nil {
 		return true

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/kubesched/kubesched/internal/podcount"
-	v1 "k8s.io/api/core/v1"
 )
 
 func TestANodeInfoTellsThePodsChangedSinceAGeneration(t *testing.T) {
@@ -13,13 +12,17 @@ func TestANodeInfoTellsThePodsChangedSinceAGeneration(t *testing.T) {
 	// changed lists what podcount.PodChanges reports from since.
 	changed := func(ni *NodeInfo, since int64) ([]string, bool) {
 		var out []string
-		ok := podcount.PodChanges(ni, since, func(p *v1.Pod, _ any, sign int) {
+		changes, n, ok := podcount.PodChanges(ni, since)
+		for _, c := range changes[:n] {
 			op := "+"
-			if sign < 0 {
+			if c.Sign < 0 {
 				op = "-"
 			}
-			out = append(out, op+p.Name)
-		})
+			if c.Info.(*PodInfo).Pod != c.Pod {
+				t.Errorf("change %s%s: its PodInfo holds pod %s", op, c.Pod.Name, c.Info.(*PodInfo).Pod.Name)
+			}
+			out = append(out, op+c.Pod.Name)
+		}
 		return out, ok
 	}
 	a := New(node("n"))

@@ -162,7 +162,7 @@ type NodeInfo struct {
 }
 
 // maxPodChanges is how many of its last changes a NodeInfo remembers.
-const maxPodChanges = 3
+const maxPodChanges = podcount.MaxPodChanges
 
 // podChange took a NodeInfo from generation from to generation to by
 // adding (sign 1) or removing (sign -1) pod, and changed nothing else.
@@ -225,16 +225,16 @@ func init() {
 		}
 		return nil
 	}
-	podcount.PodChanges = func(v any, since int64, fn func(pod *v1.Pod, info any, sign int)) bool {
+	podcount.PodChanges = func(v any, since int64) (out [podcount.MaxPodChanges]podcount.PodChange, k int, ok bool) {
 		n, ok := v.(*NodeInfo)
 		if !ok {
-			return false
+			return out, 0, false
 		}
 		changes, ok := n.podChangesSince(since)
-		for _, c := range changes {
-			fn(c.pod.Pod, c.pod, c.sign)
+		for i, c := range changes {
+			out[i] = podcount.PodChange{Pod: c.pod.Pod, Info: c.pod, Sign: c.sign}
 		}
-		return ok
+		return out, len(changes), ok
 	}
 }
 

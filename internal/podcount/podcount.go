@@ -53,13 +53,25 @@ const (
 // Key names one way of counting: see [KeyOf].
 type Key uint64
 
+// MaxPodChanges is how many of its last changes a *nodeinfo.NodeInfo
+// remembers for PodChanges.
+const MaxPodChanges = 3
+
+// PodChange is a pod added to a node (Sign 1) or removed from it (-1),
+// with its *nodeinfo.PodInfo (Info).
+type PodChange struct {
+	Pod  *v1.Pod
+	Info any
+	Sign int
+}
+
 // PodChanges tells how a *nodeinfo.NodeInfo came to its generation from
-// generation since, when it knows: it calls fn with each pod added (sign
-// 1) or removed (sign -1), oldest first, and its *nodeinfo.PodInfo (info),
-// and returns true; it returns false, having called fn for nothing, when
+// generation since, when it knows: it returns the pods added or removed,
+// oldest first, the first n of changes, and true; it returns false when
 // since is not one of the NodeInfo's last few generations or something
-// but its pods changed since. Package nodeinfo sets it.
-var PodChanges func(nodeInfo any, since int64, fn func(pod *v1.Pod, info any, sign int)) bool
+// but its pods changed since. The changes come back by value, so that a
+// caller allocates nothing. Package nodeinfo sets it.
+var PodChanges func(nodeInfo any, since int64) (changes [MaxPodChanges]PodChange, n int, ok bool)
 
 // Of returns the memo of a *nodeinfo.NodeInfo, or nil. Package nodeinfo
 // sets it: the memo is an unexported field of NodeInfo, which this

@@ -219,17 +219,22 @@ func (a *aggregate) shift(pod *v1.Pod, cs []Constraint, ni *nodeinfo.NodeInfo, p
 	if podcount.PodChanges == nil {
 		return false
 	}
-	return podcount.PodChanges(ni, a.gens[p], func(q *v1.Pod, _ any, sign int) {
+	changes, n, ok := podcount.PodChanges(ni, a.gens[p])
+	if !ok {
+		return false
+	}
+	for _, ch := range changes[:n] {
 		for c := range cs {
 			if counted != nil && !counted[c] {
 				continue
 			}
-			if d := a.dom[c][p]; d >= 0 && matches(q, cs[c].Selector, pod.Namespace) {
-				a.share[c][p] += int32(sign)
-				a.sums[c][d] += sign
+			if d := a.dom[c][p]; d >= 0 && matches(ch.Pod, cs[c].Selector, pod.Namespace) {
+				a.share[c][p] += int32(ch.Sign)
+				a.sums[c][d] += ch.Sign
 			}
 		}
-	})
+	}
+	return true
 }
 
 // alikeOf numbers what position p's raw score depends on (see
