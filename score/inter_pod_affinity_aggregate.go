@@ -44,6 +44,8 @@ type scoreAggregate struct {
 	totals  podaffinity.Counts
 	// matches is how many positions have matched set.
 	matches int
+	// scratch is where a visit scores one node, emptied and reused.
+	scratch podaffinity.Counts
 	// version is the node list's when last scored, when it tells which
 	// nodes changed since (framework.CycleState.ChangedNodes): the next
 	// count then visits those alone.
@@ -111,7 +113,8 @@ func (a *scoreAggregate) visit(d *domainScorer, ni *nodeinfo.NodeInfo, p int, ge
 		a.matches--
 	}
 	one := *d
-	one.scores, one.matched = &podaffinity.Counts{}, false
+	a.scratch.Reset()
+	one.scores, one.matched = &a.scratch, false
 	// As domainScores visits a node: only its pods with terms, and
 	// none on a node without pods, object or labels.
 	if nodeLabels := ni.Labels(); len(ni.Pods) > 0 && ni.Node() != nil && len(nodeLabels) > 0 {
