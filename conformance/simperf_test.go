@@ -186,3 +186,60 @@ func TestSimWorkloads(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSimPlace times kubesched's side of simbyside alone: each
+// workload's pending pods placed one after another on a fork of 5000
+// nodes running 10,000 pods, the fork reverted once they are all placed.
+// One op is one pod. It is for profiles (-cpuprofile, -memprofile) and
+// allocation counts; ratios to upstream come from cmd/simbyside.
+func BenchmarkSimPlace(b *testing.B) {
+	const numNodes, numRunning, numPending = 5000, 10000, 5000
+	for _, name := range SimWorkloadNames {
+		w := NewSimWorkload(name, numNodes, numRunning, numPending)
+		for _, mode := range []struct {
+			name       string
+			percentage int32
+			firstFit   bool
+		}{
+			{name: "best100", percentage: 100},
+			{name: "best-adaptive"},
+			{name: "firstfit", firstFit: true},
+		} {
+			b.Run(name+"/"+mode.name, func(b *testing.B) {
+				fw, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(mode.percentage))
+				if err != nil {
+					b.Fatal(err)
+				}
+				c, err := sim.New(fw, w.Nodes, w.Pods, w.Objects...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ctx := context.Background()
+				c.Fork()
+				next := 0
+				b.ReportAllocs()
+				for b.Loop() {
+					if next == len(w.Pending) {
+						b.StopTimer()
+						if err := c.Revert(); err != nil {
+							b.Fatal(err)
+						}
+						c.Fork()
+						next = 0
+						b.StartTimer()
+					}
+					pod := w.Pending[next]
+					next++
+					if mode.firstFit {
+						_, err = c.PlaceFirstFit(ctx, pod)
+					} else {
+						_, err = c.Place(ctx, pod)
+					}
+					if err != nil {
+						b.Fatalf("placing %s: %v", pod.Name, err)
+					}
+				}
+			})
+		}
+	}
+}
