@@ -167,7 +167,7 @@ func (a *aggregate) visit(pod *v1.Pod, cs []Constraint, keys []podcount.Key, ni 
 	if a.gens[p] == ni.Generation && ni.Generation != 0 {
 		return
 	}
-	if a.gens[p] != 0 && a.shift(pod, cs, ni, p, counted) {
+	if a.gens[p] != 0 && a.shift(pod, cs, keys, ni, p, counted) {
 		a.gens[p] = ni.Generation
 		a.alike[p] = a.alikeOf(cs, p, counted)
 		return
@@ -213,9 +213,9 @@ func (a *aggregate) visit(pod *v1.Pod, cs []Constraint, keys []podcount.Key, ni 
 // shift brings position p's counts up to date with ni by the pods added
 // to it and removed from it since a counted it, when ni knows them and
 // nothing else changed (podcount.PodChanges): the node, its labels, and
-// so its domains, are the same. It reports false, having changed
-// nothing, otherwise.
-func (a *aggregate) shift(pod *v1.Pod, cs []Constraint, ni *nodeinfo.NodeInfo, p int, counted []bool) bool {
+// so its domains, are the same. keys are the constraints' counting keys
+// (matchKey). It reports false, having changed nothing, otherwise.
+func (a *aggregate) shift(pod *v1.Pod, cs []Constraint, keys []podcount.Key, ni *nodeinfo.NodeInfo, p int, counted []bool) bool {
 	if podcount.PodChanges == nil {
 		return false
 	}
@@ -224,11 +224,22 @@ func (a *aggregate) shift(pod *v1.Pod, cs []Constraint, ni *nodeinfo.NodeInfo, p
 		return false
 	}
 	for _, ch := range changes[:n] {
+		// Constraints with the same key (kube-scheduler's default
+		// constraints: hostname and zone) match alike: match once.
+		var last podcount.Key
+		var matched, known bool
 		for c := range cs {
 			if counted != nil && !counted[c] {
 				continue
 			}
-			if d := a.dom[c][p]; d >= 0 && matches(ch.Pod, cs[c].Selector, pod.Namespace) {
+			d := a.dom[c][p]
+			if d < 0 {
+				continue
+			}
+			if !known || keys[c] != last {
+				last, matched, known = keys[c], matches(ch.Pod, cs[c].Selector, pod.Namespace), true
+			}
+			if matched {
 				a.share[c][p] += int32(ch.Sign)
 				a.sums[c][d] += ch.Sign
 			}

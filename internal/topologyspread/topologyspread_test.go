@@ -422,8 +422,11 @@ func TestAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
 		nodes = append(nodes, nodeIn(name, kv...))
 	}
 	cluster := nodeinfo.Build(nodes, nil)
+	// The first two match alike (a changed pod is matched once for
+	// both), the third does not.
 	incoming := withConstraints(pod("ns", "app", "web"),
-		constraint("zone", v1.ScheduleAnyway, "web"), constraint("kubernetes.io/hostname", v1.ScheduleAnyway, "web"))
+		constraint("zone", v1.ScheduleAnyway, "web"), constraint("kubernetes.io/hostname", v1.ScheduleAnyway, "web"),
+		constraint("zone", v1.ScheduleAnyway, "db"))
 	cs, err := Defaults{}.Constraints(incoming, v1.ScheduleAnyway, framework.Listers{})
 	if err != nil {
 		t.Fatal(err)
@@ -431,7 +434,7 @@ func TestAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
 	if !cacheable(incoming, cs) {
 		t.Fatal("the constraints are not cacheable")
 	}
-	keys := []podcount.Key{matchKey(cs[0].Selector, "ns"), matchKey(cs[1].Selector, "ns")}
+	keys := []podcount.Key{matchKey(cs[0].Selector, "ns"), matchKey(cs[1].Selector, "ns"), matchKey(cs[2].Selector, "ns")}
 	e := eligibilityOf(incoming)
 	wantZ1 := func(_ int, value string) bool { return value != "z1" }
 	var fork struct {
@@ -502,7 +505,7 @@ func TestAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
 			requireAll bool
 			want       func(int, string) bool
 			counted    []bool
-		}{{true, nil, nil}, {false, wantZ1, []bool{true, false}}} {
+		}{{true, nil, nil}, {false, wantZ1, []bool{true, false, true}}} {
 			// Every other step, the generations come beside the nodes,
 			// as a snapshot keeps them.
 			var gens []int64
