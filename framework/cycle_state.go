@@ -17,7 +17,10 @@ import (
 // plugin code.
 //
 // The framework writes state only in PreFilter and PreScore, which run one
-// plugin at a time; Filter and Score may read it concurrently.
+// plugin at a time; Filter and Score may read it concurrently. A state
+// made by a framework cycle lives as long as the cycle: plugins must not
+// keep it, or clones of it, to read after Schedule returns, since what
+// plugins lent it may change then (see [CycleState.OnCycleEnd]).
 type CycleState struct {
 	allNodes []*nodeinfo.NodeInfo
 	// listers is shared with the framework, and with clones: a pointer

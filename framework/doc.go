@@ -55,7 +55,9 @@
 // answer Score for many nodes at once ([BatchScorer]); those that
 // remember per-node results across cycles can tell which nodes changed
 // by [CycleState.NodeGenerations], or, over a snapshot updated in place,
-// be told ([CycleState.ChangedNodes]).
+// be told ([CycleState.ChangedNodes]). Those that lend what they keep to
+// a cycle's state rather than copy it can take it back once the cycle
+// has ended ([CycleState.OnCycleEnd]).
 //
 // A framework remembers, per pod shape (a pod but its name and identity)
 // and node, what the in-tree plugins that judge a node by that node
