@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -122,7 +123,10 @@ func TestVolumeBindingAgrees(t *testing.T) {
 			// bind-completed annotation. The claim's status phase comes
 			// in a later write of the PV controller, which a binding may
 			// precede.
+			// The watch may deliver a binding after a List shows it:
+			// seenBindings counts the bindings it delivered so far.
 			nominatedFirst, claimAtBinding := map[string]bool{}, map[string]string{}
+			var seenBindings atomic.Int32
 			watched := make(chan struct{})
 			go func() {
 				defer close(watched)
@@ -142,6 +146,7 @@ func TestVolumeBindingAgrees(t *testing.T) {
 						default:
 							claimAtBinding[p.Name] = fmt.Sprintf("phase %q, volume %q, annotations %v", c.Status.Phase, c.Spec.VolumeName, c.Annotations)
 						}
+						seenBindings.Add(1)
 					}
 				}
 			}()
@@ -176,6 +181,9 @@ func TestVolumeBindingAgrees(t *testing.T) {
 				return bound == 3 && reported != "", nil
 			})
 
+			eventually(t, 30*time.Second, "the watch delivers the three bindings", func() (bool, error) {
+				return seenBindings.Load() >= 3, nil
+			})
 			w.Stop()
 			<-watched
 
