@@ -37,17 +37,18 @@ type Snapshot struct {
 	ownAffinity, ownAnti bool
 	// log lists the in-place updates (Cache.UpdateSnapshot) since the
 	// node list was made, oldest first, for ChangedSince; bounded by
-	// maxLogged positions.
-	log []update
-	// logged is the number of positions in log.
-	logged int
+	// maxLogged positions. Their positions follow one another in logAt,
+	// so that the updates since one of them are one run of it.
+	log   []update
+	logAt []int32
 }
 
 // update is one in-place update of a snapshot: the nodes at positions
-// at changed since its generation was from.
+// logAt[start:] up to the next update's start changed since its
+// generation was from.
 type update struct {
-	from int64
-	at   []int32
+	from  int64
+	start int
 }
 
 // maxLogged bounds a snapshot's log: past about this many positions a
@@ -75,40 +76,42 @@ func (s *Snapshot) ChangedSince(generation int64) ([]int32, bool) {
 	if len(s.log) == 0 || generation > s.generation {
 		return nil, false
 	}
-	last := len(s.log) - 1
-	if s.log[last].from <= generation {
-		return s.log[last].at, true
-	}
-	var out []int32
-	for i := last; i >= 0; i-- {
-		out = append(out, s.log[i].at...)
+	for i := len(s.log) - 1; i >= 0; i-- {
 		if s.log[i].from <= generation {
-			return out, true
+			end := len(s.logAt)
+			return s.logAt[s.log[i].start:end:end], true
 		}
 	}
 	return nil, false
 }
 
 // logUpdate records in s's log the update from generation from of the
-// positions changed, dropping the oldest updates
-// to keep it within maxLogged. The log is s's own (only a snapshot
-// updated in place has one), so it grows in place.
+// positions changed, dropping the oldest updates to keep it within
+// maxLogged. The log is s's own (only a snapshot updated in place has
+// one), so it grows in place; its positions move down to the start of
+// logAt once most of them were dropped.
 func (s *Snapshot) logUpdate(from int64, changed []int) {
-	at := make([]int32, len(changed))
-	for k, i := range changed {
-		at[k] = int32(i)
-	}
-	if len(at) > maxLogged(len(s.nodes)) {
+	limit := maxLogged(len(s.nodes))
+	if len(changed) > limit {
 		// This update alone is larger: callers pass over every node.
-		s.log, s.logged = nil, 0
+		s.log, s.logAt = s.log[:0], s.logAt[:0]
 		return
 	}
-	s.log = append(s.log, update{from: from, at: at})
-	s.logged += len(at)
-	for s.logged > maxLogged(len(s.nodes)) {
-		s.logged -= len(s.log[0].at)
-		s.log[0] = update{}
-		s.log = s.log[1:]
+	s.log = append(s.log, update{from: from, start: len(s.logAt)})
+	for _, i := range changed {
+		s.logAt = append(s.logAt, int32(i))
+	}
+	drop := 0
+	for len(s.logAt)-s.log[drop].start > limit {
+		drop++
+	}
+	s.log = s.log[drop:]
+	if base := s.log[0].start; base > len(s.logAt)/2 {
+		n := copy(s.logAt, s.logAt[base:])
+		s.logAt = s.logAt[:n]
+		for k := range s.log {
+			s.log[k].start -= base
+		}
 	}
 }
 
@@ -420,7 +423,7 @@ func (c *Cache) snapshot(reuse *Snapshot) *Snapshot {
 		}
 		s.listAffinity(prev, changed, olds, inPlace)
 		if inPlace {
-			s.log, s.logged = prev.log, prev.logged
+			s.log, s.logAt = prev.log, prev.logAt
 			s.logUpdate(prev.generation, changed)
 			*prev = *s
 			s = prev

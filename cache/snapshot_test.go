@@ -1,6 +1,11 @@
 package cache
 
 import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strconv"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -188,5 +193,76 @@ func TestUpdateSnapshot(t *testing.T) {
 	mustNode(t, c, node("c", "z2"))
 	if got := c.UpdateSnapshot(last); got == last || got.Len() != 3 || last.Len() != 2 {
 		t.Errorf("after a node joined: got %d nodes (same snapshot: %v), want a new snapshot of 3", got.Len(), got == last)
+	}
+}
+
+// TestChangedSinceNamesExactlyTheNodesOfTheLatestUpdates updates a
+// snapshot in place hundreds of times, one, two or three nodes at a
+// time, far past what its log keeps (maxLogged, 64 positions here): for
+// every version it still keeps, ChangedSince names exactly the
+// positions changed since, in any order; for older ones it cannot tell.
+func TestChangedSinceNamesExactlyTheNodesOfTheLatestUpdates(t *testing.T) {
+	t.Parallel()
+	c := newCache(t)
+	const nodes = 10
+	for i := range nodes {
+		mustNode(t, c, node(fmt.Sprintf("n%d", i), "z1"))
+	}
+	snap := c.UpdateSnapshot(nil)
+	type version struct {
+		generation int64
+		changed    []int32 // the positions the update after it changed
+	}
+	var versions []version
+	r := rand.New(rand.NewPCG(1, 2))
+	uid := 0
+	for range 400 {
+		v := version{generation: snap.Generation()}
+		for range 1 + r.IntN(3) {
+			name := fmt.Sprintf("n%d", r.IntN(nodes))
+			uid++
+			must(t, c.AddPod(pod(strconv.Itoa(uid), name, "")))
+			// An update logs each node it changed once.
+			if at, _ := snap.Index(name); !slices.Contains(v.changed, int32(at)) {
+				v.changed = append(v.changed, int32(at))
+			}
+		}
+		if again := c.UpdateSnapshot(snap); again != snap {
+			t.Fatal("the snapshot was not updated in place")
+		}
+		versions = append(versions, v)
+
+		kept := 0
+		for k := len(versions) - 1; k >= 0; k-- {
+			want := map[int32]bool{}
+			logged := 0
+			for _, later := range versions[k:] {
+				logged += len(later.changed)
+				for _, p := range later.changed {
+					want[p] = true
+				}
+			}
+			got, ok := snap.ChangedSince(versions[k].generation)
+			if logged > maxLogged(nodes) {
+				if ok {
+					t.Fatalf("ChangedSince a version %d updates back (%d positions, past the bound) tells %v", len(versions)-k, logged, got)
+				}
+				break
+			}
+			if !ok {
+				t.Fatalf("ChangedSince a version %d updates back (%d positions) cannot tell", len(versions)-k, logged)
+			}
+			named := map[int32]bool{}
+			for _, p := range got {
+				named[p] = true
+			}
+			if !maps.Equal(named, want) {
+				t.Fatalf("ChangedSince a version %d updates back names %v, want %v", len(versions)-k, named, want)
+			}
+			kept++
+		}
+		if kept == 0 {
+			t.Fatal("the log keeps no update")
+		}
 	}
 }
