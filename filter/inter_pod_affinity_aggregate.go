@@ -75,17 +75,17 @@ func (a *affinityAggregate) one(s *interPodAffinityState) *interPodAffinityState
 // lend returns the totals for state's cycle to share.
 func (a *affinityAggregate) lend(state *framework.CycleState) (existingAnti, affinityCounts, antiAffinityCounts *podaffinity.Counts) {
 	b := a.borrowers
-	for _, n := range b {
-		n.Add(1)
-	}
-	if !state.OnCycleEnd(func() {
+	if state.OnCycleEnd(func() {
 		for _, n := range b {
 			n.Add(-1)
 		}
 	}) {
+		// Counted up before the cycle can end: it ends once every
+		// plugin, this one included, has returned.
 		for _, n := range b {
-			n.Add(-1)
+			n.Add(1)
 		}
+	} else {
 		a.lent = [3]bool{true, true, true}
 	}
 	return a.totals[0], a.totals[1], a.totals[2]
@@ -156,17 +156,22 @@ func (a *affinityAggregate) visit(s *interPodAffinityState, keys countingKeys, n
 	}
 	one := a.one(s)
 	one.countNode(ni, keys, counts)
-	shares := a.shares[p][:0]
+	a.shares[p] = a.addCounts(one, a.shares[p][:0])
+}
+
+// addCounts adds what one counted to the totals and to shares, a
+// position's, and returns them; nil when none is left.
+func (a *affinityAggregate) addCounts(one *interPodAffinityState, shares []affinityShare) []affinityShare {
 	for which, c := range [...]*podaffinity.Counts{one.existingAnti, one.affinityCounts, one.antiAffinityCounts} {
 		c.Each(func(key, value string, n int64) {
-			shares = append(shares, affinityShare{which: which, key: key, value: value, n: n})
 			a.add(which, key, value, n)
+			shares = addShare(shares, affinityShare{which: which, key: key, value: value, n: n})
 		})
 	}
 	if len(shares) == 0 {
-		shares = nil
+		return nil
 	}
-	a.shares[p] = shares
+	return shares
 }
 
 // shift brings position p's counts up to date with ni by the pods added
@@ -197,20 +202,9 @@ func (a *affinityAggregate) shift(s *interPodAffinityState, ni *nodeinfo.NodeInf
 		}
 		one.count(ch.Pod, terms, nodeLabels, int64(ch.Sign))
 	}
-	if one == nil {
-		return true
+	if one != nil {
+		a.shares[p] = a.addCounts(one, a.shares[p])
 	}
-	shares := a.shares[p]
-	for which, c := range [...]*podaffinity.Counts{one.existingAnti, one.affinityCounts, one.antiAffinityCounts} {
-		c.Each(func(key, value string, n int64) {
-			a.add(which, key, value, n)
-			shares = addShare(shares, affinityShare{which: which, key: key, value: value, n: n})
-		})
-	}
-	if len(shares) == 0 {
-		shares = nil
-	}
-	a.shares[p] = shares
 	return true
 }
 
