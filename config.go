@@ -10,14 +10,16 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/extender"
+	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/names"
 )
 
 // LoadConfig reads a KubeSchedulerConfiguration
-// (kubescheduler.config.k8s.io/v1), YAML or JSON, as kube-scheduler
-// v1.36.3 reads its --config file, and returns it defaulted:
+// (kubescheduler.config.k8s.io/v1), YAML or JSON, as the newest supported
+// kube-scheduler ([Release]) reads its --config file, and returns it
+// defaulted:
 //
 //   - Decoding is strict. Unknown and duplicate fields, in the
 //     configuration and in the args of kube-scheduler's own plugins, are
@@ -39,12 +41,16 @@ import (
 // The conformance module compares all three with kube-scheduler's own
 // code over generated configurations.
 func LoadConfig(data []byte) (*configv1.KubeSchedulerConfiguration, error) {
+	return loadConfig(data, newest())
+}
+
+func loadConfig(data []byte, r *Release) (*configv1.KubeSchedulerConfiguration, error) {
 	cfg, err := schedconfig.Decode(data)
 	if err != nil {
 		return nil, err
 	}
-	schedconfig.SetDefaults(cfg)
-	if err := schedconfig.Validate(cfg); err != nil {
+	schedconfig.SetDefaults(cfg, r.r)
+	if err := schedconfig.Validate(cfg, r.r.Features); err != nil {
 		return nil, err
 	}
 	return cfg, nil
@@ -62,14 +68,16 @@ type PluginFactory func(args runtime.Object) (framework.Plugin, error)
 type Registry map[string]PluginFactory
 
 // FrameworksFromConfig builds one framework per profile of cfg, keyed by
-// schedulerName, as kube-scheduler v1.36.3 builds its profiles, from
-// kube-scheduler's plugins only; see [Registry.FrameworksFromConfig].
+// schedulerName, as the newest supported kube-scheduler builds its
+// profiles, from kube-scheduler's plugins only; see
+// [Registry.FrameworksFromConfig].
 func FrameworksFromConfig(cfg *configv1.KubeSchedulerConfiguration, opts ...framework.Option) (map[string]*framework.Framework, error) {
 	return Registry(nil).FrameworksFromConfig(cfg, opts...)
 }
 
 // FrameworksFromConfig builds one framework per profile of cfg, keyed by
-// schedulerName, as kube-scheduler v1.36.3 builds its profiles. cfg is
+// schedulerName, as the newest supported kube-scheduler builds its
+// profiles ([Release.FrameworksFromConfigWith] for another). cfg is
 // not modified: a copy gets kube-scheduler's defaulting and validation,
 // so a configuration from [LoadConfig] and one written in code, with
 // plugin args of their k8s.io/kube-scheduler/config/v1 types, are alike
@@ -94,6 +102,10 @@ func FrameworksFromConfig(cfg *configv1.KubeSchedulerConfiguration, opts ...fram
 // `initializing profiles: creating profile for scheduler name a:
 // FilterPlugin "Mine" does not exist`.
 func (r Registry) FrameworksFromConfig(cfg *configv1.KubeSchedulerConfiguration, opts ...framework.Option) (map[string]*framework.Framework, error) {
+	return r.frameworksFromConfig(newest(), cfg, opts...)
+}
+
+func (r Registry) frameworksFromConfig(rel *Release, cfg *configv1.KubeSchedulerConfiguration, opts ...framework.Option) (map[string]*framework.Framework, error) {
 	if cfg == nil {
 		return nil, errors.New("FrameworksFromConfig: nil configuration")
 	}
@@ -106,8 +118,8 @@ func (r Registry) FrameworksFromConfig(cfg *configv1.KubeSchedulerConfiguration,
 	if cfg.APIVersion == "" {
 		cfg.APIVersion = configv1.SchemeGroupVersion.String()
 	}
-	schedconfig.SetDefaults(cfg)
-	if err := schedconfig.Validate(cfg); err != nil {
+	schedconfig.SetDefaults(cfg, rel.r)
+	if err := schedconfig.Validate(cfg, rel.r.Features); err != nil {
 		return nil, err
 	}
 	profiles := cfg.Profiles
@@ -130,7 +142,7 @@ func (r Registry) FrameworksFromConfig(cfg *configv1.KubeSchedulerConfiguration,
 		if prof.PercentageOfNodesToScore != nil {
 			percentage = prof.PercentageOfNodesToScore
 		}
-		plugins, err := r.profilePlugins(prof)
+		plugins, err := r.profilePlugins(prof, rel.Features())
 		if err != nil {
 			return nil, fmt.Errorf("initializing profiles: creating profile for scheduler name %s: %w", name, err)
 		}
@@ -161,7 +173,7 @@ var frameworkPoints = []struct {
 
 // profilePlugins builds the plugins prof enables and returns the options
 // that place them at their extension points.
-func (r Registry) profilePlugins(prof *configv1.KubeSchedulerProfile) ([]framework.Option, error) {
+func (r Registry) profilePlugins(prof *configv1.KubeSchedulerProfile, fs feature.Features) ([]framework.Option, error) {
 	args := map[string]runtime.Object{}
 	for _, pc := range prof.PluginConfig {
 		if _, dup := args[pc.Name]; dup {
@@ -186,7 +198,7 @@ func (r Registry) profilePlugins(prof *configv1.KubeSchedulerProfile) ([]framewo
 		var ps []framework.Plugin
 		var err error
 		if it, ok := inTree[name]; ok {
-			ps, err = it.build(args[name])
+			ps, err = buildInTree(name, args[name], &fs)
 			elsewhere[name], companions[name] = it.elsewhere, it.companions
 		} else if factory, ok := r[name]; ok {
 			var p framework.Plugin

@@ -1,7 +1,8 @@
 // Package kubesched gives a Go program kube-scheduler's placement decisions
 // in-process, without importing k8s.io/kubernetes: the same feasibility, the
 // same rejecting plugin and reason strings, and the same per-plugin scores as
-// kube-scheduler v1.36.3's default profile.
+// kube-scheduler v1.37.2's default profile, or, on request ([ReleaseFor]),
+// an older supported release's (v1.36.3).
 //
 // The pieces:
 //
@@ -32,9 +33,9 @@
 //		// to and the pods to evict there.
 //	}
 //
-// The default profile is kube-scheduler v1.36.3's, plugin for plugin and in
-// its order: SchedulingGates (PreEnqueue),
-// NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
+// The default profile is the newest supported kube-scheduler's (v1.37.2),
+// plugin for plugin and in its order: SchedulingGates (PreEnqueue),
+// NodeName, NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts,
 // NodeResourcesFit, VolumeRestrictions, NodeVolumeLimits, VolumeBinding,
 // VolumeZone, PodTopologySpread, InterPodAffinity, DynamicResources (also
 // a PreEnqueue plugin, and the one that allocates DRA-backed extended

@@ -193,7 +193,7 @@ func TestPlacingPodsAskingForDRABackedExtendedResourcesThroughTheCache(t *testin
 			if !errors.As(err, &fitErr) {
 				t.Fatalf("%s with every GPU taken: %v, want a FitError", pod.Name, err)
 			}
-			if got, want := fitErr.Error(), "0/3 nodes are available: 3 cannot allocate all claims. still not schedulable, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."; got != want {
+			if got, want := fitErr.Error(), "0/3 nodes are available: 3 cannot allocate all claims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."; got != want {
 				t.Errorf("%s: %q, want %q", pod.Name, got, want)
 			}
 			break

@@ -100,5 +100,5 @@ func Example_dynamicResources() {
 	fmt.Println(errors.As(err, &fitErr), err)
 	// Output:
 	// gpu-node training-gpu gpu-0 training
-	// true 0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.
+	// true 0/2 nodes are available: 2 cannot allocate all claims. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.
 }

@@ -69,7 +69,7 @@ func ExampleSchedule_unschedulable() {
 		fmt.Println(fitErr.Diagnosis.NodeStatus("infra").Plugin())
 	}
 	// Output:
-	// 0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.
+	// 0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.
 	// TaintToleration
 }
 
@@ -110,5 +110,5 @@ func ExampleDefaultFramework() {
 		}
 	}
 	fmt.Println("->", res.SuggestedHost)
-	// Output: TaintToleration=300 NodeResourcesFit=97 DynamicResources=0 NodeResourcesBalancedAllocation=74 ImageLocality=0 PreferNamed=500 -> b
+	// Output: TaintToleration=300 NodeResourcesFit=97 VolumeBinding=0 DynamicResources=0 NodeResourcesBalancedAllocation=74 ImageLocality=0 PreferNamed=500 -> b
 }

@@ -304,7 +304,7 @@ func TestPluginsListsTheDefaultProfile(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s%v/%d", p.Name, p.Points, p.Weight))
 	}
 	for _, want := range []string{
-		"TaintToleration[Filter PreScore Score]/3",
+		"TaintToleration[PreFilter Filter PreScore Score]/3",
 		"NodeResourcesFit[PreFilter Filter PreScore Score]/1",
 		"DefaultPreemption[PostFilter]/0",
 		"PodTopologySpread[PreFilter Filter PreScore Score]/2",
@@ -383,6 +383,46 @@ func TestExplainSaysWhichPodAffinityRuleANodeBreaks(t *testing.T) {
 	for _, ne := range e.Nodes {
 		if got := details(ne)["InterPodAffinity"]; got != want[ne.Name] {
 			t.Errorf("%s: %q, want %q", ne.Name, got, want[ne.Name])
+		}
+	}
+}
+
+func TestExplainFiltersTheNominatedNodeOutsideWhatPreFilterNarrowedTo(t *testing.T) {
+	t.Parallel()
+	f, err := kubesched.DefaultFramework()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := nodeinfo.Build([]*v1.Node{explainNode("a", 4, 8, nil), explainNode("b", 4, 8, nil), explainNode("c", 4, 8, nil)}, nil)
+	// NodeName's PreFilter narrows the cycle to a full node; the
+	// nominated node b is filtered first all the same, and NodeName's
+	// Filter rejects it; c is left out by the PreFilter.
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "p"},
+		Spec: v1.PodSpec{NodeName: "a", Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{
+			Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("5")}}}}},
+		Status: v1.PodStatus{NominatedNodeName: "b"},
+	}
+	e, err := f.Explain(context.Background(), pod, nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, schedErr := f.Schedule(context.Background(), pod, nodes)
+	var fe *framework.FitError
+	if !errors.As(schedErr, &fe) {
+		t.Fatalf("Schedule = %v, want a FitError", schedErr)
+	}
+	want := map[string]string{
+		"a": "UnschedulableAndUnresolvable (NodeResourcesFit): Insufficient cpu",
+		"b": "UnschedulableAndUnresolvable (NodeName): node(s) didn't match the requested node name",
+		"c": "UnschedulableAndUnresolvable: node(s) didn't satisfy plugin(s) [NodeName]",
+	}
+	for _, ne := range e.Nodes {
+		if got := ne.Status.String(); got != want[ne.Name] {
+			t.Errorf("Explain on %s: %s, want %s", ne.Name, got, want[ne.Name])
+		}
+		if got := fe.Diagnosis.NodeStatus(ne.Name).String(); got != want[ne.Name] {
+			t.Errorf("Schedule on %s: %s, want %s", ne.Name, got, want[ne.Name])
 		}
 	}
 }

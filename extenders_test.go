@@ -58,7 +58,7 @@ func TestExtendersIgnoredBySchedulerAreNotCheckedByNodeResourcesFit(t *testing.T
 		switch {
 		case ignored && (err != nil || res.SuggestedHost != "n1"):
 			t.Errorf("ignored: %v, %v; want n1", res, err)
-		case !ignored && (err == nil || err.Error() != "0/1 nodes are available: 1 Insufficient example.com/gpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."):
+		case !ignored && (err == nil || err.Error() != "0/1 nodes are available: 1 Insufficient example.com/gpu. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."):
 			t.Errorf("checked: err = %v, want Insufficient example.com/gpu", err)
 		}
 	}

@@ -7,12 +7,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
-	"github.com/kubesched/kubesched/preemption"
-	"github.com/kubesched/kubesched/preenqueue"
-	"github.com/kubesched/kubesched/score"
 )
 
 // WeightedPlugin is one plugin of a profile and its score weight, which
@@ -34,51 +30,24 @@ type WeightedPlugin struct {
 // methods, or slice operations, to change one.
 type Plugins []WeightedPlugin
 
-// DefaultPlugins returns the plugins of kube-scheduler v1.36.3's default
-// profile, in its order and with its weights, built afresh for each
-// call. Filters run in upstream's order, so the plugin reported for a
-// rejected node is the one kube-scheduler reports. Edit the list to get a
-// variant:
+// DefaultPlugins returns the plugins of the newest supported
+// kube-scheduler's default profile (see [Release]), in its order and with
+// its weights, built afresh for each call. Filters run in upstream's
+// order, so the plugin reported for a rejected node is the one
+// kube-scheduler reports. Edit the list to get a variant:
 //
 //	mostAllocated, err := score.NewNodeResourcesFit(&configv1.NodeResourcesFitArgs{
 //		ScoringStrategy: &configv1.ScoringStrategy{Type: configv1.MostAllocated}})
 //	...
 //	f, err := kubesched.DefaultPlugins().Without(names.ImageLocality).Replace(mostAllocated, 1).Framework()
 //
-// A KubeSchedulerConfiguration, through [LoadConfig] and
+// A plugin built by hand decides as the newest release unless its
+// Features say otherwise; [Release.DefaultPlugins] sets them for an older
+// one. A KubeSchedulerConfiguration, through [LoadConfig] and
 // [FrameworksFromConfig], gets the same result the way kube-scheduler
 // does.
 func DefaultPlugins() Plugins {
-	return Plugins{
-		{&preenqueue.SchedulingGates{}, 0},
-		{&filter.NodeUnschedulable{}, 0},
-		{&filter.NodeName{}, 0},
-		{&filter.TaintToleration{}, 0},
-		{&score.TaintToleration{}, 3},
-		{&filter.NodeAffinity{}, 0},
-		{&score.NodeAffinity{}, 2},
-		{&filter.NodePorts{}, 0},
-		{&filter.NodeResourcesFit{}, 0},
-		{&score.NodeResourcesFit{}, 1},
-		{&filter.VolumeRestrictions{}, 0},
-		{&filter.NodeVolumeLimits{}, 0},
-		{&filter.VolumeBinding{}, 0},
-		{&score.VolumeBinding{}, 1},
-		{&filter.VolumeZone{}, 0},
-		{&filter.PodTopologySpread{}, 0},
-		{&score.PodTopologySpread{}, 2},
-		{&filter.InterPodAffinity{}, 0},
-		{&score.InterPodAffinity{}, 2},
-		// Inserted before DefaultPreemption, as upstream inserts it.
-		{&filter.DynamicResources{}, 0},
-		{&score.DynamicResources{}, 2},
-		{&preemption.DefaultPreemption{}, 0},
-		{&score.NodeResourcesBalancedAllocation{}, 1},
-		{&score.ImageLocality{}, 1},
-		// Appended last, as upstream appends it: it filters after every
-		// other plugin, so a node it rejects was fine for all of them.
-		{&filter.NodeDeclaredFeatures{}, 0},
-	}
+	return newest().DefaultPlugins()
 }
 
 // Without returns ps without every plugin named one of names (both parts
@@ -141,8 +110,8 @@ func (ps Plugins) Framework(opts ...framework.Option) (*framework.Framework, err
 	return framework.New(append(all, opts...)...)
 }
 
-// DefaultFramework builds kube-scheduler v1.36.3's default profile:
-// DefaultPlugins().Framework(opts...). opts come after the defaults, so
+// DefaultFramework builds the newest supported kube-scheduler's default
+// profile: DefaultPlugins().Framework(opts...). opts come after the defaults, so
 // they can add plugins (run after the default ones) and change settings
 // such as the percentage of nodes to score.
 func DefaultFramework(opts ...framework.Option) (*framework.Framework, error) {

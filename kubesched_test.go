@@ -34,7 +34,7 @@ func TestDefaultFrameworkHasUpstreamsPluginsAndWeights(t *testing.T) {
 	for _, s := range res.NodeScores()[0].Scores {
 		got = append(got, s.Name)
 	}
-	want := "TaintToleration NodeAffinity NodeResourcesFit DynamicResources NodeResourcesBalancedAllocation ImageLocality"
+	want := "TaintToleration NodeAffinity NodeResourcesFit VolumeBinding DynamicResources NodeResourcesBalancedAllocation ImageLocality"
 	if strings.Join(got, " ") != want {
 		t.Errorf("scored by %v, want %s", got, want)
 	}
@@ -86,16 +86,16 @@ func TestScheduleOnBadInputReturnsAnErrorOrAReason(t *testing.T) {
 		{name: "a nil node", pod: testcluster.Pod("p", testcluster.Basic), nodes: nodeinfo.Build([]*v1.Node{nil}, nil), wantErr: "no Node object"},
 		{name: "a required Gt with a non-integer value matches no node", pod: requiring(v1.NodeSelectorOpGt, "four"),
 			nodes:   nodeinfo.Build([]*v1.Node{node("a", ok)}, nil),
-			wantFit: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."},
+			wantFit: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."},
 		{name: "a required unknown operator matches no node", pod: requiring("Near", "4"),
 			nodes:   nodeinfo.Build([]*v1.Node{node("a", ok)}, nil),
-			wantFit: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."},
+			wantFit: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."},
 		{name: "a preferred Lt with two values fails the attempt, as upstream's PreScore does", pod: preferring(v1.NodeSelectorOpLt, "1", "2"),
 			nodes:   nodeinfo.Build([]*v1.Node{node("a", ok), node("b", ok)}, nil),
 			wantErr: `PreScore plugin "NodeAffinity"`},
 		{name: "nodes with zero or missing allocatable are rejected for resources", pod: testcluster.Pod("p", testcluster.Basic),
 			nodes:   nodeinfo.Build([]*v1.Node{node("zero", v1.ResourceList{v1.ResourceCPU: resource.MustParse("0"), v1.ResourcePods: resource.MustParse("0")}), node("missing", nil)}, nil),
-			wantFit: "0/2 nodes are available: 2 Insufficient cpu, 2 Insufficient memory, 2 Too many pods. no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."},
+			wantFit: "0/2 nodes are available: 2 Insufficient cpu, 2 Insufficient memory, 2 Too many pods. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -32,7 +32,7 @@ func listed(ps kubesched.Plugins) string {
 
 func TestDefaultPluginsAreKubeSchedulersDefaultProfile(t *testing.T) {
 	t.Parallel()
-	const want = "SchedulingGates NodeUnschedulable NodeName TaintToleration TaintToleration:*** NodeAffinity NodeAffinity:** " +
+	const want = "SchedulingGates NodeName NodeUnschedulable TaintToleration TaintToleration:*** NodeAffinity NodeAffinity:** " +
 		"NodePorts NodeResourcesFit NodeResourcesFit:* VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeBinding:* VolumeZone " +
 		"PodTopologySpread PodTopologySpread:** InterPodAffinity InterPodAffinity:** DynamicResources DynamicResources:** " +
 		"DefaultPreemption NodeResourcesBalancedAllocation:* ImageLocality:* NodeDeclaredFeatures"

@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/schedconfig"
@@ -17,8 +18,8 @@ import (
 // inTreePlugin is one of kube-scheduler's plugins as kubesched runs it.
 type inTreePlugin struct {
 	// build makes its parts (kubesched splits some plugins into a filter
-	// and a score plugin of one name) from its v1 args, or its defaults
-	// for nil args.
+	// and a score plugin of one name), new ones on each call, from its v1
+	// args, or its defaults for nil args.
 	build func(args runtime.Object) ([]framework.Plugin, error)
 	// elsewhere are the extension points kube-scheduler's plugin also
 	// implements that kubesched does not run (binding, queue order,
@@ -32,9 +33,53 @@ type inTreePlugin struct {
 	companions map[framework.ExtensionPoint]framework.ExtensionPoint
 }
 
-// parts returns fixed parts.
-func parts(ps ...framework.Plugin) func(runtime.Object) ([]framework.Plugin, error) {
-	return func(runtime.Object) ([]framework.Plugin, error) { return ps, nil }
+// parts builds a plugin without args from its parts' constructors.
+func parts(news ...func() framework.Plugin) func(runtime.Object) ([]framework.Plugin, error) {
+	return func(runtime.Object) ([]framework.Plugin, error) {
+		ps := make([]framework.Plugin, len(news))
+		for i, n := range news {
+			ps[i] = n()
+		}
+		return ps, nil
+	}
+}
+
+// zero returns a new zero value of a plugin type, P being *T.
+func zero[T any, P interface {
+	*T
+	framework.Plugin
+}]() framework.Plugin {
+	return P(new(T))
+}
+
+// buildInTree builds kube-scheduler's plugin name from args for a
+// release's features fs, read by the parts that read any.
+func buildInTree(name string, args runtime.Object, fs *feature.Features) ([]framework.Plugin, error) {
+	ps, err := inTree[name].build(args)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ps {
+		switch p := p.(type) {
+		case *filter.NodeName:
+			p.Features = fs
+		case *filter.NodeVolumeLimits:
+			p.Features = fs
+		case *filter.InterPodAffinity:
+			p.Features = fs
+		case *score.InterPodAffinity:
+			p.Features = fs
+		case *score.VolumeBinding:
+			p.Features = fs
+		case *score.ImageLocality:
+			p.Features = fs
+		case *filter.DynamicResources:
+			p.Features = fs
+		case *preemption.DefaultPreemption:
+			p.Features = fs
+		}
+	}
+	return ps, nil
 }
 
 // argsAs returns args as a P: nil stays nil (the constructors' defaults),
@@ -72,7 +117,7 @@ func both[P runtime.Object, F, S framework.Plugin](plugin string, newFilter func
 }
 
 // one builds a plugin of one part from its args.
-func one[P runtime.Object, T framework.Plugin](plugin string, build func(P) (T, error), more ...framework.Plugin) func(runtime.Object) ([]framework.Plugin, error) {
+func one[P runtime.Object, T framework.Plugin](plugin string, build func(P) (T, error), more ...func() framework.Plugin) func(runtime.Object) ([]framework.Plugin, error) {
 	return func(args runtime.Object) ([]framework.Plugin, error) {
 		a, err := argsAs[P](plugin, args)
 		if err != nil {
@@ -82,36 +127,41 @@ func one[P runtime.Object, T framework.Plugin](plugin string, build func(P) (T, 
 		if err != nil {
 			return nil, err
 		}
-		return append([]framework.Plugin{p}, more...), nil
+		ps := []framework.Plugin{p}
+		for _, n := range more {
+			ps = append(ps, n())
+		}
+		return ps, nil
 	}
 }
 
-// inTree are kube-scheduler v1.36.3's plugins, as kubesched runs them.
+// inTree are kube-scheduler's plugins, as kubesched runs them; what a
+// release changes in them is in its features.
 var inTree = map[string]inTreePlugin{
-	names.SchedulingGates:   {build: parts(&preenqueue.SchedulingGates{})},
+	names.SchedulingGates:   {build: parts(zero[preenqueue.SchedulingGates])},
 	names.PrioritySort:      {build: parts(), elsewhere: []schedconfig.Point{schedconfig.QueueSort}},
 	names.DefaultBinder:     {build: parts(), elsewhere: []schedconfig.Point{schedconfig.Bind}},
-	names.NodeUnschedulable: {build: parts(&filter.NodeUnschedulable{})},
-	names.NodeName:          {build: parts(&filter.NodeName{})},
-	names.TaintToleration:   {build: parts(&filter.TaintToleration{}, &score.TaintToleration{})},
+	names.NodeUnschedulable: {build: parts(zero[filter.NodeUnschedulable])},
+	names.NodeName:          {build: parts(zero[filter.NodeName])},
+	names.TaintToleration:   {build: parts(zero[filter.TaintToleration], zero[score.TaintToleration])},
 	names.NodeAffinity:      {build: both(names.NodeAffinity, filter.NewNodeAffinity, score.NewNodeAffinity)},
-	names.NodePorts:         {build: parts(&filter.NodePorts{})},
+	names.NodePorts:         {build: parts(zero[filter.NodePorts])},
 	names.NodeResourcesFit: {build: both(names.NodeResourcesFit, filter.NewNodeResourcesFit, score.NewNodeResourcesFit),
 		elsewhere: []schedconfig.Point{schedconfig.PlacementScore}},
-	names.VolumeRestrictions: {build: parts(&filter.VolumeRestrictions{})},
-	names.NodeVolumeLimits:   {build: parts(&filter.NodeVolumeLimits{})},
-	names.VolumeBinding: {build: one(names.VolumeBinding, score.NewVolumeBinding, &filter.VolumeBinding{}),
+	names.VolumeRestrictions: {build: parts(zero[filter.VolumeRestrictions])},
+	names.NodeVolumeLimits:   {build: parts(zero[filter.NodeVolumeLimits])},
+	names.VolumeBinding: {build: one(names.VolumeBinding, score.NewVolumeBinding, zero[filter.VolumeBinding]),
 		elsewhere: []schedconfig.Point{schedconfig.PreBind}},
-	names.VolumeZone:        {build: parts(&filter.VolumeZone{})},
+	names.VolumeZone:        {build: parts(zero[filter.VolumeZone])},
 	names.PodTopologySpread: {build: both(names.PodTopologySpread, filter.NewPodTopologySpread, score.NewPodTopologySpread)},
 	names.InterPodAffinity:  {build: both(names.InterPodAffinity, filter.NewInterPodAffinity, score.NewInterPodAffinity)},
-	names.DynamicResources: {build: one(names.DynamicResources, filter.NewDynamicResources, &score.DynamicResources{}),
+	names.DynamicResources: {build: one(names.DynamicResources, filter.NewDynamicResources, zero[score.DynamicResources]),
 		elsewhere: []schedconfig.Point{schedconfig.PreBind}},
 	names.DefaultPreemption: {build: one(names.DefaultPreemption, preemption.NewDefaultPreemption),
 		elsewhere: []schedconfig.Point{schedconfig.PreEnqueue}},
 	names.NodeResourcesBalancedAllocation: {build: one(names.NodeResourcesBalancedAllocation, score.NewNodeResourcesBalancedAllocation)},
-	names.ImageLocality:                   {build: parts(&score.ImageLocality{}), companions: map[framework.ExtensionPoint]framework.ExtensionPoint{framework.PreScore: framework.Score}},
-	names.NodeDeclaredFeatures:            {build: parts(&filter.NodeDeclaredFeatures{})},
+	names.ImageLocality:                   {build: parts(zero[score.ImageLocality]), companions: map[framework.ExtensionPoint]framework.ExtensionPoint{framework.PreScore: framework.Score}},
+	names.NodeDeclaredFeatures:            {build: parts(zero[filter.NodeDeclaredFeatures])},
 }
 
 func deref[T any](p *T) T {

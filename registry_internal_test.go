@@ -9,7 +9,8 @@ import (
 )
 
 func TestInTreePluginsImplementWhatKubeSchedulersDo(t *testing.T) {
-	if got, want := slices.Sorted(maps.Keys(inTree)), slices.Sorted(maps.Keys(schedconfig.DefaultPluginPoints)); !slices.Equal(got, want) {
+	points := schedconfig.PluginPoints(newest().Features())
+	if got, want := slices.Sorted(maps.Keys(inTree)), slices.Sorted(maps.Keys(points)); !slices.Equal(got, want) {
 		t.Fatalf("in-tree plugins %v\nkube-scheduler's default ones %v", got, want)
 	}
 	for name, it := range inTree {
@@ -19,7 +20,7 @@ func TestInTreePluginsImplementWhatKubeSchedulersDo(t *testing.T) {
 		}
 		got := pointsOf(ps, it.elsewhere, it.companions)
 		want := map[schedconfig.Point]bool{}
-		for _, p := range schedconfig.DefaultPluginPoints[name] {
+		for _, p := range points[name] {
 			want[p] = true
 		}
 		if !maps.Equal(got, want) {

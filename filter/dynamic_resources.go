@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/dra"
 	"github.com/kubesched/kubesched/internal/schedconfig"
@@ -67,7 +68,10 @@ const (
 // memory with every other zero value; build a configured one, with its
 // own, with [NewDynamicResources].
 type DynamicResources struct {
-	p *dra.Plugin
+	// Features: DRADeviceTaintRules and PreemptionMessageNamesVictims
+	// are read. nil is [feature.Default].
+	Features *feature.Features
+	p        *dra.Plugin
 }
 
 var (
@@ -185,7 +189,7 @@ func (pl *DynamicResources) PostFilter(_ context.Context, state *framework.Cycle
 	if fw := state.Framework(); fw != nil {
 		intN = fw.IntN
 	}
-	dealloc, del, status := pl.plugin().PostFilter(s, pod, intN)
+	dealloc, del, status := pl.plugin().PostFilter(s, pod, intN, feature.Of(pl.Features).PreemptionMessageNamesVictims)
 	if dealloc != nil {
 		fe.DeallocateClaim = dealloc
 	}

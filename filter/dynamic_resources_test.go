@@ -325,7 +325,7 @@ func TestDynamicResourcesFilter(t *testing.T) {
 		{
 			"a class whose CEL fails on a device is an error",
 			draPod("p", "gpu"), []runtime.Object{draClaim("gpu", draExactly("gpu", "broken", 1)), draClass("broken", `device.attributes["gpu.example.com"].healthy`), oneGPU}, "n1",
-			framework.Error, "class broken: selector #0: CEL runtime error: no such key: healthy",
+			framework.Error, "class broken: selector #0 on device gpu.example.com/n1/gpu-0: CEL runtime error: no such key: healthy. consider using CEL optional chaining (.? followed by orValue()) or guarding the check with has() for optional fields",
 		},
 		{
 			"a claim whose CEL fails on a device is an error",
@@ -333,7 +333,7 @@ func TestDynamicResourcesFilter(t *testing.T) {
 				DeviceClassName: "gpu", AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1,
 				Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: `device.attributes["gpu.example.com"].healthy`}}},
 			}}), draGPUClass, oneGPU}, "n1",
-			framework.Error, "claim default/gpu: selector #0: CEL runtime error: no such key: healthy",
+			framework.Error, "claim default/gpu: selector #0 on device gpu.example.com/n1/gpu-0: CEL runtime error: no such key: healthy. consider using CEL optional chaining (.? followed by orValue()) or guarding the check with has() for optional fields",
 		},
 		{"a claim selector without cel is an error", draPod("p", "gpu"), []runtime.Object{withoutCEL, draGPUClass, oneGPU}, "n1", framework.Error, "claim default/gpu, request gpu, selector #0: CEL expression empty (unsupported selector type?)"},
 		{"an allocated claim whose binding failed fits no node", draPod("p", "gpu"), []runtime.Object{draBinding(bound, fresh, draCondition("failed", metav1.ConditionTrue))}, "n1", framework.UnschedulableAndUnresolvable, ErrReasonClaimNotAvailable},

@@ -289,6 +289,20 @@ func (pl *NodeVolumeLimits) ExplainFilter(_ context.Context, state *framework.Cy
 		return nil
 	}
 	csiNode := s.objects.csiNodes[ni.Name()]
+	own := &s.withoutCSINode
+	if csiNode != nil {
+		own = &s.withCSINode
+	}
+	for _, d := range own.requiredDrivers {
+		if hasDriver(csiNode, d.name) {
+			continue
+		}
+		where := "the node's CSINode does not list it"
+		if csiNode == nil {
+			where = "the node has no CSINode"
+		}
+		return []framework.Detail{{Message: fmt.Sprintf("the pod's volumes need CSI driver %s, whose CSIDriver sets preventPodSchedulingIfMissing, and %s", d.name, where)}}
+	}
 	if csiNode == nil || !hasVolumeLimits(csiNode) {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/podaffinity"
 	"github.com/kubesched/kubesched/internal/podcount"
@@ -56,7 +57,10 @@ var interPodAffinityKey = framework.NewStateKey[*interPodAffinityState]()
 //     term that the pod matches (else Unschedulable).
 //
 // The zero value is ready to use and safe for concurrent use.
-type InterPodAffinity struct{}
+type InterPodAffinity struct {
+	// Features: ListedNamespacesOnly is read. nil is [feature.Default].
+	Features *feature.Features
+}
 
 var (
 	_ framework.PreFilterPlugin     = (*InterPodAffinity)(nil)
@@ -318,7 +322,7 @@ func placedTerms(pi *nodeinfo.PodInfo) *podaffinity.Terms {
 // anti-affinity: without terms of its own, the pod needs only those. The
 // nodes are counted on the state's workers, each into counts of its own,
 // merged at the end.
-func newInterPodAffinityState(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes, antiNodes []*nodeinfo.NodeInfo) (*interPodAffinityState, *framework.Status) {
+func newInterPodAffinityState(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes, antiNodes []*nodeinfo.NodeInfo, listedOnly bool) (*interPodAffinityState, *framework.Status) {
 	lister := state.Listers().Namespaces
 	terms, err := podaffinity.Parse(pod)
 	if err != nil {
@@ -330,10 +334,10 @@ func newInterPodAffinityState(ctx context.Context, state *framework.CycleState, 
 		return nil, skip
 	}
 	s := &interPodAffinityState{pod: pod}
-	if s.affinity, err = resolveTerms(terms.RequiredAffinity, lister); err != nil {
+	if s.affinity, err = resolveTerms(terms.RequiredAffinity, lister, listedOnly); err != nil {
 		return nil, framework.AsStatus(err)
 	}
-	if s.antiAffinity, err = resolveTerms(terms.RequiredAntiAffinity, lister); err != nil {
+	if s.antiAffinity, err = resolveTerms(terms.RequiredAntiAffinity, lister, listedOnly); err != nil {
 		return nil, framework.AsStatus(err)
 	}
 	s.nsLabels = podaffinity.NamespaceLabels(lister, pod.Namespace)
@@ -390,10 +394,10 @@ func newInterPodAffinityState(ctx context.Context, state *framework.CycleState, 
 	return s, nil
 }
 
-func resolveTerms(terms []podaffinity.Term, lister podaffinity.NamespaceLister) ([]podaffinity.Term, error) {
+func resolveTerms(terms []podaffinity.Term, lister podaffinity.NamespaceLister, listedOnly bool) ([]podaffinity.Term, error) {
 	for i := range terms {
 		var err error
-		if terms[i], err = terms[i].Resolve(lister); err != nil {
+		if terms[i], err = terms[i].Resolve(lister, listedOnly); err != nil {
 			return nil, err
 		}
 	}
@@ -408,7 +412,7 @@ func resolveTerms(terms []podaffinity.Term, lister podaffinity.NamespaceLister) 
 // of pod does not parse, and Error when the namespace lister fails or ctx
 // is done.
 func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
-	s, status := newInterPodAffinityState(ctx, state, pod, nodes, state.NodesWithRequiredPodAntiAffinity(nodes))
+	s, status := newInterPodAffinityState(ctx, state, pod, nodes, state.NodesWithRequiredPodAntiAffinity(nodes), feature.Of(pl.Features).ListedNamespacesOnly)
 	if status != nil {
 		return nil, status
 	}
@@ -464,7 +468,7 @@ func (pl *InterPodAffinity) Filter(ctx context.Context, state *framework.CycleSt
 			nodes = []*nodeinfo.NodeInfo{ni}
 		}
 		var status *framework.Status
-		if s, status = newInterPodAffinityState(ctx, state, pod, nodes, state.NodesWithRequiredPodAntiAffinity(nodes)); status != nil {
+		if s, status = newInterPodAffinityState(ctx, state, pod, nodes, state.NodesWithRequiredPodAntiAffinity(nodes), feature.Of(pl.Features).ListedNamespacesOnly); status != nil {
 			if status.IsSkip() {
 				return nil
 			}

@@ -119,7 +119,7 @@ func TestAffinityAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
 		}
 		for _, pod := range []*v1.Pod{plain, withTerms} {
 			state := framework.NewCycleState(cluster)
-			got, status := newInterPodAffinityState(ctx, state, pod, cluster, state.NodesWithRequiredPodAntiAffinity(cluster))
+			got, status := newInterPodAffinityState(ctx, state, pod, cluster, state.NodesWithRequiredPodAntiAffinity(cluster), true)
 			if status != nil {
 				t.Fatalf("step %d, %s: %v", step, pod.Name, status)
 			}

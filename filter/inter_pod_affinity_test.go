@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -152,6 +153,7 @@ func TestInterPodAffinityFilter(t *testing.T) {
 		lister   framework.NamespaceLister
 		incoming *v1.Pod
 		want     string
+		features *feature.Features // nil: the newest release's
 	}{
 		{
 			name:     "a pod without pod affinity, near no anti-affinity, is skipped",
@@ -276,14 +278,26 @@ func TestInterPodAffinityFilter(t *testing.T) {
 			want:     "n1" + antiNo + " n3" + antiNo,
 		},
 		{
-			// kube-scheduler keeps the incoming pod's selector after listing
-			// namespaces and matches it against no labels.
-			name:   "a namespace selector accepting unlabelled namespaces selects all",
+			// Before v1.37 kube-scheduler keeps the incoming pod's
+			// selector after listing namespaces and matches it against no
+			// labels.
+			name:   "a namespace selector accepting unlabelled namespaces selects all before v1.37",
 			placed: []*v1.Pod{newIPAPod("w1", "web").in("red").on("n1").Pod},
 			lister: ipaCluster,
 			incoming: newIPAPod("p", "").awayFrom(selectingNamespaces(app(host, "web"), &metav1.LabelSelector{
 				MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "team", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"x"}}}})).Pod,
-			want: "n1" + antiNo,
+			features: &feature.Features{},
+			want:     "n1" + antiNo,
+		},
+		{
+			// From v1.37 only the namespaces listed count, and the
+			// selector excludes red (team x).
+			name:   "a namespace selector accepting unlabelled namespaces selects only those listed from v1.37",
+			placed: []*v1.Pod{newIPAPod("w1", "web").in("red").on("n1").Pod},
+			lister: ipaCluster,
+			incoming: newIPAPod("p", "").awayFrom(selectingNamespaces(app(host, "web"), &metav1.LabelSelector{
+				MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "team", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"x"}}}})).Pod,
+			want: "all fit",
 		},
 		{
 			name: "a placed pod's namespace selector is matched with the incoming pod's namespace labels",
@@ -337,7 +351,7 @@ func TestInterPodAffinityFilter(t *testing.T) {
 			t.Parallel()
 			nodes := nodeinfo.Build(threeNodes, tc.placed)
 			state := framework.NewCycleState(nodes).SetListers(framework.Listers{Namespaces: tc.lister})
-			pl := &filter.InterPodAffinity{}
+			pl := &filter.InterPodAffinity{Features: tc.features}
 			got := ipaVerdicts(pl, state, tc.incoming, nodes)
 			if got != tc.want {
 				t.Errorf("with PreFilter:\n got %s\nwant %s", got, tc.want)

@@ -6,7 +6,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/names"
@@ -41,6 +43,40 @@ func TestNodeName(t *testing.T) {
 			t.Parallel()
 			if got := (&filter.NodeName{}).Filter(context.Background(), nil, tc.pod, tc.node); got.String() != tc.want.String() {
 				t.Errorf("Filter = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNodeNamePreFilterNarrowsToTheNamedNodeFromV137(t *testing.T) {
+	t.Parallel()
+	v136 := feature.Features{}
+	for _, tc := range []struct {
+		name     string
+		features *feature.Features
+		pod      *v1.Pod
+		want     []string // nil: every node
+	}{
+		{"a pod naming a node is narrowed to it", nil, podOnNode("node-b"), []string{"node-b"}},
+		{"a pod naming a node that is not there is narrowed to it all the same", nil, podOnNode("gone"), []string{"gone"}},
+		{"a pod naming no node is not narrowed", nil, podOnNode(""), nil},
+		{"without NodeNamePreFilter, as v1.36, nothing is narrowed", &v136, podOnNode("node-b"), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			pl := &filter.NodeName{Features: tc.features}
+			res, status := pl.PreFilter(context.Background(), nil, tc.pod, []*nodeinfo.NodeInfo{nodeNamed("node-a"), nodeNamed("node-b")})
+			if status != nil {
+				t.Fatalf("PreFilter status = %v, want nil", status)
+			}
+			if tc.want == nil {
+				if !res.AllNodes() {
+					t.Errorf("PreFilter = %v, want every node", res.NodeNames)
+				}
+				return
+			}
+			if res.AllNodes() || !res.NodeNames.Equal(sets.New(tc.want...)) {
+				t.Errorf("PreFilter = %v, want %v", res, tc.want)
 			}
 		})
 	}

@@ -30,7 +30,17 @@ type NodeUnschedulable struct {
 	EnableComparisonOperators bool
 }
 
-var _ framework.FilterPlugin = &NodeUnschedulable{}
+var (
+	_ framework.PreFilterPlugin = &NodeUnschedulable{}
+	_ framework.FilterPlugin    = &NodeUnschedulable{}
+)
+
+// PreFilter does nothing and returns nil. kube-scheduler v1.37 gave the
+// plugin one (to skip pods whose resize is deferred, behind an alpha
+// gate), so a configuration lays it out at PreFilter too.
+func (*NodeUnschedulable) PreFilter(context.Context, *framework.CycleState, *v1.Pod, []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	return nil, nil
+}
 
 // Name returns "NodeUnschedulable".
 func (*NodeUnschedulable) Name() string { return names.NodeUnschedulable }

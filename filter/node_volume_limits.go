@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/component-helpers/storage/ephemeral"
 
+	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/csimigration"
 	"github.com/kubesched/kubesched/internal/volumebinding"
@@ -51,12 +52,12 @@ var nodeVolumeLimitsKey = framework.NewStateKey[*volumeLimitsState]()
 // and CSIDrivers come from [framework.CycleState.Listers]. The zero value
 // is ready to use.
 type NodeVolumeLimits struct {
-	// EnableVolumeLimitScaling turns on the alpha VolumeLimitScaling gate,
-	// off by default in kube-scheduler v1.36.3: a node is then also
-	// rejected, Unschedulable with "<driver> CSI driver is not installed on
-	// the node", when the pod has a volume of a driver whose CSIDriver sets
+	// Features: VolumeLimitScaling is read (nil is [feature.Default]).
+	// With it, as from v1.37, a node is also rejected, Unschedulable with
+	// "<driver> CSI driver is not installed on the node", when the pod has
+	// a volume of a driver whose CSIDriver sets
 	// spec.preventPodSchedulingIfMissing and the node's CSINode lacks it.
-	EnableVolumeLimitScaling bool
+	Features *feature.Features
 }
 
 var (
@@ -180,7 +181,7 @@ type podCSIVolumes struct {
 	volumes []csiVolume
 	status  *framework.Status
 	// requiredDrivers are the drivers of volumes whose CSIDriver must be
-	// on the node (only with EnableVolumeLimitScaling).
+	// on the node (only with VolumeLimitScaling).
 	requiredDrivers []requiredDriver
 }
 
@@ -190,7 +191,7 @@ type requiredDriver struct {
 }
 
 func (pl *NodeVolumeLimits) newState(l framework.Listers, pod *v1.Pod) (*volumeLimitsState, *framework.Status) {
-	objs, err := indexCSIObjects(l, pl.EnableVolumeLimitScaling)
+	objs, err := indexCSIObjects(l, feature.Of(pl.Features).VolumeLimitScaling)
 	if err != nil {
 		return nil, framework.AsStatus(err).WithPlugin(names.NodeVolumeLimits)
 	}
@@ -355,7 +356,7 @@ type csiObjects struct {
 	attached map[string][]csiVolume
 	// requiredDrivers are the CSIDrivers that set
 	// spec.preventPodSchedulingIfMissing (only with
-	// EnableVolumeLimitScaling).
+	// VolumeLimitScaling).
 	requiredDrivers map[string]bool
 }
 

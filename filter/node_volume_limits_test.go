@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/names"
@@ -181,11 +183,13 @@ func TestNodeVolumeLimits(t *testing.T) {
 		{name: "pods on the node are not looked at where nothing is limited", pod: pod(claimSource("a1")), node: "unlimited", running: []*v1.Pod{running("r", claimSource(""))}},
 		{
 			name: "with volume limit scaling, a required driver missing from the CSINode rejects the node", pod: pod(claimSource("a1")), node: "b-only", scaling: true,
-			want: status(framework.Unschedulable, "a CSI driver is not installed on the node"),
+			want:   status(framework.Unschedulable, "a CSI driver is not installed on the node"),
+			detail: "the pod's volumes need CSI driver a, whose CSIDriver sets preventPodSchedulingIfMissing, and the node's CSINode does not list it",
 		},
 		{name: "with volume limit scaling, a required driver on the CSINode fits", pod: pod(claimSource("a1")), node: "unlimited", scaling: true},
 		{name: "with volume limit scaling, a driver that does not require presence fits anywhere", pod: pod(claimSource("b1")), node: "nowhere", scaling: true},
-		{name: "with volume limit scaling, a node without a CSINode lacks every required driver", pod: pod(claimSource("a1")), node: "nowhere", scaling: true, want: status(framework.Unschedulable, "a CSI driver is not installed on the node")},
+		{name: "with volume limit scaling, a node without a CSINode lacks every required driver", pod: pod(claimSource("a1")), node: "nowhere", scaling: true, want: status(framework.Unschedulable, "a CSI driver is not installed on the node"),
+			detail: "the pod's volumes need CSI driver a, whose CSIDriver sets preventPodSchedulingIfMissing, and the node has no CSINode"},
 		{name: "with volume limit scaling, an in-tree volume needs no driver on a node without a CSINode", pod: pod(claimSource("ebs")), node: "nowhere", scaling: true},
 		{name: "with volume limit scaling, an in-tree volume needs its CSI driver on a node with a CSINode", pod: pod(claimSource("ebs")), node: "b-only", scaling: true, want: status(framework.Unschedulable, ebs+" CSI driver is not installed on the node")},
 		{name: "without volume limit scaling, a missing required driver does not matter", pod: pod(claimSource("a1")), node: "b-only"},
@@ -198,7 +202,7 @@ func TestNodeVolumeLimits(t *testing.T) {
 				name = "n"
 			}
 			node := onNode(name, tt.running...)
-			pl := &filter.NodeVolumeLimits{EnableVolumeLimitScaling: tt.scaling}
+			pl := &filter.NodeVolumeLimits{Features: &feature.Features{VolumeLimitScaling: tt.scaling}}
 			state := framework.NewCycleState([]*nodeinfo.NodeInfo{node}).SetListers(listers)
 			_, got := pl.PreFilter(context.Background(), state, tt.pod, state.AllNodes())
 			if !sameStatus(got, tt.wantPreFilter) {
@@ -214,9 +218,11 @@ func TestNodeVolumeLimits(t *testing.T) {
 			if got := pl.Filter(context.Background(), fresh, tt.pod, node); !sameStatus(got, tt.want) {
 				t.Errorf("Filter without PreFilter = %v, want %v", got, tt.want)
 			}
-			// ExplainFilter speaks exactly where the limit is exceeded.
+			// ExplainFilter speaks exactly where the limit is exceeded or
+			// a required driver is missing.
 			details := pl.ExplainFilter(context.Background(), state, tt.pod, node)
-			if (len(details) > 0) != (tt.want == exceeded) {
+			missingDriver := tt.want != nil && strings.HasSuffix(tt.want.Message(), "CSI driver is not installed on the node")
+			if (len(details) > 0) != (tt.want == exceeded || missingDriver) {
 				t.Errorf("ExplainFilter = %v, while Filter says %v", details, tt.want)
 			}
 			if tt.detail != "" && (len(details) != 1 || details[0].Message != tt.detail) {

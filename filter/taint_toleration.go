@@ -29,7 +29,17 @@ type TaintToleration struct {
 	EnableComparisonOperators bool
 }
 
-var _ framework.FilterPlugin = &TaintToleration{}
+var (
+	_ framework.PreFilterPlugin = &TaintToleration{}
+	_ framework.FilterPlugin    = &TaintToleration{}
+)
+
+// PreFilter does nothing and returns nil. kube-scheduler v1.37 gave the
+// plugin one (to skip pods whose resize is deferred, behind an alpha
+// gate), so a configuration lays it out at PreFilter too.
+func (*TaintToleration) PreFilter(context.Context, *framework.CycleState, *v1.Pod, []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	return nil, nil
+}
 
 // Name returns "TaintToleration".
 func (*TaintToleration) Name() string { return names.TaintToleration }

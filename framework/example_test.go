@@ -250,7 +250,7 @@ func ExampleFramework_Explain() {
 		}
 	}
 	// Output:
-	// 0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s). no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.
+	// 0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s). preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.
 	// small: kube-scheduler says NodeResourcesFit: Insufficient cpu
 	//   NodeResourcesFit: cpu: the pod requests 1.5, the node has 1 allocatable of which its pods request 0: 500m short; more than the node's allocatable: no eviction would help
 	// gpu: kube-scheduler says TaintToleration: node(s) had untolerated taint(s)
@@ -271,7 +271,7 @@ func ExampleFramework_Plugins() {
 		}
 	}
 	// Output:
-	// TaintToleration [Filter PreScore Score] 3
+	// TaintToleration [PreFilter Filter PreScore Score] 3
 	// NodeAffinity [PreFilter Filter PreScore Score] 2
 	// NodeResourcesFit [PreFilter Filter PreScore Score] 1
 	// VolumeBinding [PreFilter Filter PreScore Score Reserve] 1

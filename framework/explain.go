@@ -322,7 +322,9 @@ func (f *Framework) explainPreFilter(ctx context.Context, state *CycleState, pod
 // filter's.
 func (f *Framework) explainNode(ctx context.Context, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, nominated []*nodeinfo.PodInfo, active map[string]bool, excluded *Status, preRes *PreFilterResult, out *NodeExplanation) error {
 	filters := state.plugins.filters
-	kept := preRes.AllNodes() || preRes.NodeNames.Has(ni.Name())
+	// The pod's nominated node is filtered first, as in kube-scheduler,
+	// whatever PreFilter narrowed the search to.
+	kept := preRes.AllNodes() || preRes.NodeNames.Has(ni.Name()) || ni.Name() == pod.Status.NominatedNodeName
 	withState, withNode := state, ni
 	switch {
 	case !kept:

@@ -478,5 +478,5 @@ func bareStatus(s *v1.PodStatus) bool {
 		len(s.InitContainerStatuses) == 0 && len(s.ContainerStatuses) == 0 && s.QOSClass == "" &&
 		len(s.EphemeralContainerStatuses) == 0 && s.Resize == "" && len(s.ResourceClaimStatuses) == 0 &&
 		s.ExtendedResourceClaimStatus == nil && len(s.AllocatedResources) == 0 && s.Resources == nil &&
-		len(s.NodeAllocatableResourceClaimStatuses) == 0
+		len(s.NodeAllocatableResourceClaimStatuses) == 0 && len(s.VolumeHealth) == 0
 }

@@ -94,7 +94,9 @@ func (f *Framework) runPostFilter(ctx context.Context, state *CycleState, pod *v
 		s := pl.PostFilter(ctx, state, pod, fe)
 		switch {
 		case s.IsSuccess():
-			fe.Diagnosis.PostFilterMsg = ""
+			// Empty but from v1.37's DefaultPreemption, which says where
+			// it found room.
+			fe.Diagnosis.PostFilterMsg = s.Message()
 			f.recordPostFilter(pod, fe)
 			return
 		case s.Code() == UnschedulableAndUnresolvable, !s.IsRejected():

@@ -327,9 +327,10 @@ type Diagnosis struct {
 	PreFilterMsg string
 	// PostFilterMsg is what the PostFilter plugins said when none of them
 	// made the pod schedulable, joined as kube-scheduler joins it, for
-	// example "no new claims to deallocate, preemption: 0/3 nodes are
-	// available: 3 Preemption is not helpful for scheduling."; empty when
-	// one did (preemption found victims) or none ran.
+	// example "preemption: 0/3 nodes are available: 3 Preemption is not
+	// helpful for scheduling."; when one did, what it said (from v1.37,
+	// "preemption: found a potential placement for pod on node n1,
+	// preempting 1 victims"); empty when none ran.
 	PostFilterMsg string
 
 	// statuses holds the verdict on each node rejected on its own.

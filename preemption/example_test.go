@@ -74,7 +74,7 @@ func Example() {
 		fmt.Println("evict", victim.Name)
 	}
 	// Output:
-	// 0/2 nodes are available: 2 Insufficient cpu.
+	// 0/2 nodes are available: 2 Insufficient cpu. preemption: found a potential placement for pod on node node-a, preempting 2 victims
 	// nominate to node-a
 	// evict batch-1
 	// evict batch-2

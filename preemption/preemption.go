@@ -20,6 +20,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 
+	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/parallel"
 	"github.com/kubesched/kubesched/internal/schedconfig"
@@ -75,6 +76,9 @@ type DefaultPreemption struct {
 	minPercentage, minAbsolute int32
 	// now is the clock for pods without a start time; time.Now if nil.
 	now func() time.Time
+	// Features: PreemptionMessageNamesVictims is read. nil is
+	// [feature.Default].
+	Features *feature.Features
 }
 
 var _ framework.PostFilterPlugin = (*DefaultPreemption)(nil)
@@ -174,6 +178,9 @@ func (pl *DefaultPreemption) preempt(ctx context.Context, state *framework.Cycle
 		NominatedNodeName: best.node,
 		Victims:           best.victims,
 		NumPDBViolations:  best.numPDBViolations,
+	}
+	if feature.Of(pl.Features).PreemptionMessageNamesVictims {
+		return framework.NewStatus(framework.Success, fmt.Sprintf("found a potential placement for pod on node %v, preempting %d victims", best.node, len(best.victims)))
 	}
 	return nil
 }

@@ -125,27 +125,27 @@ func TestDefaultPreemptionDecides(t *testing.T) {
 			name:  "a pod with preemptionPolicy Never does not preempt",
 			pod:   func() *v1.Pod { p := pod("critical", "", "3", 1000, t0); p.Spec.PreemptionPolicy = &never; return p }(),
 			nodes: []*v1.Node{node("a", "4")}, pods: []*v1.Pod{pod("low", "a", "2", 0, t0)},
-			message: "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: not eligible due to preemptionPolicy=Never.",
+			message: "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.",
 		},
 		{
 			name:  "a pod whose nominated node still has a victim terminating waits",
 			pod:   nominatedToA,
 			nodes: []*v1.Node{node("a", "4")}, pods: []*v1.Pod{terminating, pod("low", "a", "2", 0, t0)},
-			message: "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: not eligible due to a terminating pod on the nominated node.",
+			message: "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to a terminating pod on the nominated node.",
 		},
 		{
 			name:  "pods of equal priority are no victims, and the nomination is cleared",
 			pod:   pod("critical", "", "3", 0, t0),
 			nodes: []*v1.Node{node("a", "4")}, pods: []*v1.Pod{pod("peer", "a", "2", 0, t0)},
 			clear:   true,
-			message: "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
+			message: "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
 		},
 		{
 			name:  "a request above the node's allocatable is not helped by evictions",
 			pod:   pod("huge", "", "8", 1000, t0),
 			nodes: []*v1.Node{node("a", "4")}, pods: []*v1.Pod{pod("low", "a", "2", 0, t0)},
 			clear:   true,
-			message: "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+			message: "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
 		},
 		{
 			name:  "a pod without priority counts as priority 0 and is evicted",
@@ -195,8 +195,13 @@ func TestDefaultPreemptionDecides(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fe := schedule(t, tc.pod, tc.nodes, tc.pods, tc.objs)
-			if got := fe.Error(); got != tc.message {
-				t.Errorf("message\n got  %q\n want %q", got, tc.message)
+			want := tc.message
+			if tc.wantNode != "" {
+				// From v1.37 a preemption that found room says where.
+				want += fmt.Sprintf(" preemption: found a potential placement for pod on node %s, preempting %d victims", tc.wantNode, len(strings.Split(tc.victims, ",")))
+			}
+			if got := fe.Error(); got != want {
+				t.Errorf("message\n got  %q\n want %q", got, want)
 			}
 			if fe.ClearNomination != tc.clear {
 				t.Errorf("ClearNomination = %v, want %v", fe.ClearNomination, tc.clear)
@@ -344,7 +349,7 @@ func TestWithoutPreemptionTheFitErrorHasNoDecision(t *testing.T) {
 	if fe.Preemption != nil || fe.ClearNomination {
 		t.Errorf("Preemption %v, ClearNomination %v; want neither", fe.Preemption, fe.ClearNomination)
 	}
-	if got, want := fe.Error(), "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate"; got != want {
+	if got, want := fe.Error(), "0/2 nodes are available: 2 Insufficient cpu."; got != want {
 		t.Errorf("message %q, want %q", got, want)
 	}
 }

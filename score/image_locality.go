@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -27,7 +28,10 @@ var imageLocalityKey = framework.NewStateKey[*imageLocalityPod]()
 // each image by its size and by how widely it is spread over the cluster,
 // so that a pod is not drawn to the one node that happens to hold a rare
 // image. The zero value is ready to use.
-type ImageLocality struct{}
+type ImageLocality struct {
+	// Features: ImageVolumesInThreshold is read. nil is [feature.Default].
+	Features *feature.Features
+}
 
 var (
 	_ framework.PodOnlyPreScorer = &ImageLocality{}
@@ -47,9 +51,9 @@ func (*ImageLocality) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool { ret
 // kube-scheduler counts its snapshot) in state, so that Score does no
 // string work per node. It always returns nil: kube-scheduler never skips
 // this plugin. A nil state is left alone.
-func (*ImageLocality) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) *framework.Status {
+func (pl *ImageLocality) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) *framework.Status {
 	if state != nil {
-		imageLocalityKey.Write(state, newImageLocalityPod(pod, len(state.AllNodes())))
+		imageLocalityKey.Write(state, newImageLocalityPod(pod, len(state.AllNodes()), feature.Of(pl.Features).ImageVolumesInThreshold))
 	}
 	return nil
 }
@@ -61,13 +65,13 @@ func (*ImageLocality) PreScore(_ context.Context, state *framework.CycleState, p
 // counting the cycle's nodes from state; with a nil state the node is taken
 // to be the whole cluster. It does not allocate once PreScore has run,
 // modifies nothing, and is safe for concurrent use.
-func (*ImageLocality) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+func (pl *ImageLocality) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
 	if ni.Node() == nil {
 		return 0, errNilNode
 	}
 	p, ok := imageLocalityKey.Read(state)
 	if !ok {
-		p = newImageLocalityPod(pod, len(state.AllNodes()))
+		p = newImageLocalityPod(pod, len(state.AllNodes()), feature.Of(pl.Features).ImageVolumesInThreshold)
 	}
 	return p.score(ni), nil
 }
@@ -79,23 +83,26 @@ func (*ImageLocality) Score(_ context.Context, state *framework.CycleState, pod 
 // that the node holds adds size × NumNodes/totalNodes, where NumNodes is
 // how many nodes hold it; an image used twice counts twice. Names without a
 // tag are looked up with ":latest". The sum, clamped to [23 MiB,
-// 1000 MiB × containers] with init containers counted as containers, maps
-// linearly onto [0, 100]. A nil node scores 0.
-func imageLocalityScore(pod *v1.Pod, node *nodeinfo.NodeInfo, totalNodes int) int64 {
+// 1000 MiB × images] with init containers counted as containers (image
+// volumes too with volumesCount, as from v1.37), maps linearly onto
+// [0, 100]. A nil node scores 0.
+func imageLocalityScore(pod *v1.Pod, node *nodeinfo.NodeInfo, totalNodes int, volumesCount bool) int64 {
 	if node.Node() == nil {
 		return 0
 	}
-	return newImageLocalityPod(pod, totalNodes).score(node)
+	return newImageLocalityPod(pod, totalNodes, volumesCount).score(node)
 }
 
 // imageLocalityPod is what scoring needs of a pod, found once per cycle.
 type imageLocalityPod struct {
-	images        []string // normalized, duplicates kept
-	numContainers int      // init containers and containers, not volumes
-	totalNodes    int      // at least 1
+	images []string // normalized, duplicates kept
+	// numContainers counts init containers and containers, and image
+	// volumes when they count towards the threshold.
+	numContainers int
+	totalNodes    int // at least 1
 }
 
-func newImageLocalityPod(pod *v1.Pod, totalNodes int) *imageLocalityPod {
+func newImageLocalityPod(pod *v1.Pod, totalNodes int, volumesCount bool) *imageLocalityPod {
 	spec := &pod.Spec
 	p := &imageLocalityPod{
 		images:        make([]string, 0, len(spec.InitContainers)+len(spec.Containers)),
@@ -111,6 +118,9 @@ func newImageLocalityPod(pod *v1.Pod, totalNodes int) *imageLocalityPod {
 	for i := range spec.Volumes {
 		if img := spec.Volumes[i].Image; img != nil {
 			p.images = append(p.images, normalizedImageName(img.Reference))
+			if volumesCount {
+				p.numContainers++
+			}
 		}
 	}
 	return p

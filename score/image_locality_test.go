@@ -69,6 +69,7 @@ func TestImageLocalityScore(t *testing.T) {
 		pod        *v1.Pod
 		images     map[string]img
 		totalNodes int
+		v136       bool // image volumes not counted in the ceiling
 		want       int64
 	}{
 		{
@@ -163,11 +164,20 @@ func TestImageLocalityScore(t *testing.T) {
 		},
 		{
 			// 300 + 300 = 600 MiB; the ceiling stays 1000: 100 × 577/977 = 59.06
-			name:       "image volumes count but do not raise the ceiling",
+			name:       "image volumes count but do not raise the ceiling before v1.37",
 			pod:        withImageVolume(podWithImages("app:v1"), "data:v1"),
 			images:     map[string]img{"app:v1": {300 * mib, 1}, "data:v1": {300 * mib, 1}},
 			totalNodes: 1,
+			v136:       true,
 			want:       59,
+		},
+		{
+			// 300 + 300 = 600 MiB; the ceiling 2000: 100 × 577/1977 = 29.19
+			name:       "image volumes count and raise the ceiling from v1.37",
+			pod:        withImageVolume(podWithImages("app:v1"), "data:v1"),
+			images:     map[string]img{"app:v1": {300 * mib, 1}, "data:v1": {300 * mib, 1}},
+			totalNodes: 1,
+			want:       29,
 		},
 		{
 			name:       "an untagged image is looked up as :latest",
@@ -205,11 +215,12 @@ func TestImageLocalityScore(t *testing.T) {
 			want:       28,
 		},
 		{
+			// The ceiling counts the volume: 100 × 277/1977.
 			name:       "an untagged image volume is looked up as :latest",
 			pod:        withImageVolume(podWithImages("app:v1"), "data"),
 			images:     map[string]img{"data:latest": {300 * mib, 1}},
 			totalNodes: 1,
-			want:       28,
+			want:       14,
 		},
 		{
 			// The floor applies first, and the ceiling (0) only above it.
@@ -221,11 +232,20 @@ func TestImageLocalityScore(t *testing.T) {
 		},
 		{
 			// sum clamped to the ceiling 0: 100 × (0−23)/(0−23).
-			name:       "a pod without containers scores 100 when its volume images reach the floor",
+			name:       "a pod without containers scores 100 when its volume images reach the floor before v1.37",
 			pod:        withImageVolume(&v1.Pod{}, "data:v1"),
 			images:     map[string]img{"data:v1": {300 * mib, 1}},
 			totalNodes: 1,
+			v136:       true,
 			want:       100,
+		},
+		{
+			// The volume's image raises the ceiling to 1000: 100 × 277/977.
+			name:       "a pod without containers scores its volume images against their own ceiling from v1.37",
+			pod:        withImageVolume(&v1.Pod{}, "data:v1"),
+			images:     map[string]img{"data:v1": {300 * mib, 1}},
+			totalNodes: 1,
+			want:       28,
 		},
 		{
 			name:       "a cluster size below 1 counts as 1",
@@ -238,7 +258,7 @@ func TestImageLocalityScore(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := score.ImageLocalityScore(tc.pod, nodeWithImages(tc.images), tc.totalNodes); got != tc.want {
+			if got := score.ImageLocalityScore(tc.pod, nodeWithImages(tc.images), tc.totalNodes, !tc.v136); got != tc.want {
 				t.Errorf("ImageLocalityScore = %d, want %d", got, tc.want)
 			}
 		})
@@ -249,7 +269,7 @@ func TestImageLocalityScoreOfNilNodeIsZero(t *testing.T) {
 	t.Parallel()
 	pod := podWithImages("app:v1")
 	for _, ni := range []*nodeinfo.NodeInfo{nil, nodeinfo.New(nil)} {
-		if got := score.ImageLocalityScore(pod, ni, 1); got != 0 {
+		if got := score.ImageLocalityScore(pod, ni, 1, true); got != 0 {
 			t.Errorf("ImageLocalityScore(%v) = %d, want 0", ni, got)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/podaffinity"
 	"github.com/kubesched/kubesched/internal/schedconfig"
@@ -40,6 +41,8 @@ type InterPodAffinity struct {
 	// zero value has the default.
 	hardWeight      int32
 	ignorePreferred bool
+	// Features: ListedNamespacesOnly is read. nil is [feature.Default].
+	Features *feature.Features
 }
 
 var (
@@ -105,10 +108,10 @@ func (pl *InterPodAffinity) domainScores(ctx context.Context, state *framework.C
 	if err != nil {
 		return nil, framework.AsStatus(fmt.Errorf("failed to parse pod: %w", err))
 	}
-	if err := resolveWeighted(terms.PreferredAffinity, lister); err != nil {
+	if err := resolveWeighted(terms.PreferredAffinity, lister, feature.Of(pl.Features).ListedNamespacesOnly); err != nil {
 		return nil, framework.AsStatus(fmt.Errorf("updating PreferredAffinityTerms: %w", err))
 	}
-	if err := resolveWeighted(terms.PreferredAntiAffinity, lister); err != nil {
+	if err := resolveWeighted(terms.PreferredAntiAffinity, lister, feature.Of(pl.Features).ListedNamespacesOnly); err != nil {
 		return nil, framework.AsStatus(fmt.Errorf("updating PreferredAntiAffinityTerms: %w", err))
 	}
 	scorer := domainScorer{
@@ -175,10 +178,10 @@ func (pl *InterPodAffinity) domainScores(ctx context.Context, state *framework.C
 	return scores, nil
 }
 
-func resolveWeighted(terms []podaffinity.WeightedTerm, lister podaffinity.NamespaceLister) error {
+func resolveWeighted(terms []podaffinity.WeightedTerm, lister podaffinity.NamespaceLister, listedOnly bool) error {
 	for i := range terms {
 		var err error
-		if terms[i].Term, err = terms[i].Resolve(lister); err != nil {
+		if terms[i].Term, err = terms[i].Resolve(lister, listedOnly); err != nil {
 			return err
 		}
 	}

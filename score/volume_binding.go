@@ -2,10 +2,12 @@ package score
 
 import (
 	"context"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/internal/volumebinding"
@@ -19,49 +21,59 @@ var (
 	_ framework.ScorePlugin      = (*VolumeBinding)(nil)
 )
 
-// VolumeBinding scores nothing by default: with kube-scheduler v1.36.3's
-// default feature gates (StorageCapacityScoring off) its PreScore always
-// skips, and so does this plugin's zero value.
-//
-// Built by [NewStorageCapacityScoring], as kube-scheduler with the alpha
-// StorageCapacityScoring feature gate on, it ranks the nodes that pass
-// filter.VolumeBinding by how full the pod's claims would make the storage
-// they get there, per storage class, through the shape: the volumes they
-// would bind (requested against the volumes' sizes), or if none, the
-// volumes to provision that a CSIStorageCapacity has room for (requested
-// against that capacity). Nodes without either score 0.
+// VolumeBinding ranks the nodes that pass filter.VolumeBinding by how full
+// the pod's claims would make the storage they get there, per storage
+// class, through the shape: the volumes they would bind (requested
+// against the volumes' sizes), or if none, the volumes to provision that
+// a CSIStorageCapacity has room for (requested against that capacity).
+// Nodes without either, and every node for a pod without claims, score 0.
+// This is kube-scheduler's StorageCapacityScoring feature gate, on from
+// v1.37; with it off (Features), as in v1.36, PreScore skips and nothing
+// is scored. The zero value has the default shape.
 //
 // It reuses what filter.VolumeBinding's PreFilter found in the cycle state,
 // and otherwise finds it from [framework.CycleState.Listers]. It is safe
 // for concurrent use.
 type VolumeBinding struct {
-	scorer *volumebinding.Scorer // nil: scoring off
+	// Features: StorageCapacityScoring is read. nil is [feature.Default].
+	Features *feature.Features
+	scorer   *volumebinding.Scorer // nil: the default shape's
 }
+
+// defaultVolumeScorer scores with kube-scheduler's default shape: 10 at
+// 0% utilization falling to 0 at 100%, which favours nodes with more
+// room.
+var defaultVolumeScorer = sync.OnceValue(func() *volumebinding.Scorer {
+	a, err := schedconfig.CapacityScoringArgs(nil)
+	if err != nil {
+		panic("the default VolumeBinding args are invalid: " + err.Error())
+	}
+	return volumebinding.NewScorer(a.Shape)
+})
 
 // NewVolumeBinding returns the score plugin configured by args,
-// kube-scheduler's own type, with kube-scheduler v1.36.3's default feature
-// gates: it scores nothing, and a shape is an error, in kube-scheduler's
-// words, as in kube-scheduler. nil args are the defaults.
+// kube-scheduler's own type, as kube-scheduler builds it with
+// StorageCapacityScoring on: an empty shape is the default, and a shape
+// must be sorted and in range (kube-scheduler's messages). nil args are
+// the defaults. Whether it scores is its Features' StorageCapacityScoring;
+// a configuration for a release with that gate off refuses a shape.
 func NewVolumeBinding(args *configv1.VolumeBindingArgs) (*VolumeBinding, error) {
-	if _, err := schedconfig.PluginArgs(args); err != nil {
-		return nil, err
-	}
-	return &VolumeBinding{}, nil
-}
-
-// NewStorageCapacityScoring returns the score plugin as kube-scheduler
-// v1.36.3 builds it from args with the alpha StorageCapacityScoring
-// feature gate on: an empty shape is the default (score 10 at 0%
-// utilization falling to 0 at 100%, which favours nodes with more room),
-// and a shape must be sorted and in range. This is not the default
-// profile, and the conformance module does not compare it with
-// kube-scheduler.
-func NewStorageCapacityScoring(args *configv1.VolumeBindingArgs) (*VolumeBinding, error) {
 	a, err := schedconfig.CapacityScoringArgs(args)
 	if err != nil {
 		return nil, err
 	}
 	return &VolumeBinding{scorer: volumebinding.NewScorer(a.Shape)}, nil
+}
+
+// scoring returns the plugin's scorer, or nil when it does not score.
+func (pl *VolumeBinding) scoring() *volumebinding.Scorer {
+	if pl == nil || !feature.Of(pl.Features).StorageCapacityScoring {
+		return nil
+	}
+	if pl.scorer == nil {
+		return defaultVolumeScorer()
+	}
+	return pl.scorer
 }
 
 // Name returns "VolumeBinding".
@@ -77,7 +89,7 @@ func (*VolumeBinding) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool { ret
 // the framework treats as an error (the default profile never gets
 // there).
 func (pl *VolumeBinding) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) *framework.Status {
-	if pl == nil || pl.scorer == nil {
+	if pl.scoring() == nil {
 		return skip
 	}
 	if _, ok := volumebinding.ClaimsKey.Read(state); ok {
@@ -98,7 +110,8 @@ func (pl *VolumeBinding) PreScore(_ context.Context, state *framework.CycleState
 // Error if ni has no node, or the status filter.VolumeBinding would give
 // for the pod's claims when that is not a plain rejection of the node.
 func (pl *VolumeBinding) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
-	if pl == nil || pl.scorer == nil {
+	scorer := pl.scoring()
+	if scorer == nil {
 		return 0, nil
 	}
 	if ni.Node() == nil {
@@ -114,5 +127,5 @@ func (pl *VolumeBinding) Score(_ context.Context, state *framework.CycleState, p
 		// kube-scheduler keeps no placement for a node it rejected.
 		return 0, status
 	}
-	return pl.scorer.Score(&placement), nil
+	return scorer.Score(&placement), nil
 }

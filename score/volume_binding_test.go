@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -66,14 +67,16 @@ func podWithClaim(claims ...string) *v1.Pod {
 	return pod
 }
 
-func TestVolumeBindingScoresNothingByDefault(t *testing.T) {
+func TestVolumeBindingScoresNothingWithoutStorageCapacityScoring(t *testing.T) {
 	t.Parallel()
 	l, nodes := volumeCluster(t)
+	v136 := &feature.Features{}
 	configured, err := score.NewVolumeBinding(&configv1.VolumeBindingArgs{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, pl := range map[string]*score.VolumeBinding{"the zero value": {}, "the default arguments": configured} {
+	configured.Features = v136
+	for name, pl := range map[string]*score.VolumeBinding{"the zero value with v1.36's features": {Features: v136}, "the default arguments with v1.36's features": configured} {
 		state := framework.NewCycleState(nodes).SetListers(l)
 		if got := pl.PreScore(context.Background(), state, podWithClaim("c"), nodes); !got.IsSkip() {
 			t.Errorf("%s: PreScore = %v, want Skip", name, got)
@@ -84,16 +87,7 @@ func TestVolumeBindingScoresNothingByDefault(t *testing.T) {
 	}
 }
 
-func TestNewVolumeBindingRefusesAShapeWithoutScoring(t *testing.T) {
-	t.Parallel()
-	_, err := score.NewVolumeBinding(&configv1.VolumeBindingArgs{Shape: []configv1.UtilizationShapePoint{{Utilization: 0, Score: 10}}})
-	const want = "shape: Invalid value: [{\"Utilization\":0,\"Score\":10}]: unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring"
-	if err == nil || err.Error() != want {
-		t.Errorf("NewVolumeBinding = %v, want kube-scheduler's %q", err, want)
-	}
-}
-
-func TestNewStorageCapacityScoringChecksTheShape(t *testing.T) {
+func TestNewVolumeBindingChecksTheShape(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name  string
@@ -110,8 +104,8 @@ func TestNewStorageCapacityScoringChecksTheShape(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if _, err := score.NewStorageCapacityScoring(&configv1.VolumeBindingArgs{Shape: tc.shape}); err == nil || err.Error() != tc.want {
-				t.Errorf("NewStorageCapacityScoring = %v, want %q", err, tc.want)
+			if _, err := score.NewVolumeBinding(&configv1.VolumeBindingArgs{Shape: tc.shape}); err == nil || err.Error() != tc.want {
+				t.Errorf("NewVolumeBinding = %v, want %q", err, tc.want)
 			}
 		})
 	}
@@ -120,16 +114,13 @@ func TestNewStorageCapacityScoringChecksTheShape(t *testing.T) {
 func TestVolumeBindingCapacityScoring(t *testing.T) {
 	t.Parallel()
 	l, nodes := volumeCluster(t)
-	packing, err := score.NewStorageCapacityScoring(&configv1.VolumeBindingArgs{
+	packing, err := score.NewVolumeBinding(&configv1.VolumeBindingArgs{
 		Shape: []configv1.UtilizationShapePoint{{Utilization: 0, Score: 0}, {Utilization: 100, Score: 10}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	spreading, err := score.NewStorageCapacityScoring(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	spreading := &score.VolumeBinding{}
 	tests := []struct {
 		name      string
 		pl        *score.VolumeBinding
@@ -139,6 +130,7 @@ func TestVolumeBindingCapacityScoring(t *testing.T) {
 	}{
 		// 5Gi of 10Gi on a, of 20Gi on b; c has no volume and fails the filter.
 		{name: "the default shape favours the roomier volume", pl: spreading, pod: podWithClaim("c"), want: []int64{50, 75, 0}},
+		{name: "nil args are the default shape", pl: mustVolumeBinding(t, nil), pod: podWithClaim("c"), want: []int64{50, 75, 0}},
 		{name: "a rising shape favours the fuller volume", pl: packing, pod: podWithClaim("c"), want: []int64{50, 25, 0}},
 		{name: "the filter's PreFilter result is reused", pl: spreading, pod: podWithClaim("c"), preFilter: true, want: []int64{50, 75, 0}},
 		{name: "a pod without claims scores 0 everywhere", pl: spreading, pod: podWithClaim(), want: []int64{0, 0, 0}},
@@ -171,7 +163,7 @@ func TestVolumeBindingCapacityScoring(t *testing.T) {
 
 func TestVolumeBindingScoreReportsBrokenClaims(t *testing.T) {
 	t.Parallel()
-	pl, err := score.NewStorageCapacityScoring(nil)
+	pl, err := score.NewVolumeBinding(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,4 +174,13 @@ func TestVolumeBindingScoreReportsBrokenClaims(t *testing.T) {
 	if _, status := pl.Score(context.Background(), nil, podWithClaim(), nodeinfo.New(nil)); status.Code() != framework.Error {
 		t.Errorf("Score(nil node) status = %v, want Error", status)
 	}
+}
+
+func mustVolumeBinding(t *testing.T, args *configv1.VolumeBindingArgs) *score.VolumeBinding {
+	t.Helper()
+	pl, err := score.NewVolumeBinding(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl
 }

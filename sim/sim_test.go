@@ -147,9 +147,10 @@ func TestPlaceCommitsEachDecision(t *testing.T) {
 	if _, err := c.Place(ctx, pod("p1", "1")); err == nil {
 		t.Error("placing a pod the cluster already has succeeded")
 	}
-	// A pod naming its node is judged there alone, by NodeName's filter.
-	if _, err := c.Place(ctx, on(pod("named", "1"), "a")); err == nil || !strings.Contains(err.Error(), "didn't match the requested node name") {
-		t.Errorf("placing a pod naming a full node = %v, want NodeName's and NodeResourcesFit's rejections", err)
+	// A pod naming its node is judged there alone: NodeName's PreFilter
+	// leaves out the other nodes.
+	if _, err := c.Place(ctx, on(pod("named", "1"), "a")); err == nil || !strings.HasPrefix(err.Error(), "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't satisfy plugin(s) [NodeName].") {
+		t.Errorf("placing a pod naming a full node = %v, want NodeResourcesFit's rejection there and NodeName's PreFilter's elsewhere", err)
 	}
 }
 

@@ -282,7 +282,7 @@ func TestControllerRecordsEventsAsKubeScheduler(t *testing.T) {
 	want := []event{
 		{"web", v1.EventTypeNormal, "Scheduled", "Binding", "Successfully assigned default/web to small", "kubesched"},
 		{"huge", v1.EventTypeWarning, "FailedScheduling", "Scheduling",
-			"0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.", "kubesched"},
+			"0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.", "kubesched"},
 	}
 	var got []event
 	eventually(t, "both events are recorded", func() bool {

@@ -104,7 +104,7 @@ func TestControllerAllocatesClaimsBeforeBinding(t *testing.T) {
 	eventually(t, "b is reported unschedulable", func() bool {
 		for _, c := range getPod("b").Status.Conditions {
 			if c.Type == v1.PodScheduled && c.Reason == v1.PodReasonUnschedulable {
-				return c.Message == "0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+				return c.Message == "0/2 nodes are available: 2 cannot allocate all claims. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
 			}
 		}
 		return false

@@ -181,7 +181,7 @@ func TestControllerCreatesTheClaimForExtendedResourcesBeforeBinding(t *testing.T
 
 // noDeviceLeft is what both schedulers say of a pod asking for
 // example.com/gpu when the only device is taken.
-const noDeviceLeft = "0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+const noDeviceLeft = "0/2 nodes are available: 2 cannot allocate all claims. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
 
 // TestControllerKeepsTheDeviceOfAPodInFlight holds a's binding cycle at
 // a write, so that b is tried while a is in flight, every time: the

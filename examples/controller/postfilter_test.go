@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"slices"
 	"sync"
@@ -56,6 +57,36 @@ func budget(app string) *policyv1.PodDisruptionBudget {
 			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
 		},
 		Status: policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 0, CurrentHealthy: 1, DesiredHealthy: 1, ExpectedPods: 1},
+	}
+}
+
+// recordFailureMessages makes client remember, pod by pod and in order,
+// the message of each PodScheduled=False condition patched into a pod's
+// status, as the controller writes it after each failed attempt.
+func recordFailureMessages(client *fake.Clientset) func(pod string) []string {
+	var mu sync.Mutex
+	messages := map[string][]string{}
+	client.PrependReactor("patch", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		p := action.(clienttesting.PatchAction)
+		var patch struct {
+			Status struct{ Conditions []v1.PodCondition } `json:"status"`
+		}
+		if p.GetSubresource() != "status" || json.Unmarshal(p.GetPatch(), &patch) != nil {
+			return false, nil, nil
+		}
+		for _, c := range patch.Status.Conditions {
+			if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse {
+				mu.Lock()
+				messages[p.GetName()] = append(messages[p.GetName()], c.Message)
+				mu.Unlock()
+			}
+		}
+		return false, nil, nil
+	})
+	return func(pod string) []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(messages[pod])
 	}
 }
 
@@ -147,7 +178,11 @@ func TestControllerPreemptsAsKubeScheduler(t *testing.T) {
 		// "" for neither.
 		wantNode    string
 		wantEvicted []string
-		// wantMessage is the preemptor's PodScheduled condition message.
+		// wantMessage is the message of the preemptor's first
+		// PodScheduled=False condition. A later attempt can preempt
+		// again, fewer victims, when it comes between the victims'
+		// deletions: the fake deletes a pod at once, where an API server
+		// would keep it terminating.
 		wantMessage string
 	}{
 		{
@@ -159,7 +194,7 @@ func TestControllerPreemptsAsKubeScheduler(t *testing.T) {
 			preemptor:   prioritized(testPod("high", "2", "kubesched"), 1000),
 			wantNode:    "full",
 			wantEvicted: []string{"low-1", "low-2"},
-			wantMessage: "0/1 nodes are available: 1 Insufficient cpu.",
+			wantMessage: "0/1 nodes are available: 1 Insufficient cpu. preemption: found a potential placement for pod on node full, preempting 2 victims",
 		},
 		{
 			name: "a pod whose preemptionPolicy is Never evicts nothing and is not nominated",
@@ -169,7 +204,7 @@ func TestControllerPreemptsAsKubeScheduler(t *testing.T) {
 			},
 			preemptor: neverPreempts,
 			// DynamicResources' PostFilter runs first, as in kube-scheduler.
-			wantMessage: "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: not eligible due to preemptionPolicy=Never.",
+			wantMessage: "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.",
 		},
 		{
 			name: "a PodDisruptionBudget steers preemption to the node whose pod it does not protect",
@@ -182,7 +217,7 @@ func TestControllerPreemptsAsKubeScheduler(t *testing.T) {
 			preemptor:   prioritized(testPod("high", "2", "kubesched"), 1000),
 			wantNode:    "b",
 			wantEvicted: []string{"unguarded"},
-			wantMessage: "0/2 nodes are available: 2 Insufficient cpu.",
+			wantMessage: "0/2 nodes are available: 2 Insufficient cpu. preemption: found a potential placement for pod on node b, preempting 1 victims",
 		},
 		{
 			name:   "a pod of a configuration's profile that runs DefaultPreemption preempts, beside a profile that does not",
@@ -194,7 +229,7 @@ func TestControllerPreemptsAsKubeScheduler(t *testing.T) {
 			preemptor:   prioritized(testPod("high", "2", "kubesched"), 1000),
 			wantNode:    "full",
 			wantEvicted: []string{"low-1", "low-2"},
-			wantMessage: "0/1 nodes are available: 1 Insufficient cpu.",
+			wantMessage: "0/1 nodes are available: 1 Insufficient cpu. preemption: found a potential placement for pod on node full, preempting 2 victims",
 		},
 		{
 			name:   "a pod of a configuration's profile that disables DefaultPreemption evicts nothing and is not nominated",
@@ -203,8 +238,10 @@ func TestControllerPreemptsAsKubeScheduler(t *testing.T) {
 				testNode("full", "2"),
 				boundPod("low-1", "1", "full"), boundPod("low-2", "1", "full"),
 			},
-			preemptor:   prioritized(testPod("high", "2", "no-preemption"), 1000),
-			wantMessage: "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate",
+			preemptor: prioritized(testPod("high", "2", "no-preemption"), 1000),
+			// DynamicResources' PostFilter, the only one, says nothing for
+			// a pod without claims.
+			wantMessage: "0/1 nodes are available: 1 Insufficient cpu.",
 		},
 	}
 	for _, tt := range tests {
@@ -212,6 +249,7 @@ func TestControllerPreemptsAsKubeScheduler(t *testing.T) {
 			t.Parallel()
 			client := newFakeCluster(append(slices.Clone(tt.objs), tt.preemptor)...)
 			deleted := recordDeletions(client)
+			failures := recordFailureMessages(client)
 			cfg := Config{SchedulerName: "kubesched", QueueOptions: []queue.Option{queue.WithClock(queue.NewFakeClock(time.Unix(0, 0)))}}
 			if tt.config != "" {
 				cfg.SchedulerName, cfg.SchedulerConfig = "", loadTestConfig(t, tt.config)
@@ -232,8 +270,11 @@ func TestControllerPreemptsAsKubeScheduler(t *testing.T) {
 			if pod.Status.NominatedNodeName != tt.wantNode {
 				t.Errorf("the preemptor is nominated to %q, want %q", pod.Status.NominatedNodeName, tt.wantNode)
 			}
-			if c := scheduledCondition(pod); c == nil || c.Status != v1.ConditionFalse || c.Message != tt.wantMessage {
-				t.Errorf("the preemptor's PodScheduled condition is %+v, want False with message %q", c, tt.wantMessage)
+			if c := scheduledCondition(pod); c == nil || c.Status != v1.ConditionFalse {
+				t.Errorf("the preemptor's PodScheduled condition is %+v, want False", c)
+			}
+			if got := failures(tt.preemptor.Name); len(got) == 0 || got[0] != tt.wantMessage {
+				t.Errorf("the preemptor's PodScheduled=False messages are %q, want the first %q", got, tt.wantMessage)
 			}
 
 			gone := deleted()

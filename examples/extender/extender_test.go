@@ -160,7 +160,7 @@ func TestPodsFillTheNodesInTheOrderOfTheirPriority(t *testing.T) {
 			if !errors.As(err, &fitErr) {
 				t.Fatalf("fourth pod: err = %v, want a FitError", err)
 			}
-			if got, want := fitErr.Error(), "0/4 nodes are available: 1 "+errReasonNoPriority+", 3 Insufficient cpu. no new claims to deallocate, preemption: 0/4 nodes are available: 1 Preemption is not helpful for scheduling, 3 No preemption victims found for incoming pod."; got != want {
+			if got, want := fitErr.Error(), "0/4 nodes are available: 1 "+errReasonNoPriority+", 3 Insufficient cpu. preemption: 0/4 nodes are available: 1 Preemption is not helpful for scheduling, 3 No preemption victims found for incoming pod."; got != want {
 				t.Errorf("message %q, want %q", got, want)
 			}
 			if !fitErr.Diagnosis.UnschedulablePlugins.Has(framework.ExtenderName) {
@@ -233,7 +233,7 @@ func TestManagedResources(t *testing.T) {
 		wantErr   string // FitError message, or "" for placed on a labelled node
 	}{
 		{"a pod asking for an ignored resource fits and the extender decides", gpuPod, true, 1, ""},
-		{"a resource the scheduler does not ignore must be on the node", gpuPod, false, 0, "0/4 nodes are available: 4 Insufficient example.com/gpu. no new claims to deallocate, preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."},
+		{"a resource the scheduler does not ignore must be on the node", gpuPod, false, 0, "0/4 nodes are available: 4 Insufficient example.com/gpu. preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."},
 		{"a pod not asking for a managed resource is not sent to the extender", pod("plain", "1"), true, 0, ""},
 	}
 	for _, tc := range tests {

@@ -20,7 +20,7 @@ func TestQuickstartExplainsEachPlacement(t *testing.T) {
 		{"the legend lists the score plugins with their weights", "Score plugins and weights: TaintToleration x3, NodeAffinity x2, NodeResourcesFit x1, VolumeBinding x1, PodTopologySpread x2, InterPodAffinity x2, DynamicResources x2, NodeResourcesBalancedAllocation x1, ImageLocality x1."},
 		{"web prefers ssd and finds its image on node-a1", "Pod default/web -> node-a1 (5 of 7 nodes feasible)"},
 		{"a rejection says which taint is not tolerated", "  gpu-1    rejected by TaintToleration: node(s) had untolerated taint(s)\n           taint nvidia.com/gpu=present:NoSchedule is not tolerated"},
-		{"scores show raw and weighted values and the total", "  node-a1  0/300            50/200        65/65             0/0               73/73                            7/7            645 <- chosen"},
+		{"scores show raw and weighted values and the total", "  node-a1  0/300            50/200        65/65             0/0            0/0               73/73                            7/7            645 <- chosen"},
 		{"an inverted plugin's raw 1 weighs nothing", "  node-b2  1/0              50/200        94/94"},
 		{"the second replica keeps off the first one's node and says which pod is in the way", "  node-a1  rejected by InterPodAffinity: node(s) didn't match pod anti-affinity rules\n           pod anti-affinity term 1: 1 matching pod(s) run in kubernetes.io/hostname=node-a1"},
 		{"the port in use is named with its holder", "host port 0.0.0.0:6379/TCP is in use by default/cache-0"},

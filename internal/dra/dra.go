@@ -751,10 +751,17 @@ func allocatedState(claims []*resourceapi.ResourceClaim, consumable bool) *struc
 // could not use and that no other pod holds, and returns it to
 // deallocate; failing that, a claim an earlier cycle made for the pod's
 // DRA-backed extended resources, to delete. The reasons are
-// kube-scheduler's. A nil s is a pod without claims.
-func (p *Plugin) PostFilter(s *State, pod *v1.Pod, intN func(int) int) (deallocate, del *resourceapi.ResourceClaim, status *framework.Status) {
+// kube-scheduler's; with quiet, as from v1.37, finding nothing to do
+// gives none. A nil s is a pod without claims.
+func (p *Plugin) PostFilter(s *State, pod *v1.Pod, intN func(int) int, quiet bool) (deallocate, del *resourceapi.ResourceClaim, status *framework.Status) {
+	nothing := func(reason string) *framework.Status {
+		if quiet {
+			return framework.NewStatus(framework.Unschedulable)
+		}
+		return framework.NewStatus(framework.Unschedulable, reason)
+	}
 	if s.Empty() {
-		return nil, nil, framework.NewStatus(framework.Unschedulable, "no new claims to deallocate")
+		return nil, nil, nothing("no new claims to deallocate")
 	}
 	var extended *resourceapi.ResourceClaim
 	if i := s.extendedIndex(); i >= 0 {
@@ -790,5 +797,5 @@ func (p *Plugin) PostFilter(s *State, pod *v1.Pod, intN func(int) int) (dealloca
 	if staleExtended {
 		return nil, extended.DeepCopy(), framework.NewStatus(framework.Unschedulable, "deletion of ResourceClaim completed")
 	}
-	return nil, nil, framework.NewStatus(framework.Unschedulable, "still not schedulable")
+	return nil, nil, nothing("still not schedulable")
 }

@@ -232,28 +232,36 @@ func MatchesAll(terms []Term, pod *v1.Pod) bool {
 // Resolve returns the term with the names of the namespaces lister lists
 // for its namespaceSelector added to its namespaces. This is how
 // kube-scheduler prepares the incoming pod's own terms, which it then
-// matches with no namespace labels (nil): a quirk worth knowing is that
-// it keeps the selector too, so a selector that matches a namespace
-// without labels (NotIn, DoesNotExist) still matches pods of every
-// namespace. The terms of pods already placed are not resolved; they are
-// matched with the incoming pod's namespace labels. An empty selector
-// (every namespace) or a nil one (none) needs no lookup. t is not
-// modified; the error is the lister's.
-func (t *Term) Resolve(lister NamespaceLister) (Term, error) {
-	if !t.listNamespaces || lister == nil {
+// matches with no namespace labels (nil). With listedOnly (from v1.37) the
+// selector then matches nothing: only the listed names count, and a nil
+// lister lists none. Without it, as before v1.37, kube-scheduler keeps the
+// selector too, so a selector that matches a namespace without labels
+// (NotIn, DoesNotExist) still matches pods of every namespace; a nil
+// lister then leaves the term as it is. The terms of pods already placed
+// are not resolved; they are matched with the incoming pod's namespace
+// labels. An empty selector (every namespace) or a nil one (none) needs
+// no lookup. t is not modified; the error is the lister's.
+func (t *Term) Resolve(lister NamespaceLister, listedOnly bool) (Term, error) {
+	if !t.listNamespaces || (lister == nil && !listedOnly) {
 		return *t, nil
+	}
+	r := *t
+	r.listNamespaces = false
+	if listedOnly {
+		r.nsSelector = labels.Nothing()
+	}
+	if lister == nil {
+		return r, nil
 	}
 	list, err := lister.List(t.nsSelector)
 	if err != nil {
 		return Term{}, err
 	}
-	r := *t
 	namespaces := t.namespaces.Clone()
 	for _, ns := range list {
 		namespaces.Insert(ns.Name)
 	}
 	r.setNamespaces(namespaces)
-	r.listNamespaces = false
 	return r, nil
 }
 

@@ -151,15 +151,21 @@ func TestResolveAddsTheSelectedNamespaces(t *testing.T) {
 		lister    NamespaceLister
 		candidate *v1.Pod
 		want      bool
+		// wantListedOnly is the match from v1.37, where only the listed
+		// namespaces count.
+		wantListedOnly bool
 	}{
-		{"a selected namespace matches", v1.PodAffinityTerm{LabelSelector: appIs("web"), NamespaceSelector: teamX}, cluster, pod("red", "app", "web"), true},
-		{"an unselected namespace does not", v1.PodAffinityTerm{LabelSelector: appIs("web"), NamespaceSelector: teamX}, cluster, pod("blue", "app", "web"), false},
-		{"listed namespaces are kept", v1.PodAffinityTerm{LabelSelector: appIs("web"), NamespaceSelector: teamX, Namespaces: []string{"green"}}, cluster, pod("green", "app", "web"), true},
-		{"no lister means no namespaces to add", v1.PodAffinityTerm{LabelSelector: appIs("web"), NamespaceSelector: teamX}, nil, pod("red", "app", "web"), false},
-		// kube-scheduler keeps the selector and matches it against no
-		// labels, which NotIn accepts: every namespace then matches.
-		{"a selector accepting no labels matches every namespace", v1.PodAffinityTerm{LabelSelector: appIs("web"), NamespaceSelector: notTeamX}, cluster, pod("red", "app", "web"), true},
-		{"an empty selector matches every namespace", v1.PodAffinityTerm{LabelSelector: appIs("web"), NamespaceSelector: &metav1.LabelSelector{}}, cluster, pod("nowhere", "app", "web"), true},
+		{"a selected namespace matches", v1.PodAffinityTerm{LabelSelector: appIs("web"), NamespaceSelector: teamX}, cluster, pod("red", "app", "web"), true, true},
+		{"an unselected namespace does not", v1.PodAffinityTerm{LabelSelector: appIs("web"), NamespaceSelector: teamX}, cluster, pod("blue", "app", "web"), false, false},
+		{"listed namespaces are kept", v1.PodAffinityTerm{LabelSelector: appIs("web"), NamespaceSelector: teamX, Namespaces: []string{"green"}}, cluster, pod("green", "app", "web"), true, true},
+		{"no lister means no namespaces to add", v1.PodAffinityTerm{LabelSelector: appIs("web"), NamespaceSelector: teamX}, nil, pod("red", "app", "web"), false, false},
+		// Before v1.37 kube-scheduler keeps the selector and matches it
+		// against no labels, which NotIn accepts: every namespace then
+		// matches. From v1.37 only the listed namespaces do.
+		{"a selector accepting no labels matches every namespace before v1.37", v1.PodAffinityTerm{LabelSelector: appIs("web"), NamespaceSelector: notTeamX}, cluster, pod("nowhere", "app", "web"), true, false},
+		{"a selector accepting no labels still matches the namespaces it lists", v1.PodAffinityTerm{LabelSelector: appIs("web"), NamespaceSelector: notTeamX}, cluster, pod("blue", "app", "web"), true, true},
+		{"without a lister, a selector accepting no labels matches nothing from v1.37", v1.PodAffinityTerm{LabelSelector: appIs("web"), NamespaceSelector: notTeamX}, nil, pod("blue", "app", "web"), true, false},
+		{"an empty selector matches every namespace", v1.PodAffinityTerm{LabelSelector: appIs("web"), NamespaceSelector: &metav1.LabelSelector{}}, cluster, pod("nowhere", "app", "web"), true, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -169,12 +175,18 @@ func TestResolveAddsTheSelectedNamespaces(t *testing.T) {
 				t.Fatal(err)
 			}
 			orig := terms.RequiredAffinity[0]
-			resolved, err := orig.Resolve(tc.lister)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := MatchesAll([]Term{resolved}, tc.candidate); got != tc.want {
-				t.Errorf("MatchesAll = %v, want %v", got, tc.want)
+			for _, listedOnly := range []bool{false, true} {
+				resolved, err := orig.Resolve(tc.lister, listedOnly)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := tc.want
+				if listedOnly {
+					want = tc.wantListedOnly
+				}
+				if got := MatchesAll([]Term{resolved}, tc.candidate); got != want {
+					t.Errorf("listedOnly %v: MatchesAll = %v, want %v", listedOnly, got, want)
+				}
 			}
 			if len(tc.term.Namespaces) == 0 && orig.namespaces.Len() != 0 {
 				t.Errorf("Resolve changed the original term: %v", orig.namespaces)
@@ -190,7 +202,7 @@ func (failingLister) List(labels.Selector) ([]*v1.Namespace, error) { return nil
 func TestResolveReturnsTheListersError(t *testing.T) {
 	t.Parallel()
 	terms, _ := Parse(withTerm(pod("red"), v1.PodAffinityTerm{LabelSelector: appIs("a"), NamespaceSelector: appIs("x")}))
-	if _, err := terms.RequiredAffinity[0].Resolve(failingLister{}); err == nil || err.Error() != "boom" {
+	if _, err := terms.RequiredAffinity[0].Resolve(failingLister{}, true); err == nil || err.Error() != "boom" {
 		t.Errorf("err = %v, want boom", err)
 	}
 }

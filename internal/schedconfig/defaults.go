@@ -9,7 +9,7 @@ import (
 	componentbaseconfigv1alpha1 "k8s.io/component-base/config/v1alpha1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	"github.com/kubesched/kubesched/names"
+	"github.com/kubesched/kubesched/feature"
 )
 
 // Values kube-scheduler v1.36.3 defaults a configuration to.
@@ -24,43 +24,26 @@ const (
 	defaultBurst              int32   = 100
 )
 
-// DefaultPlugins returns kube-scheduler v1.36.3's default plugin set, as
-// its configuration's defaulting starts from: every plugin enabled at
-// multiPoint, with the score weights, in order. With the default feature
-// gates, NodeDeclaredFeatures comes last and DynamicResources just before
-// DefaultPreemption.
-func DefaultPlugins() *configv1.Plugins {
-	weight := func(w int32) *int32 { return &w }
-	return &configv1.Plugins{MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{
-		{Name: names.SchedulingGates},
-		{Name: names.PrioritySort},
-		{Name: names.NodeUnschedulable},
-		{Name: names.NodeName},
-		{Name: names.TaintToleration, Weight: weight(3)},
-		{Name: names.NodeAffinity, Weight: weight(2)},
-		{Name: names.NodePorts},
-		{Name: names.NodeResourcesFit, Weight: weight(1)},
-		{Name: names.VolumeRestrictions},
-		{Name: names.NodeVolumeLimits},
-		{Name: names.VolumeBinding},
-		{Name: names.VolumeZone},
-		{Name: names.PodTopologySpread, Weight: weight(2)},
-		{Name: names.InterPodAffinity, Weight: weight(2)},
-		{Name: names.DynamicResources, Weight: weight(2)},
-		{Name: names.DefaultPreemption},
-		{Name: names.NodeResourcesBalancedAllocation, Weight: weight(1)},
-		{Name: names.ImageLocality, Weight: weight(1)},
-		{Name: names.DefaultBinder},
-		{Name: names.NodeDeclaredFeatures},
-	}}}
+// DefaultPlugins returns release r's default plugin set, as its
+// configuration's defaulting starts from: every plugin enabled at
+// multiPoint, with the score weights, in order. It is a copy.
+func DefaultPlugins(r feature.Release) *configv1.Plugins {
+	enabled := make([]configv1.Plugin, len(r.Profile))
+	for i, p := range r.Profile {
+		enabled[i] = configv1.Plugin{Name: p.Name}
+		if p.Weight != nil {
+			enabled[i].Weight = ptr(*p.Weight)
+		}
+	}
+	return &configv1.Plugins{MultiPoint: configv1.PluginSet{Enabled: enabled}}
 }
 
-// SetDefaults fills in cfg as kube-scheduler v1.36.3's defaulting does
-// with the default feature gates: the top-level values, one profile named
+// SetDefaults fills in cfg as release r's defaulting does with its
+// default feature gates: the top-level values, one profile named
 // default-scheduler when there are none, each profile's plugins merged
 // into the default set, and args for every enabled plugin that has an
 // args kind, defaulted, appended in name order after the ones given.
-func SetDefaults(cfg *configv1.KubeSchedulerConfiguration) {
+func SetDefaults(cfg *configv1.KubeSchedulerConfiguration, r feature.Release) {
 	if cfg.Parallelism == nil {
 		cfg.Parallelism = ptr(defaultParallelism)
 	}
@@ -73,7 +56,7 @@ func SetDefaults(cfg *configv1.KubeSchedulerConfiguration) {
 		cfg.Profiles[0].SchedulerName = ptr(v1.DefaultSchedulerName)
 	}
 	for i := range cfg.Profiles {
-		defaultProfile(&cfg.Profiles[i])
+		defaultProfile(&cfg.Profiles[i], r)
 	}
 	if cfg.PercentageOfNodesToScore == nil {
 		cfg.PercentageOfNodesToScore = ptr[int32](0)
@@ -115,13 +98,13 @@ func SetDefaults(cfg *configv1.KubeSchedulerConfiguration) {
 
 // defaultProfile merges the profile's plugins into the default set and
 // defaults its plugins' args.
-func defaultProfile(prof *configv1.KubeSchedulerProfile) {
-	prof.Plugins = mergePlugins(DefaultPlugins(), prof.Plugins)
+func defaultProfile(prof *configv1.KubeSchedulerProfile, r feature.Release) {
+	prof.Plugins = mergePlugins(DefaultPlugins(r), prof.Plugins)
 	configured := map[string]bool{}
 	for i := range prof.PluginConfig {
 		pc := &prof.PluginConfig[i]
 		configured[pc.Name] = true
-		defaultArgs(pc.Args.Object)
+		defaultArgs(pc.Args.Object, r.Features)
 	}
 	for _, name := range enabledNames(prof.Plugins) {
 		if configured[name] {
@@ -132,7 +115,7 @@ func defaultProfile(prof *configv1.KubeSchedulerProfile) {
 			// Out of tree, or without args.
 			continue
 		}
-		defaultArgs(args)
+		defaultArgs(args, r.Features)
 		args.GetObjectKind().SetGroupVersionKind(configv1.SchemeGroupVersion.WithKind(name + "Args"))
 		prof.PluginConfig = append(prof.PluginConfig, configv1.PluginConfig{Name: name, Args: runtime.RawExtension{Object: args}})
 	}
@@ -237,11 +220,11 @@ func newArgs(plugin string) runtime.Object {
 
 // SetArgsDefaults defaults args of a kind kube-scheduler defaults, as its
 // configuration's defaulting does; others are left as they are.
-func SetArgsDefaults(args runtime.Object) { defaultArgs(args) }
+func SetArgsDefaults(args runtime.Object, fs feature.Features) { defaultArgs(args, fs) }
 
 // defaultArgs defaults args of a kind kube-scheduler defaults; others are
 // left as they are.
-func defaultArgs(args runtime.Object) {
+func defaultArgs(args runtime.Object, fs feature.Features) {
 	switch a := args.(type) {
 	case *configv1.DefaultPreemptionArgs:
 		if a.MinCandidateNodesPercentage == nil {
@@ -255,9 +238,11 @@ func defaultArgs(args runtime.Object) {
 			a.HardPodAffinityWeight = ptr(defaultHardAffinityWeight)
 		}
 	case *configv1.VolumeBindingArgs:
-		// StorageCapacityScoring, which would default the shape, is off.
 		if a.BindTimeoutSeconds == nil {
 			a.BindTimeoutSeconds = ptr(defaultBindTimeout)
+		}
+		if len(a.Shape) == 0 && fs.StorageCapacityScoring {
+			a.Shape = defaultShape()
 		}
 	case *configv1.NodeResourcesBalancedAllocationArgs:
 		a.Resources = defaultResources(a.Resources)

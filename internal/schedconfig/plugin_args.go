@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/kubesched/kubesched/feature"
 )
 
 // PluginArgs returns what one of kube-scheduler's plugins is built from
@@ -23,8 +25,8 @@ func PluginArgs[T any, P interface {
 	if args != nil {
 		out = args.DeepCopyObject().(P)
 	}
-	defaultArgs(out)
-	if err := argsErrors(nil, out); err != nil {
+	defaultArgs(out, feature.Default())
+	if err := argsErrors(nil, out, feature.Default()); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -39,14 +41,18 @@ func CapacityScoringArgs(args *configv1.VolumeBindingArgs) (*configv1.VolumeBind
 	if args != nil {
 		out = args.DeepCopy()
 	}
-	defaultArgs(out)
-	if len(out.Shape) == 0 {
-		out.Shape = []configv1.UtilizationShapePoint{{Utilization: 0, Score: maxCustomPriorityScore}, {Utilization: maxUtilization, Score: 0}}
-	}
+	defaultArgs(out, feature.Features{StorageCapacityScoring: true})
 	if err := validateVolumeBindingArgs(nil, out, true).ToAggregate(); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// defaultShape is VolumeBinding's shape when StorageCapacityScoring is on
+// and none is given: score 10 at 0% utilization falling to 0 at 100%,
+// which favours nodes with more room.
+func defaultShape() []configv1.UtilizationShapePoint {
+	return []configv1.UtilizationShapePoint{{Utilization: 0, Score: maxCustomPriorityScore}, {Utilization: maxUtilization, Score: 0}}
 }
 
 // Bounds of a scoring shape's points.

@@ -124,9 +124,9 @@ func TestPluginArgsChecksAsKubeSchedulersConstructorsDo(t *testing.T) {
 		{name: "hardPodAffinityWeight 101 is refused", args: &configv1.InterPodAffinityArgs{HardPodAffinityWeight: i32(101)},
 			want: "hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]"},
 
-		{name: "a volume binding shape is refused with StorageCapacityScoring off",
-			args: &configv1.VolumeBindingArgs{Shape: []configv1.UtilizationShapePoint{{Utilization: 0, Score: 10}}},
-			want: "shape: Invalid value: [{\"Utilization\":0,\"Score\":10}]: unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring"},
+		{name: "a volume binding shape is checked, StorageCapacityScoring being on",
+			args: &configv1.VolumeBindingArgs{Shape: []configv1.UtilizationShapePoint{{Utilization: 101, Score: 10}}},
+			want: "shape[0].utilization: Invalid value: 101: not in valid range [0, 100]"},
 
 		{name: "unset preemption fields take the defaults", args: &configv1.DefaultPreemptionArgs{MinCandidateNodesAbsolute: i32(0)}},
 

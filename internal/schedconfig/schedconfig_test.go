@@ -1,6 +1,8 @@
 package schedconfig
 
 import (
+	"github.com/kubesched/kubesched/feature"
+
 	"slices"
 	"strings"
 	"testing"
@@ -16,7 +18,7 @@ func load(t *testing.T, doc string) *configv1.KubeSchedulerConfiguration {
 	if err != nil {
 		t.Fatalf("Decode: %v", err)
 	}
-	SetDefaults(cfg)
+	SetDefaults(cfg, newest)
 	return cfg
 }
 
@@ -37,7 +39,7 @@ func TestAnEmptyConfigurationGetsKubeSchedulersDefaults(t *testing.T) {
 		t.Fatalf("profiles %v, want one named default-scheduler", cfg.Profiles)
 	}
 	prof := cfg.Profiles[0]
-	if got := enabled(prof.Plugins.MultiPoint); !slices.Equal(got, enabled(DefaultPlugins().MultiPoint)) {
+	if got := enabled(prof.Plugins.MultiPoint); !slices.Equal(got, enabled(DefaultPlugins(newest).MultiPoint)) {
 		t.Errorf("multiPoint %v", got)
 	}
 	var argsOf []string
@@ -68,7 +70,7 @@ func TestProfilePluginsMergeIntoTheDefaults(t *testing.T) {
 			name:    "a disabled default plugin is left out, the others keep their order",
 			plugins: "multiPoint: {disabled: [{name: ImageLocality}, {name: NodePorts}]}",
 			point:   func(p *configv1.Plugins) configv1.PluginSet { return p.MultiPoint },
-			want: []string{"SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
+			want: []string{"SchedulingGates", "PrioritySort", "NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity",
 				"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
 				"InterPodAffinity", "DynamicResources", "DefaultPreemption", "NodeResourcesBalancedAllocation", "DefaultBinder", "NodeDeclaredFeatures"},
 		},
@@ -82,7 +84,7 @@ func TestProfilePluginsMergeIntoTheDefaults(t *testing.T) {
 			name:    "a default plugin enabled again is replaced where it stands, the last of its name winning, and new ones follow",
 			plugins: "multiPoint: {enabled: [{name: Mine}, {name: NodeName, weight: 1}, {name: NodeName, weight: 5}]}",
 			point:   func(p *configv1.Plugins) configv1.PluginSet { return p.MultiPoint },
-			want: []string{"SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
+			want: []string{"SchedulingGates", "PrioritySort", "NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity",
 				"NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
 				"InterPodAffinity", "DynamicResources", "DefaultPreemption", "NodeResourcesBalancedAllocation", "ImageLocality", "DefaultBinder",
 				"NodeDeclaredFeatures", "Mine", "NodeName"},
@@ -162,7 +164,7 @@ func TestDecodeRefuses(t *testing.T) {
 }
 
 func TestValidateAcceptsTheDefaults(t *testing.T) {
-	if err := Validate(load(t, "")); err != nil {
+	if err := Validate(load(t, ""), newest.Features); err != nil {
 		t.Errorf("the default configuration: %v", err)
 	}
 }
@@ -170,6 +172,7 @@ func TestValidateAcceptsTheDefaults(t *testing.T) {
 func TestValidateRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name, doc, want string
+		v136            bool
 	}{
 		{name: "parallelism 0", doc: "parallelism: 0\n", want: "parallelism: Invalid value: 0: should be an integer value greater than zero"},
 		{name: "a percentage above 100", doc: "percentageOfNodesToScore: 101\n", want: "percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]"},
@@ -197,7 +200,7 @@ func TestValidateRefuses(t *testing.T) {
 			want: `profiles[0].pluginConfig[0].args.defaultingType: Invalid value: "System": when .defaultConstraints are not empty`},
 		{name: "a default constraint with a selector", doc: "profiles:\n- pluginConfig: [{name: PodTopologySpread, args: {defaultingType: List, defaultConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {}}]}}]\n",
 			want: "args.defaultConstraints[0].labelSelector: Forbidden: constraint must not define a selector"},
-		{name: "a volume binding shape with StorageCapacityScoring off", doc: "profiles:\n- pluginConfig: [{name: VolumeBinding, args: {shape: [{utilization: 0, score: 0}]}}]\n",
+		{name: "a volume binding shape with StorageCapacityScoring off, as in v1.36", v136: true, doc: "profiles:\n- pluginConfig: [{name: VolumeBinding, args: {shape: [{utilization: 0, score: 0}]}}]\n",
 			want: `args.shape: Invalid value: [{"Utilization":0,"Score":0}]: unexpected field`},
 		{name: "a negative DRA filter timeout", doc: "profiles:\n- pluginConfig: [{name: DynamicResources, args: {filterTimeout: -1s}}]\n",
 			want: `args.filterTimeout: Invalid value: "-1s": must be zero or positive`},
@@ -216,10 +219,25 @@ func TestValidateRefuses(t *testing.T) {
 		{name: "a negative burst", doc: "clientConnection: {burst: -1}\n", want: "clientConnection.burst: Invalid value: -1: must be non-negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := Validate(load(t, tc.doc))
+			fs := newest.Features
+			if tc.v136 {
+				fs = v136.Features
+			}
+			err := Validate(load(t, tc.doc), fs)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want it to contain %q", err, tc.want)
 			}
 		})
 	}
+}
+
+// newest is the newest supported release, v136 kube-scheduler v1.36.3.
+var newest, v136 = feature.Releases()[0], mustRelease("1.36")
+
+func mustRelease(version string) feature.Release {
+	r, err := feature.ReleaseFor(version)
+	if err != nil {
+		panic(err)
+	}
+	return r
 }

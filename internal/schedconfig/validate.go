@@ -18,6 +18,7 @@ import (
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -36,7 +37,7 @@ const removedIn = "v1"
 // As in kube-scheduler, NodeResourcesFit's args are not checked here
 // (its table of validators has them under another name); the plugin
 // checks them when it is built.
-func Validate(cfg *configv1.KubeSchedulerConfiguration) error {
+func Validate(cfg *configv1.KubeSchedulerConfiguration, fs feature.Features) error {
 	var errs []error
 	if cfg.ClientConnection.Burst < 0 {
 		errs = append(errs, field.Invalid(field.NewPath("clientConnection", "burst"), cfg.ClientConnection.Burst, "must be non-negative"))
@@ -57,7 +58,7 @@ func Validate(cfg *configv1.KubeSchedulerConfiguration) error {
 		for i := range cfg.Profiles {
 			prof := &cfg.Profiles[i]
 			path := profilesPath.Index(i)
-			errs = append(errs, validateProfile(path, cfg.APIVersion, prof)...)
+			errs = append(errs, validateProfile(path, cfg.APIVersion, prof, fs)...)
 			name := deref(prof.SchedulerName)
 			if j, ok := seen[name]; ok {
 				errs = append(errs, field.Duplicate(path.Child("schedulerName"), profilesPath.Index(j).Child("schedulerName")))
@@ -134,7 +135,7 @@ func removedMessage(apiVersion string) string {
 	return fmt.Sprintf("was invalid in version %q (KubeSchedulerConfiguration is version %q)", removedIn, apiVersion)
 }
 
-func validateProfile(path *field.Path, apiVersion string, prof *configv1.KubeSchedulerProfile) []error {
+func validateProfile(path *field.Path, apiVersion string, prof *configv1.KubeSchedulerProfile, fs feature.Features) []error {
 	var errs []error
 	if deref(prof.SchedulerName) == "" {
 		errs = append(errs, field.Required(path.Child("schedulerName"), ""))
@@ -168,7 +169,7 @@ func validateProfile(path *field.Path, apiVersion string, prof *configv1.KubeSch
 			errs = append(errs, field.Invalid(pcPath, pc.Name, removedMessage(apiVersion)))
 			continue
 		}
-		if err := validateArgs(pcPath.Child("args"), pc.Name, pc.Args.Object); err != nil {
+		if err := validateArgs(pcPath.Child("args"), pc.Name, pc.Args.Object, fs); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -177,7 +178,7 @@ func validateProfile(path *field.Path, apiVersion string, prof *configv1.KubeSch
 
 // validateArgs checks the args of the default plugins kube-scheduler's
 // configuration validation checks.
-func validateArgs(path *field.Path, plugin string, args any) error {
+func validateArgs(path *field.Path, plugin string, args any, fs feature.Features) error {
 	var want reflect.Type
 	switch plugin {
 	case "DefaultPreemption":
@@ -200,12 +201,12 @@ func validateArgs(path *field.Path, plugin string, args any) error {
 	if reflect.TypeOf(args) != want {
 		return field.Invalid(path, internalJSON(args), "has to match plugin args")
 	}
-	return argsErrors(path, args)
+	return argsErrors(path, args, fs)
 }
 
 // argsErrors checks args of one of kube-scheduler's plugins as its
 // validation does, NodeResourcesFit's included.
-func argsErrors(path *field.Path, args any) error {
+func argsErrors(path *field.Path, args any, fs feature.Features) error {
 	var errs field.ErrorList
 	switch a := args.(type) {
 	case *configv1.NodeResourcesFitArgs:
@@ -233,8 +234,7 @@ func argsErrors(path *field.Path, args any) error {
 	case *configv1.PodTopologySpreadArgs:
 		errs = validatePodTopologySpreadArgs(path, a)
 	case *configv1.VolumeBindingArgs:
-		// StorageCapacityScoring is off.
-		errs = validateVolumeBindingArgs(path, a, false)
+		errs = validateVolumeBindingArgs(path, a, fs.StorageCapacityScoring)
 	case *configv1.DynamicResourcesArgs:
 		// DRASchedulerFilterTimeout, DRADeviceBindingConditions and
 		// DRAResourceClaimDeviceStatus are on.
