@@ -35,7 +35,7 @@ func TestCacheSnapshotsEqualKubeSchedulersCache(t *testing.T) {
 	compared := 0
 	for seed := range uint64(sequences) {
 		r := rand.New(rand.NewPCG(seed, 17))
-		theirs := upstreamcache.New(ctx, nil, false)
+		theirs := upstreamcache.New(ctx, nil, false, false)
 		theirSnap := upstreamcache.NewEmptySnapshot()
 		ours, err := cache.New()
 		if err != nil {

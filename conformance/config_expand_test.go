@@ -85,7 +85,7 @@ func TestProfileExpansionMatchesUpstream(t *testing.T) {
 	}
 	// kubesched's plugins are checked against DefaultPluginPoints (root
 	// tests); it must be upstream's.
-	for name, points := range schedconfig.DefaultPluginPoints {
+	for name, points := range schedconfig.PluginPoints(tested.Features) {
 		want := map[schedconfig.Point]bool{}
 		for _, p := range points {
 			want[p] = true
@@ -94,8 +94,8 @@ func TestProfileExpansionMatchesUpstream(t *testing.T) {
 			t.Errorf("DefaultPluginPoints[%s] = %v, upstream's plugin implements %v", name, points, implemented[name])
 		}
 	}
-	if len(implemented) != len(schedconfig.DefaultPluginPoints) {
-		t.Errorf("upstream's default profile has %d plugins, DefaultPluginPoints %d", len(implemented), len(schedconfig.DefaultPluginPoints))
+	if len(implemented) != len(schedconfig.PluginPoints(tested.Features)) {
+		t.Errorf("upstream's default profile has %d plugins, DefaultPluginPoints %d", len(implemented), len(schedconfig.PluginPoints(tested.Features)))
 	}
 	implements := func(name string) (map[schedconfig.Point]bool, bool) {
 		points, ok := implemented[name]
@@ -118,7 +118,7 @@ func TestProfileExpansionMatchesUpstream(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seed %d: upstream decodes, kubesched: %v", seed, err)
 		}
-		schedconfig.SetDefaults(ours)
+		schedconfig.SetDefaults(ours, tested)
 		// The first profile upstream refuses, and why: kube-scheduler
 		// stops there.
 		var firstErr error

@@ -69,7 +69,7 @@ func TestConfigLoadingMatchesUpstream(t *testing.T) {
 		want, wantErr := upstreamDecode(data)
 		got, gotErr := schedconfig.Decode(data)
 		if gotErr == nil {
-			schedconfig.SetDefaults(got)
+			schedconfig.SetDefaults(got, tested)
 		}
 		switch {
 		case wantErr != nil || gotErr != nil:
@@ -86,7 +86,7 @@ func TestConfigLoadingMatchesUpstream(t *testing.T) {
 			// plugin enabled twice at one point, which upstream's
 			// NewFramework refuses in any order.
 			again := got.DeepCopy()
-			schedconfig.SetDefaults(again)
+			schedconfig.SetDefaults(again, tested)
 			if !enablesTwice(got) && !equality.Semantic.DeepEqual(again, got) {
 				t.Errorf("seed %d: defaulting twice changes the configuration:\n%s\nconfig:\n%s", seed, diff.Diff(got, again), data)
 			}
@@ -94,7 +94,7 @@ func TestConfigLoadingMatchesUpstream(t *testing.T) {
 			if err != nil {
 				t.Fatalf("seed %d: %v", seed, err)
 			}
-			gotErr := schedconfig.Validate(got)
+			gotErr := schedconfig.Validate(got, tested.Features)
 			if gotErr != nil {
 				invalid++
 			}

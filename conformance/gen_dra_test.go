@@ -47,7 +47,11 @@ func TestUpstreamRunsWithDefaultDRAFeatureGates(t *testing.T) {
 		features.DRAListTypeAttributes:        false,
 		features.DRANodeAllocatableResources:  false,
 		features.DRAWorkloadResourceClaims:    false,
-		features.DRADeviceTaintRules:          false,
+		features.DRADeviceTaintRules:          tested.Features.DRADeviceTaintRules,
+		features.DRADeviceCompatibilityGroups: false,
+		features.DRAFractionalCapacityRange:   false,
+		features.DRADerivedAttributes:         false,
+		features.DRAOptionalNodeOperations:    false,
 	} {
 		if got := utilfeature.DefaultFeatureGate.Enabled(gate); got != want {
 			t.Errorf("feature gate %s is %v, want %v", gate, got, want)

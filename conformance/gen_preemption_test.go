@@ -238,6 +238,7 @@ func TestPreemptionOracleRunsAreRepeatable(t *testing.T) {
 			}
 			if len(res.BestCandidates) > 1 {
 				res.NominatedNodeName = ""
+				res.Message, res.PostFilterMessage = withoutNominee(res.Message), withoutNominee(res.PostFilterMessage)
 			}
 			// Upstream's candidates, kept for PartialChoices, are
 			// compared through Candidates.

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr"
+
+	"github.com/kubesched/kubesched/feature"
 	"k8s.io/klog/v2"
 )
 
@@ -28,4 +30,16 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	o.Close()
 	os.Exit(code)
+}
+
+// tested is the release this module links k8s.io/kubernetes at, whose
+// decisions kubesched's are compared with.
+var tested = mustRelease("1.37")
+
+func mustRelease(version string) feature.Release {
+	r, err := feature.ReleaseFor(version)
+	if err != nil {
+		panic(err)
+	}
+	return r
 }

@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -54,22 +53,23 @@ type draManager struct {
 var _ fwk.SharedDRAManager = (*draManager)(nil)
 
 // newDRAManager builds the DRA manager over factory's informers, so it
-// must be called before the factory is started. It returns an error when
-// DRADeviceTaintRules is on: the oracle does not install DeviceTaintRules,
-// which the slice tracker would then apply to the slices.
+// must be called before the factory is started. Its ResourceSlice tracker
+// applies DeviceTaintRules to the slices when DRADeviceTaintRules is on, as
+// scheduler.New's does; it then learns of slices and rules through event
+// handlers, after the informers' caches, which [slicesLagging] waits for.
 func newDRAManager(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory) (*draManager, error) {
-	if utilfeature.DefaultFeatureGate.Enabled(features.DRADeviceTaintRules) {
-		return nil, errors.New("the DRADeviceTaintRules feature gate is on, but the oracle has no DeviceTaintRules")
-	}
 	logger := klog.FromContext(ctx)
 	claims := assumecache.NewAssumeCache(logger, factory.Resource().V1().ResourceClaims().Informer(), "ResourceClaim", "", nil)
-	// Without taint rules the tracker lists the slice informer's cache
-	// as it is.
-	tracker, err := resourceslicetracker.StartTracker(ctx, resourceslicetracker.Options{
+	opts := resourceslicetracker.Options{
+		EnableDeviceTaintRules:   utilfeature.DefaultFeatureGate.Enabled(features.DRADeviceTaintRules),
 		EnableConsumableCapacity: utilfeature.DefaultFeatureGate.Enabled(features.DRAConsumableCapacity),
 		SliceInformer:            factory.Resource().V1().ResourceSlices(),
 		KubeClient:               client,
-	})
+	}
+	if opts.EnableDeviceTaintRules {
+		opts.TaintInformer = factory.Resource().V1().DeviceTaintRules()
+	}
+	tracker, err := resourceslicetracker.StartTracker(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("starting the ResourceSlice tracker: %w", err)
 	}
@@ -77,6 +77,34 @@ func newDRAManager(ctx context.Context, client kubernetes.Interface, factory inf
 		DefaultDRAManager: dynamicresources.NewDRAManager(ctx, claims, tracker, factory),
 		classes:           factory.Resource().V1().DeviceClasses().Lister(),
 	}, nil
+}
+
+// slicesLagging describes the first way m's view of ResourceSlices falls
+// behind want, or returns "" when it has caught up. With
+// DRADeviceTaintRules a DRA manager lists them from a ResourceSlice
+// tracker, which learns of them through event handlers, after the
+// informer's cache. Only the slices' names are compared: the tracker
+// hands out patched copies.
+func slicesLagging(m fwk.SharedDRAManager, want map[objectKey]runtime.Object) string {
+	slices, err := m.ResourceSlices().ListWithDeviceTaintRules()
+	if err != nil {
+		return err.Error()
+	}
+	wantNames := map[string]bool{}
+	for _, obj := range want {
+		if slice, ok := obj.(*resourceapi.ResourceSlice); ok {
+			wantNames[slice.Name] = true
+		}
+	}
+	for _, slice := range slices {
+		if !wantNames[slice.Name] {
+			return fmt.Sprintf("the ResourceSlice tracker still has %s", slice.Name)
+		}
+	}
+	if len(slices) != len(wantNames) {
+		return fmt.Sprintf("the ResourceSlice tracker has %d of %d ResourceSlices", len(slices), len(wantNames))
+	}
+	return ""
 }
 
 // DeviceClassResolver maps extended resource names to the DeviceClasses

@@ -360,7 +360,7 @@ func nominations(s *Scenario) (map[string][]fwk.PodInfo, error) {
 func (p *PreemptionOracle) newExecutor() *preemption.Executor {
 	executor := preemption.NewExecutor(p.handle, p.features)
 	preempt := executor.PreemptPod
-	executor.PreemptPod = func(ctx context.Context, c preemption.Candidate, preemptor preemption.ExecutorPreemptor, victim *v1.Pod, pluginName string) error {
+	executor.PreemptPod = func(ctx context.Context, c preemption.Candidate, preemptor preemption.ExecutorPreemptor, victim *v1.Pod, pluginName string) (bool, error) {
 		p.preempting.Add(1)
 		defer p.preempting.Add(-1)
 		return preempt(ctx, c, preemptor, victim, pluginName)

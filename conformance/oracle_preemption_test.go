@@ -116,7 +116,8 @@ func TestPreemptionOracle(t *testing.T) {
 			pod: withPriority(podRequesting("incoming", 500), 1000),
 			want: PreemptionResult{
 				Tried:             true,
-				Message:           "0/1 nodes are available: 1 Insufficient cpu.",
+				Message:           "0/1 nodes are available: 1 Insufficient cpu. preemption: found a potential placement for pod on node n1, preempting 2 victims",
+				PostFilterMessage: "preemption: found a potential placement for pod on node n1, preempting 2 victims",
 				PostFilterCode:    fwk.Success,
 				NominatingMode:    fwk.ModeOverride,
 				NominatedNodeName: "n1",
@@ -134,9 +135,9 @@ func TestPreemptionOracle(t *testing.T) {
 			pod:   neverPreempting(withPriority(podRequesting("incoming", 500), 1000)),
 			want: PreemptionResult{
 				Tried:             true,
-				Message:           "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: not eligible due to preemptionPolicy=Never.",
+				Message:           "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.",
 				PostFilterCode:    fwk.Unschedulable,
-				PostFilterMessage: "no new claims to deallocate, preemption: not eligible due to preemptionPolicy=Never.",
+				PostFilterMessage: "preemption: not eligible due to preemptionPolicy=Never.",
 				PostFilterPlugin:  "DynamicResources",
 			},
 		},
@@ -147,9 +148,9 @@ func TestPreemptionOracle(t *testing.T) {
 			pod:   nominatedTo(withPriority(podRequesting("incoming", 500), 1000), "n1"),
 			want: PreemptionResult{
 				Tried:             true,
-				Message:           "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: not eligible due to a terminating pod on the nominated node.",
+				Message:           "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to a terminating pod on the nominated node.",
 				PostFilterCode:    fwk.Unschedulable,
-				PostFilterMessage: "no new claims to deallocate, preemption: not eligible due to a terminating pod on the nominated node.",
+				PostFilterMessage: "preemption: not eligible due to a terminating pod on the nominated node.",
 				PostFilterPlugin:  "DynamicResources",
 			},
 		},
@@ -160,9 +161,9 @@ func TestPreemptionOracle(t *testing.T) {
 			pod:   withPriority(podRequesting("incoming", 500), 1000),
 			want: PreemptionResult{
 				Tried:             true,
-				Message:           "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
+				Message:           "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
 				PostFilterCode:    fwk.Unschedulable,
-				PostFilterMessage: "no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
+				PostFilterMessage: "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
 				PostFilterPlugin:  "DynamicResources",
 				NominatingMode:    fwk.ModeOverride,
 				PotentialNodes:    []string{"n1"},
@@ -179,9 +180,9 @@ func TestPreemptionOracle(t *testing.T) {
 			pod:   withPriority(podRequesting("incoming", 1500), 1000),
 			want: PreemptionResult{
 				Tried:             true,
-				Message:           "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s). no new claims to deallocate, preemption: 0/2 nodes are available: 1 Insufficient cpu, 1 Preemption is not helpful for scheduling.",
+				Message:           "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s). preemption: 0/2 nodes are available: 1 Insufficient cpu, 1 Preemption is not helpful for scheduling.",
 				PostFilterCode:    fwk.Unschedulable,
-				PostFilterMessage: "no new claims to deallocate, preemption: 0/2 nodes are available: 1 Insufficient cpu, 1 Preemption is not helpful for scheduling.",
+				PostFilterMessage: "preemption: 0/2 nodes are available: 1 Insufficient cpu, 1 Preemption is not helpful for scheduling.",
 				PostFilterPlugin:  "DynamicResources",
 				NominatingMode:    fwk.ModeOverride,
 				PotentialNodes:    []string{"small"},
@@ -197,9 +198,9 @@ func TestPreemptionOracle(t *testing.T) {
 			pod:   withPriority(podRequesting("incoming", 500), 1000),
 			want: PreemptionResult{
 				Tried:             true,
-				Message:           "0/2 nodes are available: 2 node(s) had untolerated taint(s). no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+				Message:           "0/2 nodes are available: 2 node(s) had untolerated taint(s). preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
 				PostFilterCode:    fwk.Unschedulable,
-				PostFilterMessage: "no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+				PostFilterMessage: "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
 				PostFilterPlugin:  "DynamicResources",
 				NominatingMode:    fwk.ModeOverride,
 			},
@@ -232,7 +233,8 @@ func TestPreemptionOracle(t *testing.T) {
 			pod:     withPriority(podRequesting("incoming", 500), 1000),
 			want: PreemptionResult{
 				Tried:             true,
-				Message:           "0/2 nodes are available: 2 Insufficient cpu.",
+				Message:           "0/2 nodes are available: 2 Insufficient cpu. preemption: found a potential placement for pod on node n2, preempting 1 victims",
+				PostFilterMessage: "preemption: found a potential placement for pod on node n2, preempting 1 victims",
 				PostFilterCode:    fwk.Success,
 				NominatingMode:    fwk.ModeOverride,
 				NominatedNodeName: "n2",
@@ -256,12 +258,13 @@ func TestPreemptionOracle(t *testing.T) {
 			objects: []runtime.Object{pdb("web", "web", 1), pdb("batch", "batch", 0, "batch")},
 			pod:     withPriority(podRequesting("incoming", 500), 1000),
 			want: PreemptionResult{
-				Tried:            true,
-				Message:          "0/2 nodes are available: 2 Insufficient cpu.",
-				PostFilterCode:   fwk.Success,
-				NominatingMode:   fwk.ModeOverride,
-				PotentialNodes:   []string{"n1", "n2"},
-				CandidatesWanted: 2,
+				Tried:             true,
+				Message:           "0/2 nodes are available: 2 Insufficient cpu. preemption: found a potential placement for pod on node <node>, preempting 1 victims",
+				PostFilterMessage: "preemption: found a potential placement for pod on node <node>, preempting 1 victims",
+				PostFilterCode:    fwk.Success,
+				NominatingMode:    fwk.ModeOverride,
+				PotentialNodes:    []string{"n1", "n2"},
+				CandidatesWanted:  2,
 				Candidates: []PreemptionCandidate{
 					{Node: "n1", Victims: []string{"default/web"}},
 					{Node: "n2", Victims: []string{"default/batch"}},
@@ -281,7 +284,8 @@ func TestPreemptionOracle(t *testing.T) {
 			pod: withPriority(podRequesting("incoming", 900), 1000),
 			want: PreemptionResult{
 				Tried:             true,
-				Message:           "0/2 nodes are available: 2 Insufficient cpu.",
+				Message:           "0/2 nodes are available: 2 Insufficient cpu. preemption: found a potential placement for pod on node n2, preempting 2 victims",
+				PostFilterMessage: "preemption: found a potential placement for pod on node n2, preempting 2 victims",
 				PostFilterCode:    fwk.Success,
 				NominatingMode:    fwk.ModeOverride,
 				NominatedNodeName: "n2",
@@ -305,9 +309,9 @@ func TestPreemptionOracle(t *testing.T) {
 			pod: withPriority(podRequesting("incoming", 600), 1000),
 			want: PreemptionResult{
 				Tried:             true,
-				Message:           "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 Insufficient cpu.",
+				Message:           "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 Insufficient cpu.",
 				PostFilterCode:    fwk.Unschedulable,
-				PostFilterMessage: "no new claims to deallocate, preemption: 0/1 nodes are available: 1 Insufficient cpu.",
+				PostFilterMessage: "preemption: 0/1 nodes are available: 1 Insufficient cpu.",
 				PostFilterPlugin:  "DynamicResources",
 				NominatingMode:    fwk.ModeOverride,
 				PotentialNodes:    []string{"n1"},
@@ -327,7 +331,8 @@ func TestPreemptionOracle(t *testing.T) {
 			pod: withPriority(podRequesting("incoming", 1000), 1000),
 			want: PreemptionResult{
 				Tried:             true,
-				Message:           "0/1 nodes are available: 1 Insufficient cpu.",
+				Message:           "0/1 nodes are available: 1 Insufficient cpu. preemption: found a potential placement for pod on node n1, preempting 2 victims",
+				PostFilterMessage: "preemption: found a potential placement for pod on node n1, preempting 2 victims",
 				PostFilterCode:    fwk.Success,
 				NominatingMode:    fwk.ModeOverride,
 				NominatedNodeName: "n1",
@@ -354,6 +359,7 @@ func TestPreemptionOracle(t *testing.T) {
 					t.Errorf("upstream nominated %q, want one of %v", got.NominatedNodeName, tt.want.BestCandidates)
 				}
 				got.NominatedNodeName = ""
+				got.Message, got.PostFilterMessage = withoutNominee(got.Message), withoutNominee(got.PostFilterMessage)
 			}
 			// Both victims go, in an order the clock decides.
 			if tt.want.ClockDependent {
@@ -416,6 +422,9 @@ type fakeCandidate struct {
 }
 
 func (c fakeCandidate) Name() string { return c.name }
+
+// NumPodGroupDisruptions is 0: no victim belongs to a pod group.
+func (c fakeCandidate) NumPodGroupDisruptions() int { return 0 }
 
 func (c fakeCandidate) Victims() *extenderv1.Victims {
 	victim := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: c.name + "-victim"}, Spec: v1.PodSpec{Priority: &c.priority}}

@@ -193,10 +193,11 @@ func TestOracle(t *testing.T) {
 					// BalancedAllocation scores the change in balance: 50 +
 					// (50 + 87 with the pod - 100 without)/2. NodeAffinity and
 					// PodTopologySpread have nothing to score and are skipped;
-					// DynamicResources, which has no PreScore, scores 0.
-					"empty": {Feasible: true, Scores: map[string]int64{"NodeResourcesFit": 86, "NodeResourcesBalancedAllocation": 68, "TaintToleration": 300, "ImageLocality": 0, "DynamicResources": 0}, Total: 454},
+					// DynamicResources, which has no PreScore, scores 0, and so
+					// does VolumeBinding (v1.37) for a pod without volumes.
+					"empty": {Feasible: true, Scores: map[string]int64{"NodeResourcesFit": 86, "NodeResourcesBalancedAllocation": 68, "TaintToleration": 300, "ImageLocality": 0, "DynamicResources": 0, "VolumeBinding": 0}, Total: 454},
 					// cpu 1000/4000 and memory (8Gi-400Mi)/8Gi free; balance 50 + (50 + 62 - 75)/2.
-					"half": {Feasible: true, Scores: map[string]int64{"NodeResourcesFit": 60, "NodeResourcesBalancedAllocation": 68, "TaintToleration": 300, "ImageLocality": 0, "DynamicResources": 0}, Total: 428},
+					"half": {Feasible: true, Scores: map[string]int64{"NodeResourcesFit": 60, "NodeResourcesBalancedAllocation": 68, "TaintToleration": 300, "ImageLocality": 0, "DynamicResources": 0, "VolumeBinding": 0}, Total: 428},
 				},
 				TopNodes:       []string{"empty"},
 				Scored:         true,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"sync"
 
@@ -152,11 +153,11 @@ func NewUpstreamPreemption(u *Upstream) (*UpstreamPreemption, error) {
 	features := feature.NewSchedulerFeaturesFromGates(utilfeature.DefaultFeatureGate)
 	features.EnableAsyncPreemption = false
 	executor := preemption.NewExecutor(u.fw, features)
-	executor.PreemptPod = func(_ context.Context, c preemption.Candidate, _ preemption.ExecutorPreemptor, _ *v1.Pod, _ string) error {
+	executor.PreemptPod = func(_ context.Context, c preemption.Candidate, _ preemption.ExecutorPreemptor, _ *v1.Pod, _ string) (bool, error) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.victims = c.Victims()
-		return nil
+		return false, nil
 	}
 	p.plugin.Executor = executor
 	p.plugin.Evaluator = preemption.NewEvaluator(p.plugin.Name(), u.fw, p.plugin, executor)
@@ -326,7 +327,7 @@ func (p *UpstreamPreemption) Reference(ctx context.Context, pod *v1.Pod) (*Preem
 // candidates with the victims (in the same order) and the PDB violations
 // the full dry run found there; otherwise no node.
 func (r *PreemptionReference) Check(d PreemptionDecision) error {
-	if d.Message != r.Upstream.Message {
+	if withoutNominee(d.Message) != withoutNominee(r.Upstream.Message) {
 		return fmt.Errorf("message\n  got  %q\n  want %q", d.Message, r.Upstream.Message)
 	}
 	if r.Upstream.NominatedNodeName == "" {
@@ -347,6 +348,17 @@ func (r *PreemptionReference) Check(d PreemptionDecision) error {
 		return fmt.Errorf("on %s: victims %v with %d PDB violations, upstream %v with %d", d.NominatedNodeName, d.Victims, d.NumPDBViolations, want.Victims, want.NumPDBViolations)
 	}
 	return nil
+}
+
+// nomineeInMessage is the node a successful preemption's message names
+// (v1.37 on). Which of several equally good nodes upstream picks depends
+// on where its dry run started; the node is compared on its own, against
+// all of them.
+var nomineeInMessage = regexp.MustCompile(`found a potential placement for pod on node (\S+), preempting`)
+
+// withoutNominee returns msg without the node its preemption names.
+func withoutNominee(msg string) string {
+	return nomineeInMessage.ReplaceAllString(msg, "found a potential placement for pod on node <node>, preempting")
 }
 
 // DecisionOf returns kubesched's decision as fe records it.

@@ -120,7 +120,7 @@ func comparePreemption(ctx context.Context, s *Scenario, want *PreemptionResult)
 		add("fit-error", "upstream found no node, kubesched: result %v, error %v", got, err)
 		return diffs, nil
 	}
-	if msg := fitErr.Error(); msg != want.Message {
+	if msg := fitErr.Error(); withoutNominee(msg) != withoutNominee(want.Message) {
 		add("preemption-message", "\n      got  %q\n      want %q", msg, want.Message)
 	}
 	pre := fitErr.Preemption

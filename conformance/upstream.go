@@ -96,7 +96,7 @@ func NewUpstream(percentageOfNodesToScore *int32) (*Upstream, error) {
 	client := fake.NewSimpleClientset()
 	// The pods' informer as kube-scheduler builds it; no pod is ever
 	// written to the fake API server.
-	informerFactory := scheduler.NewInformerFactory(client, 0)
+	informerFactory := scheduler.NewInformerFactory(client, 0, nil)
 	objects, err := newClusterObjects(client, informerFactory)
 	if err != nil {
 		cancel()
@@ -125,6 +125,9 @@ func NewUpstream(percentageOfNodesToScore *int32) (*Upstream, error) {
 	}
 	dra := fw.SharedDRAManager()
 	objects.lagging = func(want map[objectKey]runtime.Object) string {
+		if lag := slicesLagging(dra, want); lag != "" {
+			return lag
+		}
 		if lag := claimsLagging(dra, want); lag != "" {
 			return lag
 		}
