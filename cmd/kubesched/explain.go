@@ -58,6 +58,7 @@ func explain(ctx context.Context, st *state, o *options, stdout, stderr io.Write
 		if err != nil {
 			return 0, fmt.Errorf("%s/%s: %w", pod.Namespace, pod.Name, err)
 		}
+		r.KubeScheduler = st.release.Version()
 		if r.Node == "" {
 			status = exitUnschedulable
 		}

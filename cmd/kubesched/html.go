@@ -52,8 +52,8 @@ Scores: darker green is a higher normalized score; each cell shows the weighted 
 Hover over a cell for reasons, details and raw scores. The chosen node is dark green.</p>
 {{range .Pods}}
 <h2 id="{{.Pod}}">Pod {{.Pod}} <small>(profile {{.Profile}})</small></h2>
-{{if .Node}}<p class="answer">kube-scheduler binds it to <b>{{.Node}}</b>: {{.FeasibleNodes}} of {{.EvaluatedNodes}} nodes evaluated are feasible{{if .Tied}}; tied with {{range $i, $t := .Tied}}{{if $i}}, {{end}}{{$t}}{{end}}, of which it picks one at random{{end}}.</p>
-{{else}}<p class="answer">kube-scheduler: <span class="msg">{{.Message}}</span></p>{{end}}
+{{if .Node}}<p class="answer">kube-scheduler {{.KubeScheduler}} binds it to <b>{{.Node}}</b>: {{.FeasibleNodes}} of {{.EvaluatedNodes}} nodes evaluated are feasible{{if .Tied}}; tied with {{range $i, $t := .Tied}}{{if $i}}, {{end}}{{$t}}{{end}}, of which it picks one at random{{end}}.</p>
+{{else}}<p class="answer">kube-scheduler {{.KubeScheduler}}: <span class="msg">{{.Message}}</span></p>{{end}}
 {{$r := .}}
 <table>
 <thead><tr><th class="node">node</th>{{range .Filters}}<th class="plugin">{{.}}</th>{{end}}{{range .Scores}}<th class="plugin">{{.Plugin}} ×{{.Weight}}</th>{{end}}{{if .Scores}}<th>total</th>{{end}}</tr></thead>

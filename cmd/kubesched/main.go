@@ -20,6 +20,8 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+
+	"github.com/kubesched/kubesched"
 )
 
 // Exit codes, for scripts.
@@ -29,7 +31,9 @@ const (
 	exitBadInput      = 2 // bad flags, unreadable or malformed input
 )
 
-const usage = `kubesched answers what kube-scheduler v1.36.3 would do, from a dump of a cluster.
+const usage = `kubesched answers what kube-scheduler would do, from a dump of a cluster: by default
+as kube-scheduler %s, the newest release it reproduces; --kubernetes-version picks
+another of %s.
 
 Usage:
   kubesched explain [flags]   why pods are pending: every node, every filter, the scores
@@ -65,6 +69,7 @@ type options struct {
 	addNodes   stringList
 	rmNodes    stringList
 	config     string
+	version    string
 	profile    string
 	output     string
 	maxNodes   int
@@ -88,6 +93,7 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 	fs.Var(&o.pods, "pod", "explain: the pod NAMESPACE/NAME (repeatable; default every pending pod)")
 	fs.Var(&o.addNodes, "add-node", "whatif: add the node in FILE, or N copies of it with FILExN (repeatable)")
 	fs.Var(&o.rmNodes, "remove-node", "whatif: remove node NAME; its pods are placed again (repeatable)")
+	fs.StringVar(&o.version, "kubernetes-version", "", "the kube-scheduler release to decide as, such as 1.36 (default: the newest supported)")
 	fs.StringVar(&o.config, "config", "", "a KubeSchedulerConfiguration file; a pod takes the profile its schedulerName names")
 	fs.StringVar(&o.profile, "profile", "", "place, whatif: the profile whose pods to place (default default-scheduler, or the configuration's only one)")
 	fs.StringVar(&o.output, "o", "table", "output: table, json or html")
@@ -117,7 +123,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fs.SetOutput(&b)
 		fs.PrintDefaults()
 		fs.SetOutput(stderr)
-		fmt.Fprintf(w, usage, b.String())
+		fmt.Fprintf(w, usage, kubesched.Releases()[0].Version(), supportedReleases(), b.String())
 	}
 	if len(args) == 0 {
 		printUsage(stderr)
@@ -174,4 +180,13 @@ func dispatch(ctx context.Context, cmd string, o *options, rest []string, stdin 
 	default:
 		return place(ctx, st, o, cmd == "whatif", stdout, stderr)
 	}
+}
+
+// supportedReleases lists the releases kubesched reproduces.
+func supportedReleases() string {
+	var vs []string
+	for _, r := range kubesched.Releases() {
+		vs = append(vs, r.Version())
+	}
+	return strings.Join(vs, ", ")
 }

@@ -12,6 +12,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -160,6 +164,7 @@ func TestBadInputExitsWithTwoAndSaysWhy(t *testing.T) {
 		{"adding a node from a file without one", []string{"whatif", "-f", quickstart, "--add-node", noNodes}, "the file holds no Node"},
 		{"a configuration that does not exist", []string{"explain", "-f", quickstart, "--config", filepath.Join(dir, "none.yaml")}, "no such file"},
 		{"a profile the configuration lacks", []string{"place", "-f", quickstart, "--profile", "other"}, `no profile "other"`},
+		{"an unsupported kube-scheduler release", []string{"explain", "-f", quickstart, "--kubernetes-version", "1.20"}, `--kubernetes-version: kube-scheduler "1.20" is not a supported release; supported: v1.37.2, v1.36.3`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -232,6 +237,56 @@ func TestHTMLRendersInABrowser(t *testing.T) {
 	for _, c := range checks {
 		if got := len(regexp.MustCompile(c.re).FindAll(dom, -1)); got != c.n {
 			t.Errorf("%s: %d matches of %s, want %d", c.what, got, c.re, c.n)
+		}
+	}
+}
+
+func TestKubernetesVersionPicksTheReleaseDecidedAs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, version, want string
+	}{
+		{"the newest by default", "", "kube-scheduler v1.37.2: binds it to node-a1"},
+		{"an older release on request", "1.36", "kube-scheduler v1.36.3: binds it to node-a1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			args := []string{"explain", "-q", "-f", quickstart, "-f", quickPods, "--pod", "default/web"}
+			if tc.version != "" {
+				args = append(args, "--kubernetes-version", tc.version)
+			}
+			_, stdout, stderr := runCmd(t, "", args...)
+			if !strings.Contains(stdout, tc.want) {
+				t.Errorf("stdout lacks %q; stderr %q; got:\n%s", tc.want, stderr, stdout)
+			}
+			// VolumeBinding scores from v1.37 on.
+			if got, want := strings.Contains(stdout, "VolumeBinding x1"), tc.version == ""; got != want {
+				t.Errorf("a VolumeBinding score column: %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+func TestOlderKubeletsSuggestARelease(t *testing.T) {
+	t.Parallel()
+	node := func(kubelet string) *v1.Node {
+		return &v1.Node{Status: v1.NodeStatus{NodeInfo: v1.NodeSystemInfo{KubeletVersion: kubelet}}}
+	}
+	newest := kubesched.Releases()[0]
+	for _, tc := range []struct {
+		name  string
+		nodes []*v1.Node
+		want  string // "" or a part of the hint
+	}{
+		{"nodes of the release say nothing", []*v1.Node{node("v1.37.2"), node("v1.36.1")}, ""},
+		{"nodes all one minor older name that release", []*v1.Node{node("v1.36.3"), node("v1.36.0-eks-1")}, "pass --kubernetes-version 1.36"},
+		{"nodes older than any supported release say which are", []*v1.Node{node("v1.30.1")}, "releases it can decide as: v1.37.2, v1.36.3"},
+		{"a node without a kubelet version says nothing", []*v1.Node{node("v1.36.3"), node("")}, ""},
+		{"no nodes say nothing", nil, ""},
+	} {
+		got := olderKubelets(tc.nodes, newest)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }

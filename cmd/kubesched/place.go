@@ -40,7 +40,7 @@ func place(ctx context.Context, st *state, o *options, whatif bool, stdout, stde
 	if err != nil {
 		return 0, err
 	}
-	var rep placeReport
+	rep := placeReport{KubeScheduler: st.release.Version()}
 	if whatif {
 		if len(o.addNodes) == 0 && len(o.rmNodes) == 0 {
 			return 0, errors.New("whatif without --add-node or --remove-node: use place")
@@ -207,7 +207,7 @@ func writePlaceTable(w io.Writer, rep *placeReport, o *options) {
 	if o.firstFit {
 		how = "first fit"
 	}
-	fmt.Fprintf(w, "Placed %d of %d pending pods, in %s, each on %s, each placement kept for the next.\n\n", rep.Placed, rep.Placed+rep.Pending, order, how)
+	fmt.Fprintf(w, "Placed %d of %d pending pods as kube-scheduler %s would, in %s, each on %s, each placement kept for the next.\n\n", rep.Placed, rep.Placed+rep.Pending, rep.KubeScheduler, order, how)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "POD\tNODE")
 	for _, p := range rep.Placements {

@@ -16,6 +16,9 @@ import (
 type podReport struct {
 	Pod     string `json:"pod"`
 	Profile string `json:"profile"`
+	// KubeScheduler is the kube-scheduler release decided as, such as
+	// "v1.37.2".
+	KubeScheduler string `json:"kubeScheduler"`
 	// Node is the node kube-scheduler would choose; empty when none fits.
 	Node string `json:"node,omitempty"`
 	// Tied are the other nodes with the chosen node's total score, any of
@@ -226,6 +229,8 @@ type closeNode struct {
 
 // placeReport is the outcome of a place or whatif run.
 type placeReport struct {
+	// KubeScheduler is the kube-scheduler release decided as.
+	KubeScheduler string `json:"kubeScheduler"`
 	// Changes lists what whatif changed before placing.
 	Changes    []string    `json:"changes,omitempty"`
 	Placed     int         `json:"placed"`

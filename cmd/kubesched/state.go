@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -21,6 +22,8 @@ const defaultProfile = v1.DefaultSchedulerName
 
 // state is the cluster read from -f, with the frameworks to judge it.
 type state struct {
+	// release is the kube-scheduler release decided as.
+	release *kubesched.Release
 	cluster *loader.Cluster
 	// frameworks are the profiles by schedulerName.
 	frameworks map[string]*framework.Framework
@@ -62,9 +65,19 @@ func load(o *options, stdin io.Reader, stderr io.Writer) (*state, error) {
 		framework.WithObjects(c.Objects...),
 		framework.WithRandSource(rand.NewPCG(o.seed, o.seed)),
 	}
-	st := &state{cluster: c, frameworks: map[string]*framework.Framework{}}
+	release := kubesched.Releases()[0]
+	if o.version != "" {
+		var err error
+		if release, err = kubesched.ReleaseFor(o.version); err != nil {
+			return nil, fmt.Errorf("--kubernetes-version: %w", err)
+		}
+	}
+	if hint := olderKubelets(c.Nodes, release); hint != "" && !o.quiet {
+		fmt.Fprintln(stderr, "kubesched:", hint)
+	}
+	st := &state{release: release, cluster: c, frameworks: map[string]*framework.Framework{}}
 	if o.config == "" {
-		fw, err := kubesched.DefaultFramework(opts...)
+		fw, err := release.DefaultFramework(opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -75,11 +88,11 @@ func load(o *options, stdin io.Reader, stderr io.Writer) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := kubesched.LoadConfig(data)
+	cfg, err := release.LoadConfig(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", o.config, err)
 	}
-	if st.frameworks, err = kubesched.FrameworksFromConfig(cfg, opts...); err != nil {
+	if st.frameworks, err = release.FrameworksFromConfig(cfg, opts...); err != nil {
 		return nil, fmt.Errorf("%s: %w", o.config, err)
 	}
 	return st, nil
@@ -125,4 +138,48 @@ func (st *state) placingProfile(o *options) (string, *framework.Framework, error
 		return "", nil, fmt.Errorf("no profile %q (have %s)", name, strings.Join(slices.Sorted(maps.Keys(st.frameworks)), ", "))
 	}
 	return name, fw, nil
+}
+
+// olderKubelets says which release to pass when every node's kubelet is
+// of an older minor version than release, as on a cluster whose control
+// plane has not moved to release yet; "" otherwise.
+func olderKubelets(nodes []*v1.Node, release *kubesched.Release) string {
+	chosen, ok := minorOf(release.Version())
+	if !ok || len(nodes) == 0 {
+		return ""
+	}
+	newest := -1
+	for _, n := range nodes {
+		m, ok := minorOf(n.Status.NodeInfo.KubeletVersion)
+		if !ok {
+			return ""
+		}
+		newest = max(newest, m)
+	}
+	if newest >= chosen {
+		return ""
+	}
+	older := fmt.Sprintf("1.%d", newest)
+	if _, err := kubesched.ReleaseFor(older); err != nil {
+		return fmt.Sprintf("every node's kubelet is v%s or older, but kubesched decides as kube-scheduler %s; releases it can decide as: %s", older, release.Version(), supportedReleases())
+	}
+	return fmt.Sprintf("every node's kubelet is v%s or older, but kubesched decides as kube-scheduler %s; if the control plane runs v%s, pass --kubernetes-version %s", older, release.Version(), older, older)
+}
+
+// minorOf returns 37 of "v1.37.2" (or "v1.37.2-eks-1"), and false for
+// anything that is not a v1 version.
+func minorOf(version string) (int, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimPrefix(version, "v"), "1.")
+	if !ok {
+		return 0, false
+	}
+	end := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
+	if end == 0 {
+		return 0, false
+	}
+	if end < 0 {
+		end = len(rest)
+	}
+	m, err := strconv.Atoi(rest[:end])
+	return m, err == nil
 }

@@ -17,13 +17,13 @@ import (
 func writeTable(w io.Writer, r *podReport, maxNodes int) {
 	fmt.Fprintf(w, "Pod %s (profile %s)\n", r.Pod, r.Profile)
 	if r.Node != "" {
-		fmt.Fprintf(w, "kube-scheduler: binds it to %s (%d of %d nodes evaluated are feasible)", r.Node, r.FeasibleNodes, r.EvaluatedNodes)
+		fmt.Fprintf(w, "kube-scheduler %s: binds it to %s (%d of %d nodes evaluated are feasible)", r.KubeScheduler, r.Node, r.FeasibleNodes, r.EvaluatedNodes)
 		if len(r.Tied) > 0 {
 			fmt.Fprintf(w, "; tied with %s, of which it picks one at random", strings.Join(r.Tied, ", "))
 		}
 		fmt.Fprintln(w, ".")
 	} else {
-		fmt.Fprintf(w, "kube-scheduler: %s\n", r.Message)
+		fmt.Fprintf(w, "kube-scheduler %s: %s\n", r.KubeScheduler, r.Message)
 	}
 	for _, v := range r.PreFilter {
 		switch v.Verdict {

@@ -1,0 +1,120 @@
+package kubesched_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched"
+	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/nodeinfo"
+)
+
+func mustRelease(t *testing.T, version string) *kubesched.Release {
+	t.Helper()
+	r, err := kubesched.ReleaseFor(version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestReleasesAreNewestFirstAndTheTopLevelFunctionsAreTheNewest(t *testing.T) {
+	t.Parallel()
+	rs := kubesched.Releases()
+	if len(rs) < 2 || rs[0].Version() != "v1.37.2" || rs[1].Version() != "v1.36.3" {
+		t.Fatalf("Releases() = %v, want v1.37.2 then v1.36.3", rs)
+	}
+	if got, want := pluginNames(kubesched.DefaultPlugins()), pluginNames(rs[0].DefaultPlugins()); got != want {
+		t.Errorf("DefaultPlugins() = %s, the newest release's %s", got, want)
+	}
+	if mustRelease(t, "1.37") != rs[0] || mustRelease(t, "v1.36.3") != rs[1] {
+		t.Error("ReleaseFor does not return the listed releases")
+	}
+	if _, err := kubesched.ReleaseFor("1.33"); err == nil || !strings.Contains(err.Error(), "v1.37.2, v1.36.3") {
+		t.Errorf("ReleaseFor(1.33) = %v, want an error naming the supported releases", err)
+	}
+}
+
+// pluginNames lists a profile's parts by name, with weights for score parts.
+func pluginNames(ps kubesched.Plugins) string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Plugin.Name())
+	}
+	return strings.Join(out, " ")
+}
+
+func TestAReleasesDefaultProfileIsInItsOrder(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ version, first string }{
+		{"1.37", "SchedulingGates NodeName NodeUnschedulable"},
+		{"1.36", "SchedulingGates NodeUnschedulable NodeName"},
+	} {
+		if got := pluginNames(mustRelease(t, tc.version).DefaultPlugins()); !strings.HasPrefix(got, tc.first+" ") {
+			t.Errorf("%s's default plugins = %s, want them to start %s", tc.version, got, tc.first)
+		}
+	}
+}
+
+func TestEachReleaseDecidesAsItsKubeScheduler(t *testing.T) {
+	t.Parallel()
+	nodes := nodeinfo.Build([]*v1.Node{explainNode("a", 4, 8, nil), explainNode("b", 4, 8, nil)}, nil)
+	named := explainPod("p", "5", "1Gi", 0)
+	named.Spec.NodeName = "a"
+	for _, tc := range []struct{ version, want string }{
+		// v1.37's NodeName PreFilter leaves b out before any filter runs,
+		// and DynamicResources' PostFilter says nothing for a pod without
+		// claims.
+		{"1.37", "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't satisfy plugin(s) [NodeName]."},
+		{"1.36", "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match the requested node name. no new claims to deallocate"},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			t.Parallel()
+			f, err := mustRelease(t, tc.version).DefaultFramework(framework.WithoutPreemption())
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = f.Schedule(context.Background(), named, nodes)
+			var fe *framework.FitError
+			if !errors.As(err, &fe) || fe.Error() != tc.want {
+				t.Errorf("Schedule = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestEachReleaseLoadsAConfigurationAsItsKubeScheduler(t *testing.T) {
+	t.Parallel()
+	shaped := []byte(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- pluginConfig:
+  - name: VolumeBinding
+    args: {shape: [{utilization: 0, score: 0}, {utilization: 100, score: 10}]}
+`)
+	if _, err := mustRelease(t, "1.37").LoadConfig(shaped); err != nil {
+		t.Errorf("v1.37 (StorageCapacityScoring on) refuses a shape: %v", err)
+	}
+	_, err := mustRelease(t, "1.36").LoadConfig(shaped)
+	if err == nil || !strings.Contains(err.Error(), "turn on the feature gate StorageCapacityScoring") {
+		t.Errorf("v1.36 LoadConfig = %v, want the shape refused", err)
+	}
+	cfg, err := mustRelease(t, "1.36").LoadConfig([]byte("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Profiles[0].Plugins.MultiPoint.Enabled[2].Name; got != "NodeUnschedulable" {
+		t.Errorf("v1.36's defaulted profile has %s third, want NodeUnschedulable", got)
+	}
+	fws, err := mustRelease(t, "1.36").FrameworksFromConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := fws[v1.DefaultSchedulerName]; !ok {
+		t.Errorf("FrameworksFromConfig = %v, want the default profile", fws)
+	}
+}
