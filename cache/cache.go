@@ -42,7 +42,7 @@ func WithClock(clock Clock) Option {
 // finished ([Cache.FinishBinding]) but whose bound state never arrived
 // ([Cache.AddPod]), is forgotten ttl after FinishBinding. A pod still
 // binding never expires. 0, the default, never expires anything, as in
-// kube-scheduler v1.36.3 (older releases expired after a configurable
+// kube-scheduler v1.37.2 (older releases expired after a configurable
 // time): with a working informer the bound pod always arrives, and a
 // failed binding is undone with [Cache.ForgetPod].
 func WithAssumedPodTTL(ttl time.Duration) Option {

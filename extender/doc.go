@@ -1,5 +1,5 @@
 // Package extender calls scheduler extenders over HTTP as kube-scheduler
-// v1.36.3 does, so that a kubesched simulation includes a cluster's
+// v1.37.2 does, so that a kubesched simulation includes a cluster's
 // extenders. A [Client] is built from the same configuration as an entry of
 // KubeSchedulerConfiguration's `extenders:` ([configv1.Extender]) and is a
 // [framework.Extender]:

@@ -2,7 +2,7 @@
 // Status.Plugin, Diagnosis.UnschedulablePlugins and PluginScore.Name.
 package names
 
-// Plugin names of kube-scheduler v1.36.3's default profile.
+// Plugin names of kube-scheduler v1.37.2's default profile.
 const (
 	NodeUnschedulable               = "NodeUnschedulable"
 	NodeName                        = "NodeName"

@@ -288,7 +288,7 @@ func (n *NodeInfo) Taints() []v1.Taint { return n.taints }
 func (n *NodeInfo) Unschedulable() bool { return n.unschedulable }
 
 // DeclaredFeatures returns the features the node declares
-// (status.declaredFeatures) among those kube-scheduler v1.36.3 knows,
+// (status.declaredFeatures) among those kube-scheduler v1.37.2 knows,
 // mapped as kube-scheduler maps them: names it does not know are ignored.
 // It is empty, not nil, for a node that declares none, and the zero
 // FeatureSet without a node. The set is shared: do not modify it.

@@ -135,9 +135,9 @@ func isHugePageResourceName(name v1.ResourceName) bool {
 	return strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix)
 }
 
-// podRequestOptions are v1.36.3's default feature gates as they affect
-// request accounting: in-place resize is GA (status resources count), and
-// pod-level resources are beta and on.
+// podRequestOptions are the supported releases' default feature gates as
+// they affect request accounting: in-place resize is GA (status resources
+// count), and pod-level resources are beta and on.
 var podRequestOptions = resourcehelper.PodResourcesOptions{
 	UseStatusResources: true,
 	InPlacePodLevelResourcesVerticalScalingEnabled: true,

@@ -28,7 +28,7 @@ import (
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
-// Defaults of kube-scheduler v1.36.3's DefaultPreemptionArgs.
+// Defaults of kube-scheduler v1.37.2's DefaultPreemptionArgs.
 const (
 	defaultMinCandidateNodesPercentage int32 = 10
 	defaultMinCandidateNodesAbsolute   int32 = 100
@@ -41,7 +41,7 @@ const (
 // ([framework.Preemption]). It changes nothing: evicting the victims and
 // writing the nomination are the caller's.
 //
-// As in kube-scheduler v1.36.3:
+// As in kube-scheduler v1.37.2:
 //   - A pod with preemptionPolicy Never does not preempt ("preemption: not
 //     eligible due to preemptionPolicy=Never."), nor does a pod nominated
 //     to a node that still has a lower-priority pod terminating because of

@@ -1,5 +1,5 @@
 // Command kubesched answers, from a dump of a cluster, what kube-scheduler
-// v1.36.3 would do: why a pod is pending, where pending pods would go,
+// v1.37.2 would do: why a pod is pending, where pending pods would go,
 // and what changes if nodes are added or removed.
 //
 //	kubectl get nodes,pods,pvc,pv,storageclasses,csinodes,resourceslices,deviceclasses,resourceclaims,pdb -A -o yaml > cluster.yaml

@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/util/retry"
 )
 
-// DynamicResources' PreBind and Unreserve, as kube-scheduler v1.36.3
+// DynamicResources' PreBind and Unreserve, as kube-scheduler v1.37.2
 // runs them for a pod whose placement allocated or reserved
 // ResourceClaims, or needs a claim for its DRA-backed extended
 // resources.

@@ -74,7 +74,7 @@ type Config struct {
 // through the API. When no node fits, it acts on what the profile's
 // PostFilter plugins decided (preemption, ResourceClaims to release) as
 // kube-scheduler does. The event handling follows kube-scheduler
-// v1.36.3's.
+// v1.37.2's.
 type Controller struct {
 	client  kubernetes.Interface
 	log     *slog.Logger
@@ -404,7 +404,7 @@ func (c *Controller) bind(ctx context.Context, fw *framework.Framework, pi *queu
 // preBind runs what the PreBind plugins do before pod is bound:
 // VolumeBinding's writes and wait for volumes, DynamicResources' for
 // claims (bindClaims, which patches current, the pod as the API server
-// has it). kube-scheduler v1.36.3 runs the two side by side, since both
+// has it). kube-scheduler v1.37.2 runs the two side by side, since both
 // allow it in PreBindPreFlight, and the first to fail stops the other;
 // its error, which preBind returns, says which plugin failed. written
 // are the claims written for the pod, to unreserve if it is not bound.
@@ -432,7 +432,7 @@ func (c *Controller) preBind(ctx context.Context, pod, current *v1.Pod, claims [
 
 // nominateForBinding sets pod's status.nominatedNodeName to node before
 // its volumes and claims are written, as kube-scheduler does with
-// NominatedNodeNameForExpectation (beta, on by default in v1.36.3) for a
+// NominatedNodeNameForExpectation (beta, on by default in v1.37.2) for a
 // pod whose PreBind has work to do (PreBindPreFlight): VolumeBinding's
 // has while one of its PersistentVolumeClaims is unbound,
 // DynamicResources' for every pod with ResourceClaims, the one created

@@ -1,7 +1,7 @@
 // Command controller is a working scheduler built on kubesched: it
 // watches a cluster through client-go informers, keeps kubesched's cache
 // and scheduling queue up to date, and schedules the pods whose
-// spec.schedulerName names it with kube-scheduler v1.36.3's default
+// spec.schedulerName names it with kube-scheduler v1.37.2's default
 // profile, or with the profiles of a scheduler configuration file,
 // binding them through the API. A pod that fits nowhere may
 // preempt: the controller marks and deletes the victims DefaultPreemption

@@ -16,7 +16,7 @@ import (
 )
 
 // kubesched changes nothing in the cluster: when no node fits a pod, its
-// PostFilter plugins write into the FitError what kube-scheduler v1.36.3
+// PostFilter plugins write into the FitError what kube-scheduler v1.37.2
 // would do, and this file does it.
 
 // preemptionParallelism is how many victims are evicted at once, as many

@@ -39,7 +39,7 @@ const defaultBindTimeout = 600 * time.Second
 // claims are bound, as kube-scheduler's VolumeBinding does.
 const bindPollInterval = time.Second
 
-// volumeBinder does for the controller what kube-scheduler v1.36.3's
+// volumeBinder does for the controller what kube-scheduler v1.37.2's
 // VolumeBinding does after a pod's node is chosen: Reserve assumes the
 // volumes the placement binds and the claims it selects a node for
 // (assume), PreBind writes them and waits for the PV controller and the
@@ -317,7 +317,7 @@ func (b *volumeBinder) bound(pod *v1.Pod, pv *podVolumes) (bool, error) {
 }
 
 // migratedPlugins are the in-tree volume plugins whose volumes
-// kube-scheduler v1.36.3 reads as their CSI driver's on a node whose
+// kube-scheduler v1.37.2 reads as their CSI driver's on a node whose
 // CSINode says the driver took them over.
 var migratedPlugins = []string{
 	csiplugins.AWSEBSInTreePluginName,
