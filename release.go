@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/queue"
 )
 
 // Release is a kube-scheduler release whose decisions kubesched
@@ -109,6 +110,14 @@ func (r *Release) LoadConfig(data []byte) (*configv1.KubeSchedulerConfiguration,
 // plugins only; see [Registry.FrameworksFromConfig].
 func (r *Release) FrameworksFromConfig(cfg *configv1.KubeSchedulerConfiguration, opts ...framework.Option) (map[string]*framework.Framework, error) {
 	return Registry(nil).frameworksFromConfig(r, cfg, opts...)
+}
+
+// PluginEvents returns the events on which the release's kube-scheduler
+// retries a pod its default plugins rejected, with their queueing hints,
+// for package queue ([queue.WithPluginEvents]); l are the objects the
+// hints read.
+func (r *Release) PluginEvents(l framework.Listers) queue.PluginEvents {
+	return queue.PluginEventsFor(r.r.Features, l)
 }
 
 // FrameworksFromConfigWith is [Release.FrameworksFromConfig] with the

@@ -11,6 +11,7 @@ import (
 	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
+	"github.com/kubesched/kubesched/queue"
 )
 
 func mustRelease(t *testing.T, version string) *kubesched.Release {
@@ -116,5 +117,23 @@ profiles:
 	}
 	if _, ok := fws[v1.DefaultSchedulerName]; !ok {
 		t.Errorf("FrameworksFromConfig = %v, want the default profile", fws)
+	}
+}
+
+func TestAReleasesPluginEventsAreItsQueues(t *testing.T) {
+	t.Parallel()
+	describe := func(pe queue.PluginEvents) string {
+		var out []string
+		for _, e := range pe["NodePorts"] {
+			out = append(out, e.Event.Label())
+		}
+		return strings.Join(out, " ")
+	}
+	// v1.37 registers the deletion of assigned pods, v1.36 of any pod.
+	if got, want := describe(mustRelease(t, "1.37").PluginEvents(framework.Listers{})), describe(queue.PluginEventsFor(mustRelease(t, "1.37").Features(), framework.Listers{})); got != want || !strings.Contains(got, "AssignedPod") {
+		t.Errorf("v1.37 NodePorts events %q, want %q naming AssignedPod", got, want)
+	}
+	if got := describe(mustRelease(t, "1.36").PluginEvents(framework.Listers{})); strings.Contains(got, "AssignedPod") || got == "" {
+		t.Errorf("v1.36 NodePorts events %q, want pod events without roles", got)
 	}
 }

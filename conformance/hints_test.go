@@ -17,8 +17,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	schedframework "k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubesched/kubesched/framework"
@@ -28,13 +30,14 @@ import (
 var numHintScenarios = flag.Int("hint-scenarios", envInt("KUBESCHED_HINT_SCENARIOS", 40),
 	"scenarios whose objects TestQueueingHints mutates into events")
 
-// TestQueueingHints checks queue.DefaultPluginEvents against the
-// EventsToRegister of upstream's default plugins: the same events per
-// plugin, in the same order, with a hint where upstream has one; then,
-// for events made from generated scenarios (nodes, pods, storage and DRA
-// objects added, deleted, and updated into one another), that kubesched's
-// hints and upstream's give the same verdict for the scenario's pods, an
-// error counting as Queue on both sides, as the queues read it.
+// TestQueueingHints checks queue.PluginEventsFor the tested release
+// against the EventsToRegister of upstream's default plugins: the same
+// events per plugin, in the same order, with a hint where upstream has
+// one; then, for events made from generated scenarios (nodes, pods,
+// storage and DRA objects added, deleted, and updated into one another),
+// that kubesched's hints and upstream's give the same verdict for the
+// scenario's pods, an error counting as Queue on both sides, as the
+// queues read it.
 func TestQueueingHints(t *testing.T) {
 	o, err := NewOracle()
 	if err != nil {
@@ -51,7 +54,7 @@ func TestQueueingHints(t *testing.T) {
 		}
 		upstream[ext.Name()] = events
 	}
-	ours := queue.DefaultPluginEvents(framework.Listers{})
+	ours := queue.PluginEventsFor(tested.Features, framework.Listers{})
 	if got, want := sortedKeys(ours), sortedKeys(upstream); !slices.Equal(got, want) {
 		t.Fatalf("plugins with events: kubesched %v, upstream %v", got, want)
 	}
@@ -85,7 +88,7 @@ func TestQueueingHints(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
-		ours := queue.DefaultPluginEvents(listers)
+		ours := queue.PluginEventsFor(tested.Features, listers)
 		events := hintEvents(rand.New(rand.NewPCG(seed, 17)), s)
 		for _, target := range hintTargets(s) {
 			for _, ev := range events {
@@ -119,10 +122,68 @@ func TestQueueingHints(t *testing.T) {
 	for _, plugin := range sortedKeys(stats) {
 		st := stats[plugin]
 		t.Logf("%-22s %6d cases compared, %6d Queue, %6d QueueSkip", plugin, st.cases, st.queued, st.cases-st.queued)
-		if strings.HasSuffix(plugin, "hint=true") && (st.queued == 0 || st.queued == st.cases) && plugin != "DefaultPreemption Pod/Delete hint=true" {
+		if strings.HasSuffix(plugin, "hint=true") && (st.queued == 0 || st.queued == st.cases) && !constantHints.Has(plugin) {
 			t.Errorf("%s: upstream's hint gave one verdict only in %d cases", plugin, st.cases)
 		}
 	}
+}
+
+// constantHints are the registrations whose upstream hint gives one
+// verdict whatever the event: DefaultPreemption's never helps, and the
+// TargetPod hints that any such update of the pod itself helps.
+var constantHints = sets.New(
+	"DefaultPreemption AssignedPod/Delete hint=true",
+	"SchedulingGates TargetPod/UpdatePodSchedulingGatesEliminated hint=true",
+	"TaintToleration TargetPod/UpdatePodToleration hint=true",
+	"InterPodAffinity TargetPod/UpdatePodLabel hint=true",
+	"NodeResourcesFit TargetPod/UpdatePodScaleDown hint=true",
+)
+
+// TestUpdateEvents checks queue.NodeUpdateEvents and queue.PodUpdateEvents
+// for the tested release against upstream's NodeSchedulingPropertiesChange
+// and PodSchedulingPropertiesChange: the same events, in the same order,
+// for the generated scenarios' nodes and pods updated as in
+// TestQueueingHints, each pod update both as the target pod's and as
+// another pod's.
+func TestUpdateEvents(t *testing.T) {
+	compared := 0
+	for i := range *numHintScenarios {
+		seed := uint64(i + 1)
+		s := Generate(seed)
+		r := rand.New(rand.NewPCG(seed, 17))
+		for _, n := range s.Nodes {
+			for _, updated := range nodeUpdates(r, n, s.Nodes[r.IntN(len(s.Nodes))]) {
+				got := eventLabels(queue.NodeUpdateEvents(tested.Features, updated, n), queue.ClusterEvent.Label)
+				want := eventLabels(schedframework.NodeSchedulingPropertiesChange(updated, n), fwk.ClusterEvent.Label)
+				compared++
+				if !slices.Equal(got, want) {
+					t.Errorf("seed %d, node %s updated: kubesched %v, upstream %v\nold: %s\nnew: %s", seed, n.Name, got, want, brief(n), brief(updated))
+				}
+			}
+		}
+		all := append(slices.Clone(s.Pods), s.Pod)
+		for _, p := range all {
+			for _, updated := range podUpdates(r, p, all[r.IntN(len(all))]) {
+				for _, target := range []bool{true, false} {
+					got := eventLabels(queue.PodUpdateEvents(tested.Features, updated, p, target), queue.ClusterEvent.Label)
+					want := eventLabels(schedframework.PodSchedulingPropertiesChange(updated, p, target), fwk.ClusterEvent.Label)
+					compared++
+					if !slices.Equal(got, want) {
+						t.Errorf("seed %d, pod %s updated (target %v): kubesched %v, upstream %v\nold: %s\nnew: %s", seed, p.Name, target, got, want, brief(p), brief(updated))
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d updates compared", compared)
+}
+
+func eventLabels[E any](events []E, label func(E) string) []string {
+	out := make([]string, len(events))
+	for i, e := range events {
+		out[i] = label(e)
+	}
+	return out
 }
 
 type hintStats struct{ cases, queued, failures int }
@@ -246,10 +307,14 @@ func (e hintEvent) label() string {
 
 // asks reports whether a plugin registered for reg has its hint asked
 // about e. Any update asks every hint registered for some kind of update,
-// whatever changed: hints see more than the queue would show them, and
-// must agree on all of it.
+// whatever changed, and a pod event every hint registered for pods,
+// whatever the pod's role (AssignedPod, TargetPod, ...): hints see more
+// than the queue would show them, and must agree on all of it. (A pod in
+// flight does see TargetPod events of other pods in flight.)
 func (e hintEvent) asks(reg queue.ClusterEvent) bool {
-	return reg.Resource == e.resource && reg.ActionType&e.action() != 0
+	resource := reg.Resource == e.resource ||
+		e.resource == queue.Pod && slices.Contains([]queue.EventResource{queue.AssignedPod, queue.UnscheduledPod, queue.TargetPod}, reg.Resource)
+	return resource && reg.ActionType&e.action() != 0
 }
 
 // hintEvents makes events out of s's objects: each object added and
@@ -327,7 +392,8 @@ func eventResourceOf(obj runtime.Object) (queue.EventResource, bool) {
 	return "", false
 }
 
-// nodeUpdates returns n changed in one field each, and n with other's
+// nodeUpdates returns n changed in one field each (the pod preemption
+// policy among them), and n with other's
 // labels, taints, allocatable and declared features at once.
 func nodeUpdates(r *rand.Rand, n, other *v1.Node) []*v1.Node {
 	var out []*v1.Node
@@ -366,6 +432,9 @@ func nodeUpdates(r *rand.Rand, n, other *v1.Node) []*v1.Node {
 	})
 	change(func(c *v1.Node) { c.Status.DeclaredFeatures = other.Status.DeclaredFeatures })
 	change(func(c *v1.Node) {
+		c.Spec.PodPreemptionPolicy = &v1.NodePodPreemptionPolicy{DisableResizePreemption: []string{"example.com/autoscaler"}}
+	})
+	change(func(c *v1.Node) {
 		c.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionFalse}}
 	})
 	change(func(c *v1.Node) {
@@ -378,7 +447,7 @@ func nodeUpdates(r *rand.Rand, n, other *v1.Node) []*v1.Node {
 }
 
 // podUpdates returns p changed as pods change: labels (another pod's),
-// requests scaled down, tolerations added, scheduling gates removed,
+// requests scaled down or up, tolerations added, scheduling gates removed,
 // generated claims recorded, or another pod's spec under p's identity.
 func podUpdates(r *rand.Rand, p, other *v1.Pod) []*v1.Pod {
 	var out []*v1.Pod
@@ -400,6 +469,15 @@ func podUpdates(r *rand.Rand, p, other *v1.Pod) []*v1.Pod {
 			for name, q := range c.Spec.Containers[i].Resources.Requests {
 				if r.IntN(2) == 0 {
 					c.Spec.Containers[i].Resources.Requests[name] = *resource.NewMilliQuantity(q.MilliValue()/2, q.Format)
+				}
+			}
+		}
+	})
+	change(func(c *v1.Pod) {
+		for i := range c.Spec.Containers {
+			for name, q := range c.Spec.Containers[i].Resources.Requests {
+				if r.IntN(2) == 0 {
+					c.Spec.Containers[i].Resources.Requests[name] = *resource.NewMilliQuantity(q.MilliValue()*2+1000, q.Format)
 				}
 			}
 		}

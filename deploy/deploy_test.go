@@ -214,8 +214,8 @@ func TestExtenderManifest(t *testing.T) {
 	t.Parallel()
 	m := load(t, "extender/extender.yaml")
 	ks := container(t, m.deployment, "kube-scheduler")
-	if !strings.HasSuffix(ks.Image, ":v1.36.3") {
-		t.Errorf("kube-scheduler image %s: the version kubesched reproduces is v1.36.3", ks.Image)
+	if want := kubesched.Releases()[0].Version(); !strings.HasSuffix(ks.Image, ":"+want) {
+		t.Errorf("kube-scheduler image %s: the version kubesched reproduces is %s", ks.Image, want)
 	}
 	data := m.configFile(t, ks, "--config")
 	cfg, err := kubesched.LoadConfig(data)

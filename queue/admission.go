@@ -86,9 +86,9 @@ type PreEnqueueCheck func(pod *v1.Pod) bool
 // that grew) a pod it holds back could have fit after preempting; such
 // pods move on the next event or timeout.
 //
-// kube-scheduler v1.36.3 no longer applies it: with queueing hints (GA)
-// it passes no check and lets each plugin's registered events decide, as
-// [PriorityQueue] does. Use it when registrations are coarse and node events
+// No supported kube-scheduler release applies it: with queueing hints
+// (GA) they pass no check and let each plugin's registered events decide,
+// as [PriorityQueue] does; v1.37 removed it. Use it when registrations are coarse and node events
 // frequent. A nil NodeInfo or one without a node holds every pod back.
 func PreCheckForNode(ni *nodeinfo.NodeInfo) PreEnqueueCheck {
 	return func(pod *v1.Pod) bool {

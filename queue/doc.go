@@ -12,15 +12,21 @@
 // everything else as a [ClusterEvent] to
 // [PriorityQueue.MoveAllToActiveOrBackoffQueue], which moves only the pods
 // rejected by a plugin registered for that event ([PluginEvents]) and
-// whose queueing hint says the event may help them. [DefaultPluginEvents]
-// are kube-scheduler v1.36.3's registrations and hints for every plugin
-// of its default profile, checked against upstream's in the conformance
+// whose queueing hint says the event may help them. [PluginEventsFor] are
+// a kube-scheduler release's registrations and hints for every plugin of
+// its default profile, checked against upstream's in the conformance
 // module: a node label change does not retry a pod rejected for cpu, a
 // node with room does. Two hints read cluster objects (DeviceClasses,
 // ResourceClaims) through the listers of [WithListers].
-// [NodeSchedulingPropertiesChange] and
-// [PodSchedulingPropertiesChange] turn an update into its events, so that
-// a node's heartbeat moves nothing.
+// [NodeUpdateEvents] and [PodUpdateEvents] turn an update into its
+// events, so that a node's heartbeat moves nothing.
+//
+// A queue behaves as the newest supported release (v1.37.2), whose
+// events tell pods apart by role (an AssignedPod, the TargetPod updated
+// through [PriorityQueue.Update], another UnscheduledPod); [WithFeatures]
+// makes it behave as an older one, whose plugins register Pod events for
+// every role. [DefaultPluginEvents], [NodeSchedulingPropertiesChange] and
+// [PodSchedulingPropertiesChange] are the newest release's.
 //
 // The loop: [PriorityQueue.Pop] a pod, schedule it on a cache snapshot;
 // on success [PriorityQueue.Done], on failure set the rejecting plugins

@@ -7,15 +7,20 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	resourcehelper "k8s.io/component-helpers/resource"
+
+	"github.com/kubesched/kubesched/feature"
 )
 
 // ActionType is a kind of change to a cluster object. The values are
 // bits, as kube-scheduler's, so that a registration can name several.
 type ActionType int64
 
-// Action types, as kube-scheduler v1.36.3 defines them. The UpdateNode
+// Action types, as kube-scheduler v1.37.2 defines them. The UpdateNode
 // and UpdatePod kinds name the part of an object that changed; Update is
-// any of them.
+// any of them. Releases before v1.37 raise neither
+// UpdateNodePreemptionPolicy nor UpdatePodScaleUp (see
+// [feature.Features.ScaleUpAndPreemptionPolicyEvents]); that Update
+// counts them changes nothing for those releases.
 const (
 	Add ActionType = 1 << iota
 	Delete
@@ -27,9 +32,14 @@ const (
 	UpdateNodeCondition
 	UpdateNodeAnnotation
 	UpdateNodeDeclaredFeature
+	// UpdateNodePreemptionPolicy: the node's spec.podPreemptionPolicy
+	// changed.
+	UpdateNodePreemptionPolicy
 	UpdatePodLabel
 	// UpdatePodScaleDown: some request of the pod went down (or away).
 	UpdatePodScaleDown
+	// UpdatePodScaleUp: some request of the pod went up (or appeared).
+	UpdatePodScaleUp
 	// UpdatePodToleration: the pod gained tolerations (the API allows
 	// adding them only).
 	UpdatePodToleration
@@ -44,14 +54,15 @@ const (
 	All ActionType = 1<<iota - 1
 	// Update is any update.
 	Update = UpdateNodeAllocatable | UpdateNodeLabel | UpdateNodeTaint | UpdateNodeCondition | UpdateNodeAnnotation |
-		UpdateNodeDeclaredFeature | UpdatePodLabel | UpdatePodScaleDown | UpdatePodToleration |
-		UpdatePodSchedulingGatesEliminated | UpdatePodGeneratedResourceClaim
+		UpdateNodeDeclaredFeature | UpdateNodePreemptionPolicy | UpdatePodLabel | UpdatePodScaleDown | UpdatePodScaleUp |
+		UpdatePodToleration | UpdatePodSchedulingGatesEliminated | UpdatePodGeneratedResourceClaim
 )
 
 var actionNames = map[ActionType]string{
 	Add: "Add", Delete: "Delete", UpdateNodeAllocatable: "UpdateNodeAllocatable", UpdateNodeLabel: "UpdateNodeLabel",
 	UpdateNodeTaint: "UpdateNodeTaint", UpdateNodeCondition: "UpdateNodeCondition", UpdateNodeAnnotation: "UpdateNodeAnnotation",
-	UpdateNodeDeclaredFeature: "UpdateNodeDeclaredFeature", UpdatePodLabel: "UpdatePodLabel", UpdatePodScaleDown: "UpdatePodScaleDown",
+	UpdateNodeDeclaredFeature: "UpdateNodeDeclaredFeature", UpdateNodePreemptionPolicy: "UpdateNodePreemptionPolicy",
+	UpdatePodLabel: "UpdatePodLabel", UpdatePodScaleDown: "UpdatePodScaleDown", UpdatePodScaleUp: "UpdatePodScaleUp",
 	UpdatePodToleration: "UpdatePodToleration", UpdatePodSchedulingGatesEliminated: "UpdatePodSchedulingGatesEliminated",
 	UpdatePodGeneratedResourceClaim: "UpdatePodGeneratedResourceClaim", All: "All", Update: "Update",
 }
@@ -64,11 +75,26 @@ func (a ActionType) String() string { return actionNames[a] }
 // kube-scheduler names it.
 type EventResource string
 
-// Resources, as kube-scheduler v1.36.3 names them. Events about pods
-// come as assignedPod or unscheduledPod resources, which registrations
-// for Pod match both of.
+// Resources, as kube-scheduler v1.37.2 names them.
 const (
-	Pod                   EventResource = "Pod"
+	// Pod, in a registration, matches events about any pod: AssignedPod,
+	// UnscheduledPod and TargetPod ones. Events themselves name one of
+	// those three.
+	Pod EventResource = "Pod"
+	// AssignedPod: the event is about a pod bound to a node. Deleting a
+	// pending pod that was nominated to a node, or changing its
+	// nomination, is reported as an AssignedPod deletion too, as the room
+	// it held is freed.
+	AssignedPod EventResource = "AssignedPod"
+	// UnscheduledPod: the event is about a pending pod, other than the
+	// one whose hint is asked. (v1.36.3 named it "UnschedulablePod"; the
+	// name shows only in labels.)
+	UnscheduledPod EventResource = "UnscheduledPod"
+	// TargetPod: the event is an update of the pending pod itself,
+	// through [PriorityQueue.Update]. Only releases with
+	// [feature.Features.PodEventsByRole] raise it; older ones report such
+	// an update as an UnscheduledPod one.
+	TargetPod             EventResource = "TargetPod"
 	Node                  EventResource = "Node"
 	PersistentVolume      EventResource = "PersistentVolume"
 	PersistentVolumeClaim EventResource = "PersistentVolumeClaim"
@@ -83,9 +109,6 @@ const (
 	// WildCard matches every resource. An incoming event {WildCard, All}
 	// moves every pod, whatever rejected it.
 	WildCard EventResource = "*"
-
-	assignedPod    EventResource = "AssignedPod"
-	unscheduledPod EventResource = "UnschedulablePod"
 )
 
 // ClusterEvent is a change in the cluster that may make pods schedulable.
@@ -114,26 +137,31 @@ func (e ClusterEvent) IsWildCard() bool { return e.Resource == WildCard && e.Act
 
 // Match reports whether incoming, an event that happened, is one that the
 // registration e asks for: the same resource (or e is WildCard, or e is
-// Pod and incoming an assigned or unscheduled pod), and an action at
-// least as specific as one e names. An incoming wildcard event matches
-// only a wildcard registration.
+// Pod and incoming about an assigned, unscheduled or target pod), and an
+// action at least as specific as one e names. An incoming wildcard event
+// matches only a wildcard registration.
 func (e ClusterEvent) Match(incoming ClusterEvent) bool {
 	if e.IsWildCard() {
 		return true
 	}
 	resource := e.Resource == WildCard || e.Resource == incoming.Resource ||
-		e.Resource == Pod && (incoming.Resource == assignedPod || incoming.Resource == unscheduledPod)
+		e.Resource == Pod && isPodResource(incoming.Resource)
 	return resource && e.ActionType&incoming.ActionType != 0 && incoming.ActionType <= e.ActionType
+}
+
+// isPodResource reports whether r names a pod in some role.
+func isPodResource(r EventResource) bool {
+	return r == AssignedPod || r == UnscheduledPod || r == TargetPod
 }
 
 // Events the queue and its callers raise, with kube-scheduler's labels.
 var (
-	EventAssignedPodAdd       = ClusterEvent{Resource: assignedPod, ActionType: Add}
-	EventAssignedPodUpdate    = ClusterEvent{Resource: assignedPod, ActionType: Update}
-	EventAssignedPodDelete    = ClusterEvent{Resource: assignedPod, ActionType: Delete}
-	EventUnscheduledPodAdd    = ClusterEvent{Resource: unscheduledPod, ActionType: Add}
-	EventUnscheduledPodUpdate = ClusterEvent{Resource: unscheduledPod, ActionType: Update}
-	EventUnscheduledPodDelete = ClusterEvent{Resource: unscheduledPod, ActionType: Delete}
+	EventAssignedPodAdd       = ClusterEvent{Resource: AssignedPod, ActionType: Add}
+	EventAssignedPodUpdate    = ClusterEvent{Resource: AssignedPod, ActionType: Update}
+	EventAssignedPodDelete    = ClusterEvent{Resource: AssignedPod, ActionType: Delete}
+	EventUnscheduledPodAdd    = ClusterEvent{Resource: UnscheduledPod, ActionType: Add}
+	EventUnscheduledPodUpdate = ClusterEvent{Resource: UnscheduledPod, ActionType: Update}
+	EventUnscheduledPodDelete = ClusterEvent{Resource: UnscheduledPod, ActionType: Delete}
 	EventNodeAdd              = ClusterEvent{Resource: Node, ActionType: Add}
 	EventNodeDelete           = ClusterEvent{Resource: Node, ActionType: Delete}
 	// EventUnschedulableTimeout moves pods left in the unschedulable pool
@@ -149,15 +177,16 @@ const (
 	reasonBackoffComplete        = "BackoffComplete"
 )
 
-// NodeSchedulingPropertiesChange returns the events an update of a node
-// from oldNode to newNode raises, in kube-scheduler v1.36.3's order, for
-// [PriorityQueue.MoveAllToActiveOrBackoffQueue]: spec.unschedulable turning false
-// (reported as UpdateNodeTaint), allocatable, labels, taints, conditions
-// (their statuses only), annotations, and declared features (the
-// NodeDeclaredFeatures gate is on by default). An update changing none of
-// these, such as a heartbeat, raises none: it cannot make a pod
-// schedulable. Nil nodes raise none.
-func NodeSchedulingPropertiesChange(newNode, oldNode *v1.Node) []ClusterEvent {
+// NodeUpdateEvents returns the events an update of a node from oldNode
+// to newNode raises in the release of fs, in kube-scheduler's order, for
+// [PriorityQueue.MoveAllToActiveOrBackoffQueue]: spec.unschedulable
+// turning false (reported as UpdateNodeTaint), allocatable, labels,
+// taints, conditions (their statuses only), annotations, the pod
+// preemption policy (with ScaleUpAndPreemptionPolicyEvents) and declared
+// features (the NodeDeclaredFeatures gate is on in every supported
+// release). An update changing none of these, such as a heartbeat,
+// raises none: it cannot make a pod schedulable. Nil nodes raise none.
+func NodeUpdateEvents(fs feature.Features, newNode, oldNode *v1.Node) []ClusterEvent {
 	if newNode == nil || oldNode == nil {
 		return nil
 	}
@@ -173,8 +202,16 @@ func NodeSchedulingPropertiesChange(newNode, oldNode *v1.Node) []ClusterEvent {
 	add(!equality.Semantic.DeepEqual(newNode.Spec.Taints, oldNode.Spec.Taints), UpdateNodeTaint)
 	add(!equality.Semantic.DeepEqual(conditionStatuses(oldNode), conditionStatuses(newNode)), UpdateNodeCondition)
 	add(!equality.Semantic.DeepEqual(oldNode.Annotations, newNode.Annotations), UpdateNodeAnnotation)
+	add(fs.ScaleUpAndPreemptionPolicyEvents && !equality.Semantic.DeepEqual(oldNode.Spec.PodPreemptionPolicy, newNode.Spec.PodPreemptionPolicy),
+		UpdateNodePreemptionPolicy)
 	add(!slices.Equal(oldNode.Status.DeclaredFeatures, newNode.Status.DeclaredFeatures), UpdateNodeDeclaredFeature)
 	return events
+}
+
+// NodeSchedulingPropertiesChange is [NodeUpdateEvents] of the newest
+// supported release.
+func NodeSchedulingPropertiesChange(newNode, oldNode *v1.Node) []ClusterEvent {
+	return NodeUpdateEvents(feature.Default(), newNode, oldNode)
 }
 
 func conditionStatuses(n *v1.Node) map[v1.NodeConditionType]v1.ConditionStatus {
@@ -185,27 +222,36 @@ func conditionStatuses(n *v1.Node) map[v1.NodeConditionType]v1.ConditionStatus {
 	return m
 }
 
-// podRequestOptions are v1.36.3's defaults for comparing requests: status
-// resources count (in-place resize is GA) and pod-level resizes are on.
+// podRequestOptions are the supported releases' defaults for comparing
+// requests: status resources count (in-place resize is GA) and pod-level
+// resizes are on.
 var podRequestOptions = resourcehelper.PodResourcesOptions{
 	UseStatusResources: true,
 	InPlacePodLevelResourcesVerticalScalingEnabled: true,
 }
 
-// PodSchedulingPropertiesChange returns the events an update of a pod
-// from oldPod to newPod raises, in kube-scheduler v1.36.3's order: its
-// labels changed, a request went down, its scheduling gates were all
+// PodUpdateEvents returns the events an update of a pod from oldPod to
+// newPod raises in the release of fs, in kube-scheduler's order: its
+// labels changed, a request went down, a request went up (with
+// ScaleUpAndPreemptionPolicyEvents), its scheduling gates were all
 // removed, it gained tolerations, its generated ResourceClaims changed.
-// When none of these changed it returns a plain Update. The resource is
-// an assigned pod when newPod is bound, an unscheduled one otherwise.
-// Nil pods raise none.
-func PodSchedulingPropertiesChange(newPod, oldPod *v1.Pod) []ClusterEvent {
+// When none of these changed it returns a plain Update.
+//
+// The resource is AssignedPod when newPod is bound. Otherwise it is
+// TargetPod when target is set and the release has PodEventsByRole (the
+// update is of the pending pod whose hints are asked, as
+// [PriorityQueue.Update] raises it), and UnscheduledPod else. Nil pods
+// raise none.
+func PodUpdateEvents(fs feature.Features, newPod, oldPod *v1.Pod, target bool) []ClusterEvent {
 	if newPod == nil || oldPod == nil {
 		return nil
 	}
-	r := unscheduledPod
-	if newPod.Spec.NodeName != "" {
-		r = assignedPod
+	r := UnscheduledPod
+	switch {
+	case newPod.Spec.NodeName != "":
+		r = AssignedPod
+	case target && fs.PodEventsByRole:
+		r = TargetPod
 	}
 	var events []ClusterEvent
 	add := func(changed bool, a ActionType) {
@@ -213,8 +259,11 @@ func PodSchedulingPropertiesChange(newPod, oldPod *v1.Pod) []ClusterEvent {
 			events = append(events, ClusterEvent{Resource: r, ActionType: a})
 		}
 	}
+	newReqs := resourcehelper.PodRequests(newPod, podRequestOptions)
+	oldReqs := resourcehelper.PodRequests(oldPod, podRequestOptions)
 	add(!equality.Semantic.DeepEqual(newPod.Labels, oldPod.Labels), UpdatePodLabel)
-	add(scaledDown(newPod, oldPod), UpdatePodScaleDown)
+	add(lowered(newReqs, oldReqs), UpdatePodScaleDown)
+	add(fs.ScaleUpAndPreemptionPolicyEvents && lowered(oldReqs, newReqs), UpdatePodScaleUp)
 	add(len(newPod.Spec.SchedulingGates) == 0 && len(oldPod.Spec.SchedulingGates) != 0, UpdatePodSchedulingGatesEliminated)
 	add(len(newPod.Spec.Tolerations) != len(oldPod.Spec.Tolerations), UpdatePodToleration)
 	add(!equality.Semantic.DeepEqual(newPod.Status.ResourceClaimStatuses, oldPod.Status.ResourceClaimStatuses) ||
@@ -226,12 +275,20 @@ func PodSchedulingPropertiesChange(newPod, oldPod *v1.Pod) []ClusterEvent {
 	return events
 }
 
-// scaledDown reports whether some request of oldPod is gone or lower in
-// newPod.
-func scaledDown(newPod, oldPod *v1.Pod) bool {
-	newReqs := resourcehelper.PodRequests(newPod, podRequestOptions)
-	for name, old := range resourcehelper.PodRequests(oldPod, podRequestOptions) {
-		q, ok := newReqs[name]
+// PodSchedulingPropertiesChange is [PodUpdateEvents] of the newest
+// supported release for a pod other than the pending pod being updated:
+// an AssignedPod event when newPod is bound, an UnscheduledPod one
+// otherwise. The queue classifies the updates given to
+// [PriorityQueue.Update] itself.
+func PodSchedulingPropertiesChange(newPod, oldPod *v1.Pod) []ClusterEvent {
+	return PodUpdateEvents(feature.Default(), newPod, oldPod, false)
+}
+
+// lowered reports whether some request in before is gone or lower in
+// after.
+func lowered(after, before v1.ResourceList) bool {
+	for name, old := range before {
+		q, ok := after[name]
 		if !ok || old.MilliValue() > q.MilliValue() {
 			return true
 		}

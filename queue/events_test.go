@@ -7,6 +7,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubesched/kubesched/feature"
 )
 
 func labels(events []ClusterEvent) []string {
@@ -48,11 +50,16 @@ func TestNodeSchedulingPropertiesChange(t *testing.T) {
 		{name: "a condition's status", change: func(n *v1.Node) { n.Status.Conditions[0].Status = v1.ConditionFalse }, want: []string{"NodeUpdateNodeCondition"}},
 		{name: "annotations", change: func(n *v1.Node) { n.Annotations = nil }, want: []string{"NodeUpdateNodeAnnotation"}},
 		{name: "declared features", change: func(n *v1.Node) { n.Status.DeclaredFeatures = []string{"f"} }, want: []string{"NodeUpdateNodeDeclaredFeature"}},
+		{name: "the pod preemption policy", change: func(n *v1.Node) {
+			n.Spec.PodPreemptionPolicy = &v1.NodePodPreemptionPolicy{DisableResizePreemption: []string{"autoscaler"}}
+		}, want: []string{"NodeUpdateNodePreemptionPolicy"}},
 		{name: "several changes give several events, in kube-scheduler's order", change: func(n *v1.Node) {
 			n.Spec.Unschedulable = false
 			n.Labels = nil
 			n.Spec.Taints = nil
-		}, want: []string{"NodeUpdateNodeTaint", "NodeUpdateNodeLabel", "NodeUpdateNodeTaint"}},
+			n.Status.DeclaredFeatures = []string{"f"}
+			n.Spec.PodPreemptionPolicy = &v1.NodePodPreemptionPolicy{}
+		}, want: []string{"NodeUpdateNodeTaint", "NodeUpdateNodeLabel", "NodeUpdateNodeTaint", "NodeUpdateNodePreemptionPolicy", "NodeUpdateNodeDeclaredFeature"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -89,14 +96,21 @@ func TestPodSchedulingPropertiesChange(t *testing.T) {
 		change func(p *v1.Pod)
 		want   []string
 	}{
-		{name: "anything else is a plain update", change: func(p *v1.Pod) { p.Annotations = map[string]string{"x": "y"} }, want: []string{"UnschedulablePodUpdate"}},
-		{name: "labels", change: func(p *v1.Pod) { p.Labels = nil }, want: []string{"UnschedulablePodUpdatePodLabel"}},
-		{name: "a lower request", change: func(p *v1.Pod) { p.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse("500m") }, want: []string{"UnschedulablePodUpdatePodScaleDown"}},
-		{name: "a request removed", change: func(p *v1.Pod) { delete(p.Spec.Containers[0].Resources.Requests, v1.ResourceMemory) }, want: []string{"UnschedulablePodUpdatePodScaleDown"}},
-		{name: "a higher request is a plain update", change: func(p *v1.Pod) { p.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse("2") }, want: []string{"UnschedulablePodUpdate"}},
-		{name: "the last scheduling gate removed", change: func(p *v1.Pod) { p.Spec.SchedulingGates = nil }, want: []string{"UnschedulablePodUpdatePodSchedulingGatesEliminated"}},
-		{name: "a toleration added", change: func(p *v1.Pod) { p.Spec.Tolerations = []v1.Toleration{{Key: "k"}} }, want: []string{"UnschedulablePodUpdatePodToleration"}},
-		{name: "generated claims", change: func(p *v1.Pod) { p.Status.ResourceClaimStatuses = []v1.PodResourceClaimStatus{{Name: "c"}} }, want: []string{"UnschedulablePodUpdatePodGeneratedResourceClaim"}},
+		{name: "anything else is a plain update", change: func(p *v1.Pod) { p.Annotations = map[string]string{"x": "y"} }, want: []string{"UnscheduledPodUpdate"}},
+		{name: "labels", change: func(p *v1.Pod) { p.Labels = nil }, want: []string{"UnscheduledPodUpdatePodLabel"}},
+		{name: "a lower request", change: func(p *v1.Pod) { p.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse("500m") }, want: []string{"UnscheduledPodUpdatePodScaleDown"}},
+		{name: "a request removed", change: func(p *v1.Pod) { delete(p.Spec.Containers[0].Resources.Requests, v1.ResourceMemory) }, want: []string{"UnscheduledPodUpdatePodScaleDown"}},
+		{name: "a higher request", change: func(p *v1.Pod) { p.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse("2") }, want: []string{"UnscheduledPodUpdatePodScaleUp"}},
+		{name: "a request added", change: func(p *v1.Pod) {
+			p.Spec.Containers[0].Resources.Requests[v1.ResourceEphemeralStorage] = resource.MustParse("1Gi")
+		}, want: []string{"UnscheduledPodUpdatePodScaleUp"}},
+		{name: "one request down and another up", change: func(p *v1.Pod) {
+			p.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse("500m")
+			p.Spec.Containers[0].Resources.Requests[v1.ResourceMemory] = resource.MustParse("2Gi")
+		}, want: []string{"UnscheduledPodUpdatePodScaleDown", "UnscheduledPodUpdatePodScaleUp"}},
+		{name: "the last scheduling gate removed", change: func(p *v1.Pod) { p.Spec.SchedulingGates = nil }, want: []string{"UnscheduledPodUpdatePodSchedulingGatesEliminated"}},
+		{name: "a toleration added", change: func(p *v1.Pod) { p.Spec.Tolerations = []v1.Toleration{{Key: "k"}} }, want: []string{"UnscheduledPodUpdatePodToleration"}},
+		{name: "generated claims", change: func(p *v1.Pod) { p.Status.ResourceClaimStatuses = []v1.PodResourceClaimStatus{{Name: "c"}} }, want: []string{"UnscheduledPodUpdatePodGeneratedResourceClaim"}},
 		{name: "a bound pod is an assigned pod", change: func(p *v1.Pod) { p.Spec.NodeName = "n"; p.Labels = nil }, want: []string{"AssignedPodUpdatePodLabel"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -122,7 +136,11 @@ func TestClusterEventMatch(t *testing.T) {
 		{name: "a general update does not match a specific registration", registered: ClusterEvent{Resource: Node, ActionType: UpdateNodeLabel}, actual: ClusterEvent{Resource: Node, ActionType: Update}},
 		{name: "another resource does not match", registered: EventNodeAdd, actual: ClusterEvent{Resource: PersistentVolume, ActionType: Add}},
 		{name: "Pod matches assigned pods", registered: ClusterEvent{Resource: Pod, ActionType: Delete}, actual: EventAssignedPodDelete, want: true},
-		{name: "Pod matches unscheduled pods", registered: ClusterEvent{Resource: Pod, ActionType: UpdatePodLabel}, actual: ClusterEvent{Resource: unscheduledPod, ActionType: UpdatePodLabel}, want: true},
+		{name: "Pod matches unscheduled pods", registered: ClusterEvent{Resource: Pod, ActionType: UpdatePodLabel}, actual: ClusterEvent{Resource: UnscheduledPod, ActionType: UpdatePodLabel}, want: true},
+		{name: "Pod matches the target pod", registered: ClusterEvent{Resource: Pod, ActionType: UpdatePodLabel}, actual: ClusterEvent{Resource: TargetPod, ActionType: UpdatePodLabel}, want: true},
+		{name: "AssignedPod does not match the target pod", registered: ClusterEvent{Resource: AssignedPod, ActionType: UpdatePodLabel}, actual: ClusterEvent{Resource: TargetPod, ActionType: UpdatePodLabel}},
+		{name: "TargetPod does not match another pending pod", registered: ClusterEvent{Resource: TargetPod, ActionType: Update}, actual: ClusterEvent{Resource: UnscheduledPod, ActionType: UpdatePodLabel}},
+		{name: "a registration for any update matches a scale up", registered: ClusterEvent{Resource: TargetPod, ActionType: Update}, actual: ClusterEvent{Resource: TargetPod, ActionType: UpdatePodScaleUp}, want: true},
 		{name: "a wildcard registration matches everything", registered: ClusterEvent{Resource: WildCard, ActionType: All}, actual: EventNodeAdd, want: true},
 		{name: "a wildcard event matches only a wildcard registration", registered: ClusterEvent{Resource: Node, ActionType: All}, actual: EventUnschedulableTimeout},
 	} {
@@ -140,12 +158,116 @@ func TestEventLabelsAreKubeSchedulers(t *testing.T) {
 	for e, want := range map[ClusterEvent]string{
 		EventNodeAdd:              "NodeAdd",
 		EventAssignedPodDelete:    "AssignedPodDelete",
-		EventUnscheduledPodUpdate: "UnschedulablePodUpdate",
-		EventUnschedulableTimeout: "UnschedulableTimeout",
+		EventUnscheduledPodUpdate: "UnscheduledPodUpdate",
+		{Resource: TargetPod, ActionType: UpdatePodScaleUp}:             "TargetPodUpdatePodScaleUp",
+		{Resource: Node, ActionType: UpdateNodePreemptionPolicy}:        "NodeUpdateNodePreemptionPolicy",
+		EventUnschedulableTimeout:                                       "UnschedulableTimeout",
 		{Resource: Node, ActionType: UpdateNodeTaint | UpdateNodeLabel}: "Node",
 	} {
 		if got := e.Label(); got != want {
 			t.Errorf("Label = %q, want %q", got, want)
 		}
+	}
+}
+
+// releaseFeatures are the supported releases' features, by version.
+func releaseFeatures(t *testing.T, version string) feature.Features {
+	t.Helper()
+	r, err := feature.ReleaseFor(version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Features
+}
+
+func TestPodUpdateEventsClassifyByRoleAndRelease(t *testing.T) {
+	t.Parallel()
+	pending := func(mods ...func(*v1.Pod)) *v1.Pod {
+		p := &v1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"app": "a"}},
+			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{
+				v1.ResourceCPU: resource.MustParse("1"),
+			}}}}},
+		}
+		for _, m := range mods {
+			m(p)
+		}
+		return p
+	}
+	bound := func(p *v1.Pod) { p.Spec.NodeName = "n" }
+	relabelled := func(p *v1.Pod) { p.Labels = nil }
+	grown := func(p *v1.Pod) { p.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse("2") }
+	for _, tc := range []struct {
+		name         string
+		release      string
+		old, updated *v1.Pod
+		target       bool
+		want         []string
+	}{
+		{name: "the pending pod's own update is a TargetPod event from v1.37",
+			release: "1.37", old: pending(), updated: pending(relabelled), target: true, want: []string{"TargetPodUpdatePodLabel"}},
+		{name: "another pending pod's update is an UnscheduledPod event",
+			release: "1.37", old: pending(), updated: pending(relabelled), want: []string{"UnscheduledPodUpdatePodLabel"}},
+		{name: "a bound pod's update is an AssignedPod event even as the target",
+			release: "1.37", old: pending(bound), updated: pending(bound, relabelled), target: true, want: []string{"AssignedPodUpdatePodLabel"}},
+		{name: "the pending pod's own update is an UnscheduledPod event in v1.36",
+			release: "1.36", old: pending(), updated: pending(relabelled), target: true, want: []string{"UnscheduledPodUpdatePodLabel"}},
+		{name: "a bound pod's update is an AssignedPod event in v1.36",
+			release: "1.36", old: pending(bound), updated: pending(bound, relabelled), want: []string{"AssignedPodUpdatePodLabel"}},
+		{name: "a higher request is a scale up from v1.37",
+			release: "1.37", old: pending(bound), updated: pending(bound, grown), want: []string{"AssignedPodUpdatePodScaleUp"}},
+		{name: "a higher request is a plain update in v1.36",
+			release: "1.36", old: pending(), updated: pending(grown), target: true, want: []string{"UnscheduledPodUpdate"}},
+		{name: "a higher request beside new labels is a label update only in v1.36",
+			release: "1.36", old: pending(), updated: pending(grown, relabelled), want: []string{"UnscheduledPodUpdatePodLabel"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := labels(PodUpdateEvents(releaseFeatures(t, tc.release), tc.updated, tc.old, tc.target))
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("events %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if PodUpdateEvents(feature.Default(), nil, pending(), true) != nil {
+		t.Error("a nil pod raised events")
+	}
+}
+
+func TestNodeUpdateEventsByRelease(t *testing.T) {
+	t.Parallel()
+	old := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}
+	updated := old.DeepCopy()
+	updated.Spec.PodPreemptionPolicy = &v1.NodePodPreemptionPolicy{DisableResizePreemption: []string{"autoscaler"}}
+	updated.Labels = map[string]string{"zone": "a"}
+	for _, tc := range []struct {
+		name, release string
+		want          []string
+	}{
+		{name: "v1.37 reports a pod preemption policy change", release: "1.37", want: []string{"NodeUpdateNodeLabel", "NodeUpdateNodePreemptionPolicy"}},
+		{name: "v1.36 does not", release: "1.36", want: []string{"NodeUpdateNodeLabel"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := labels(NodeUpdateEvents(releaseFeatures(t, tc.release), updated, old)); !slices.Equal(got, tc.want) {
+				t.Errorf("events %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestActionTypeNames(t *testing.T) {
+	t.Parallel()
+	for a, want := range map[ActionType]string{
+		UpdateNodePreemptionPolicy:            "UpdateNodePreemptionPolicy",
+		UpdatePodScaleUp:                      "UpdatePodScaleUp",
+		UpdatePodScaleDown | UpdatePodScaleUp: "",
+	} {
+		if got := a.String(); got != want {
+			t.Errorf("String() = %q, want %q", got, want)
+		}
+	}
+	if Update&(UpdateNodePreemptionPolicy|UpdatePodScaleUp) != UpdateNodePreemptionPolicy|UpdatePodScaleUp || Update&(Add|Delete) != 0 {
+		t.Errorf("Update is %b, want every update kind and nothing else", Update)
 	}
 }

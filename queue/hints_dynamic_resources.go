@@ -8,19 +8,26 @@ import (
 	"github.com/kubesched/kubesched/internal/dra"
 )
 
-// claimChangeHelps is DynamicResources' ResourceClaim hint. While some
-// claim of the pod is missing, being deleted or not the pod's, no claim
-// event helps. Otherwise a claim that was deallocated helps (it freed
-// devices, whoever's it is), and so does one of the pod's claims being
-// created or having its status changed. The pod's claims are read from
-// the listers, which hold the claim's new state.
+// claimChangeHelps is DynamicResources' ResourceClaim hint. A claim
+// deleted while allocated helps (it freed devices, whoever's it is); one
+// deleted otherwise does not. While some claim of the pod is missing,
+// being deleted or not the pod's, no other claim event helps. Otherwise a
+// claim that was deallocated helps, and so does one of the pod's claims
+// being created or having its status changed. The pod's claims are read
+// from the listers, which hold the claim's new state.
 func (h clusterHints) claimChangeHelps(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
 	old, claim, err := objects[*resourceapi.ResourceClaim](oldObj, newObj)
 	if err != nil {
 		return Queue, err
 	}
 	if claim == nil {
-		return Queue, errNoObject
+		if old == nil {
+			return Queue, errNoObject
+		}
+		if old.Status.Allocation != nil {
+			return Queue, nil
+		}
+		return QueueSkip, nil
 	}
 	claims, err := dra.PodClaims(h.listers.ResourceClaims, pod)
 	if err != nil {
@@ -44,14 +51,18 @@ func (h clusterHints) claimChangeHelps(pod *v1.Pod, oldObj, newObj any) (Queuein
 	return Queue, nil
 }
 
-// podClaimsNowUsable is DynamicResources' pod hint: the pod's own update
-// (its generated claims changed), once all its claims can be had.
-func (h clusterHints) podClaimsNowUsable(pod *v1.Pod, _, newObj any) (QueueingHint, error) {
-	// Only the pod's own update, as for SchedulingGates.
-	if hint, err := sameUnscheduledPod(pod, nil, newObj); hint != Queue || err != nil {
-		return hint, err
+// podClaimsNowUsable is DynamicResources' pod hint: an update of the pod
+// (the pod itself, which only [ownUpdate] checks before PodEventsByRole)
+// after which all the claims the updated pod names can be had.
+func (h clusterHints) podClaimsNowUsable(_ *v1.Pod, _, newObj any) (QueueingHint, error) {
+	_, updated, err := objects[*v1.Pod](nil, newObj)
+	if err != nil {
+		return Queue, err
 	}
-	if _, err := dra.PodClaims(h.listers.ResourceClaims, newObj.(*v1.Pod)); err != nil {
+	if updated == nil {
+		return Queue, errNoObject
+	}
+	if _, err := dra.PodClaims(h.listers.ResourceClaims, updated); err != nil {
 		return QueueSkip, nil
 	}
 	return Queue, nil

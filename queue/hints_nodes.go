@@ -29,10 +29,11 @@ func nodeBecameSchedulable(_ *v1.Pod, oldObj, newObj any) (QueueingHint, error) 
 	return QueueSkip, nil
 }
 
-// podToleratesUnschedulable is NodeUnschedulable's pod hint: the pod
-// itself gained a toleration of the node.kubernetes.io/unschedulable
+// podToleratesUnschedulable is NodeUnschedulable's pod hint: the updated
+// pod (the pod itself, which only [ownUpdate] checks before
+// PodEventsByRole) tolerates the node.kubernetes.io/unschedulable
 // NoSchedule taint.
-func podToleratesUnschedulable(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
+func podToleratesUnschedulable(_ *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
 	_, updated, err := objects[*v1.Pod](oldObj, newObj)
 	if err != nil {
 		return Queue, err
@@ -41,7 +42,7 @@ func podToleratesUnschedulable(pod *v1.Pod, oldObj, newObj any) (QueueingHint, e
 		return Queue, errNoObject
 	}
 	unschedulable := v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule}
-	if updated.UID == pod.UID && taints.Tolerated(updated.Spec.Tolerations, &unschedulable, false) {
+	if taints.Tolerated(updated.Spec.Tolerations, &unschedulable, false) {
 		return Queue, nil
 	}
 	return QueueSkip, nil
@@ -63,12 +64,6 @@ func taintsNowTolerated(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
 		return Queue, nil
 	}
 	return QueueSkip, nil
-}
-
-// podOwnTolerationsChanged is TaintToleration's pod hint: only the pod's
-// own new tolerations can change its verdict.
-func podOwnTolerationsChanged(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
-	return sameUnscheduledPod(pod, oldObj, newObj)
 }
 
 // nodeAffinityNowMatches is NodeAffinity's hint: the node (added, or
@@ -117,17 +112,15 @@ func declaredFeaturesChanged(_ *v1.Pod, oldObj, newObj any) (QueueingHint, error
 }
 
 // requiredFeaturesChanged is NodeDeclaredFeatures' pod hint: an update of
-// the pod itself that changed the features it needs.
-func requiredFeaturesChanged(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
+// the pod (the pod itself, which only [ownUpdate] checks before
+// PodEventsByRole) that changed the features it needs.
+func requiredFeaturesChanged(_ *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
 	old, updated, err := objects[*v1.Pod](oldObj, newObj)
 	if err != nil {
 		return Queue, err
 	}
 	if updated == nil || old == nil {
 		return Queue, errNoObject
-	}
-	if updated.UID != pod.UID {
-		return QueueSkip, nil
 	}
 	before, err := filter.RequiredFeatures(old)
 	if err != nil {

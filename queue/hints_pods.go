@@ -21,18 +21,46 @@ func (h clusterHints) hardSpreadConstraints(pod *v1.Pod) ([]topologyspread.Const
 	return topologyspread.Defaults{}.Constraints(pod, v1.DoNotSchedule, h.listers)
 }
 
-// involvedInSpreading reports whether other may count in pod's spreading:
-// it is the pod itself, or a pod of its namespace holding a place on a
-// node.
-func involvedInSpreading(other, pod *v1.Pod) bool {
-	return other.UID == pod.UID || assignedOrNominated(other) && other.Namespace == pod.Namespace
+// spreadAfterPodChange is PodTopologySpread's pod hint before
+// PodEventsByRole, for every pod event: a pod that counts in the pod's
+// spreading (the pod itself, or a pod of its namespace holding a place on
+// a node) was added or deleted and its labels match a constraint's
+// selector, or was updated to match or stop matching one; or the pod
+// itself gained tolerations and a constraint honours taints.
+func (h clusterHints) spreadAfterPodChange(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
+	return h.spreadAfterPodEvent(pod, oldObj, newObj, true)
 }
 
-// spreadAfterPodChange is PodTopologySpread's pod hint: a pod that counts
-// in the pod's spreading was added or deleted and its labels match a
-// constraint's selector, or was updated to match or stop matching one; or
-// the pod itself gained tolerations and a constraint honours taints.
-func (h clusterHints) spreadAfterPodChange(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
+// spreadAfterAssignedPodChange is PodTopologySpread's AssignedPod hint: a
+// pod of the pod's namespace holding a place on a node was added or
+// deleted and its labels match a constraint's selector, or was updated to
+// match or stop matching one.
+func (h clusterHints) spreadAfterAssignedPodChange(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
+	return h.spreadAfterPodEvent(pod, oldObj, newObj, false)
+}
+
+// spreadAfterTargetPodChange is PodTopologySpread's TargetPod hint: the
+// updated pod (the pod itself, as the queue raises it) gained tolerations
+// and a constraint honours taints, or its labels now match a constraint's
+// selector differently.
+func (h clusterHints) spreadAfterTargetPodChange(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
+	old, updated, err := objects[*v1.Pod](oldObj, newObj)
+	if err != nil {
+		return Queue, err
+	}
+	if old == nil || updated == nil {
+		return Queue, errNoObject
+	}
+	constraints, err := h.hardSpreadConstraints(pod)
+	if err != nil {
+		return Queue, err
+	}
+	return spreadAfterOwnUpdate(constraints, old, updated), nil
+}
+
+// spreadAfterPodEvent is the pod hint of PodTopologySpread, for bound
+// pods' events, and with self for the pod's own too.
+func (h clusterHints) spreadAfterPodEvent(pod *v1.Pod, oldObj, newObj any, self bool) (QueueingHint, error) {
 	old, updated, err := objects[*v1.Pod](oldObj, newObj)
 	if err != nil {
 		return Queue, err
@@ -40,7 +68,10 @@ func (h clusterHints) spreadAfterPodChange(pod *v1.Pod, oldObj, newObj any) (Que
 	if old == nil && updated == nil {
 		return Queue, errNoObject
 	}
-	if updated != nil && !involvedInSpreading(updated, pod) || old != nil && !involvedInSpreading(old, pod) {
+	involved := func(other *v1.Pod) bool {
+		return self && other.UID == pod.UID || assignedOrNominated(other) && other.Namespace == pod.Namespace
+	}
+	if updated != nil && !involved(updated) || old != nil && !involved(old) {
 		return QueueSkip, nil
 	}
 	constraints, err := h.hardSpreadConstraints(pod)
@@ -57,22 +88,10 @@ func (h clusterHints) spreadAfterPodChange(pod *v1.Pod, oldObj, newObj any) (Que
 	}
 	switch {
 	case old != nil && updated != nil:
-		if updated.UID == pod.UID && !equality.Semantic.DeepEqual(updated.Spec.Tolerations, old.Spec.Tolerations) {
-			for _, c := range constraints {
-				if c.NodeTaintsPolicy == v1.NodeInclusionPolicyHonor {
-					return Queue, nil
-				}
-			}
+		if self && updated.UID == pod.UID {
+			return spreadAfterOwnUpdate(constraints, old, updated), nil
 		}
-		if equality.Semantic.DeepEqual(updated.Labels, old.Labels) {
-			return QueueSkip, nil
-		}
-		for _, c := range constraints {
-			if c.Selector.Matches(k8slabels.Set(old.Labels)) != c.Selector.Matches(k8slabels.Set(updated.Labels)) {
-				return Queue, nil
-			}
-		}
-		return QueueSkip, nil
+		return spreadLabelsChanged(constraints, old, updated), nil
 	case updated != nil:
 		if matchesAny(updated.Labels) {
 			return Queue, nil
@@ -84,6 +103,34 @@ func (h clusterHints) spreadAfterPodChange(pod *v1.Pod, oldObj, newObj any) (Que
 		}
 		return QueueSkip, nil
 	}
+}
+
+// spreadAfterOwnUpdate is the verdict on the pod's own update: new
+// tolerations help when a constraint honours taints; otherwise as
+// spreadLabelsChanged.
+func spreadAfterOwnUpdate(constraints []topologyspread.Constraint, old, updated *v1.Pod) QueueingHint {
+	if !equality.Semantic.DeepEqual(updated.Spec.Tolerations, old.Spec.Tolerations) {
+		for _, c := range constraints {
+			if c.NodeTaintsPolicy == v1.NodeInclusionPolicyHonor {
+				return Queue
+			}
+		}
+	}
+	return spreadLabelsChanged(constraints, old, updated)
+}
+
+// spreadLabelsChanged reports Queue when the update changed the pod's
+// labels so that a constraint's selector matches them differently.
+func spreadLabelsChanged(constraints []topologyspread.Constraint, old, updated *v1.Pod) QueueingHint {
+	if equality.Semantic.DeepEqual(updated.Labels, old.Labels) {
+		return QueueSkip
+	}
+	for _, c := range constraints {
+		if c.Selector.Matches(k8slabels.Set(old.Labels)) != c.Selector.Matches(k8slabels.Set(updated.Labels)) {
+			return Queue
+		}
+	}
+	return QueueSkip
 }
 
 // spreadAfterNodeChange is PodTopologySpread's node hint. A node counts in
@@ -164,23 +211,21 @@ func requiredPodAffinity(pod *v1.Pod) (affinity, anti []podaffinity.Term, affini
 	return terms.RequiredAffinity, terms.RequiredAntiAffinity, affinityErr, antiErr
 }
 
-// podAffinityAfterPodChange is InterPodAffinity's pod hint. The pod's own
-// update may help (its labels may now match its own affinity). A pod on
-// a node (or nominated to one) helps when added matching all of the pod's
-// affinity terms, updated to match them all or to no longer match all its
-// anti-affinity terms, or deleted while matching all of the anti-affinity
-// terms or having an anti-affinity the pod matches all terms of. Terms
-// are matched without namespace labels, as upstream's hint does.
-func podAffinityAfterPodChange(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
+// podAffinityAfterAssignedPodChange is InterPodAffinity's hint for bound
+// pods' events. A pod on a node (or nominated to one) helps when added
+// matching all of the pod's affinity terms, updated to match them all or
+// to no longer match its anti-affinity terms, or deleted while matching
+// its anti-affinity terms or having an anti-affinity the pod matches.
+// Matching anti-affinity terms is matching all of them, or any one of
+// them with AnyAntiAffinityTermRequeues. Terms are matched without
+// namespace labels, as upstream's hint does.
+func (h clusterHints) podAffinityAfterAssignedPodChange(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
 	old, updated, err := objects[*v1.Pod](oldObj, newObj)
 	if err != nil {
 		return Queue, err
 	}
 	if old == nil && updated == nil {
 		return Queue, errNoObject
-	}
-	if old != nil && updated != nil && updated.UID == pod.UID {
-		return Queue, nil
 	}
 	if updated != nil && !assignedOrNominated(updated) || old != nil && !assignedOrNominated(old) {
 		return QueueSkip, nil
@@ -189,10 +234,14 @@ func podAffinityAfterPodChange(pod *v1.Pod, oldObj, newObj any) (QueueingHint, e
 	if err := errors.Join(affinityErr, antiErr); err != nil {
 		return Queue, err
 	}
+	matchesAnti := podaffinity.MatchesAll
+	if h.anyAntiTerm {
+		matchesAnti = matchesAnyTerm
+	}
 	switch {
 	case old != nil && updated != nil:
 		if !podaffinity.MatchesAll(affinity, old) && podaffinity.MatchesAll(affinity, updated) ||
-			podaffinity.MatchesAll(anti, old) && !podaffinity.MatchesAll(anti, updated) {
+			matchesAnti(anti, old) && !matchesAnti(anti, updated) {
 			return Queue, nil
 		}
 		return QueueSkip, nil
@@ -202,17 +251,28 @@ func podAffinityAfterPodChange(pod *v1.Pod, oldObj, newObj any) (QueueingHint, e
 		}
 		return QueueSkip, nil
 	}
-	if podaffinity.MatchesAll(anti, old) {
+	if matchesAnti(anti, old) {
 		return Queue, nil
 	}
 	_, deletedAnti, _, err := requiredPodAffinity(old)
 	if err != nil {
 		return Queue, err
 	}
-	if podaffinity.MatchesAll(deletedAnti, pod) {
+	if matchesAnti(deletedAnti, pod) {
 		return Queue, nil
 	}
 	return QueueSkip, nil
+}
+
+// matchesAnyTerm reports whether pod matches one of terms, matched with
+// no namespace labels.
+func matchesAnyTerm(terms []podaffinity.Term, pod *v1.Pod) bool {
+	for i := range terms {
+		if terms[i].Matches(pod, nil) {
+			return true
+		}
+	}
+	return false
 }
 
 // podAffinityAfterNodeChange is InterPodAffinity's node hint: a node added

@@ -91,39 +91,47 @@ func requestedResourceGrew(pod *v1.Pod, old, node *v1.Node, resolver *dra.Resolv
 	return false
 }
 
-// resourcesFreedByPod is NodeResourcesFit's pod hint: a pod that held a
-// place on a node was deleted, or the pod itself, or a bound pod holding
-// some resource the pod requests, scaled down.
+// resourcesFreedByPod is NodeResourcesFit's pod hint before
+// PodEventsByRole, for every pod event: a pod that held a place on a node
+// was deleted ([podHeldPlace]), or the pod itself, or a bound pod holding
+// some resource the pod requests ([boundPodGaveUpRequest]), scaled down.
 func resourcesFreedByPod(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
-	old, updated, err := objects[*v1.Pod](oldObj, newObj)
+	if newObj == nil {
+		return podHeldPlace(pod, oldObj, nil)
+	}
+	return ownUpdateOr(alwaysQueue, boundPodGaveUpRequest)(pod, oldObj, newObj)
+}
+
+// podHeldPlace is NodeResourcesFit's AssignedPod deletion hint: the
+// deleted pod was bound or nominated to a node, so it freed room there.
+func podHeldPlace(_ *v1.Pod, oldObj, _ any) (QueueingHint, error) {
+	deleted, _, err := objects[*v1.Pod](oldObj, nil)
 	if err != nil {
 		return Queue, err
 	}
-	if old == nil {
+	if deleted == nil {
 		return Queue, errNoObject
 	}
-	if updated == nil {
-		if assignedOrNominated(old) {
-			return Queue, nil
-		}
-		return QueueSkip, nil
-	}
-	if scaleDownHelps(pod, old, updated) {
+	if assignedOrNominated(deleted) {
 		return Queue, nil
 	}
 	return QueueSkip, nil
 }
 
-// scaleDownHelps reports whether pod may fit after other went down from
-// old to other: it is the pod itself, or a bound pod whose request of a
-// resource pod requests went down. Requests count resized status, as
-// kube-scheduler's with in-place resize on.
-func scaleDownHelps(pod, old, other *v1.Pod) bool {
-	if other.UID == pod.UID {
-		return true
+// boundPodGaveUpRequest is NodeResourcesFit's AssignedPod scale-down
+// hint: the updated pod is bound and its request of some resource the pod
+// requests went down. Requests count resized status, as kube-scheduler's
+// with in-place resize on.
+func boundPodGaveUpRequest(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
+	old, other, err := objects[*v1.Pod](oldObj, newObj)
+	if err != nil {
+		return Queue, err
+	}
+	if old == nil || other == nil {
+		return Queue, errNoObject
 	}
 	if other.Spec.NodeName == "" {
-		return false
+		return QueueSkip, nil
 	}
 	var before, after nodeinfo.Resource
 	setMax(&before, resourcehelper.PodRequests(old, podRequestOptions))
@@ -132,26 +140,22 @@ func scaleDownHelps(pod, old, other *v1.Pod) bool {
 		if q.IsZero() {
 			continue
 		}
+		var lower bool
 		switch name {
 		case v1.ResourceCPU:
-			if before.MilliCPU > after.MilliCPU {
-				return true
-			}
+			lower = before.MilliCPU > after.MilliCPU
 		case v1.ResourceMemory:
-			if before.Memory > after.Memory {
-				return true
-			}
+			lower = before.Memory > after.Memory
 		case v1.ResourceEphemeralStorage:
-			if before.EphemeralStorage > after.EphemeralStorage {
-				return true
-			}
+			lower = before.EphemeralStorage > after.EphemeralStorage
 		default:
-			if nodeinfo.IsScalarResourceName(name) && before.ScalarResources[name] > after.ScalarResources[name] {
-				return true
-			}
+			lower = nodeinfo.IsScalarResourceName(name) && before.ScalarResources[name] > after.ScalarResources[name]
+		}
+		if lower {
+			return Queue, nil
 		}
 	}
-	return false
+	return QueueSkip, nil
 }
 
 // setMax raises r's amounts to those of rl where rl's are larger, as

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
+	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/podaffinity"
@@ -20,7 +21,7 @@ import (
 	"github.com/kubesched/kubesched/preenqueue"
 )
 
-// Defaults of kube-scheduler v1.36.3.
+// Defaults of kube-scheduler, the same in every supported release.
 const (
 	DefaultPodInitialBackoffDuration         = 1 * time.Second
 	DefaultPodMaxBackoffDuration             = 10 * time.Second
@@ -124,14 +125,32 @@ func WithPodMaxInUnschedulablePodsDuration(d time.Duration) Option {
 	}
 }
 
-// WithPluginEvents replaces [DefaultPluginEvents]: which events move the
-// pods each plugin rejected, and the hints that decide. Give it
-// DefaultPluginEvents(listers) plus entries for your own plugins to keep
-// the defaults. Without it, the queue uses DefaultPluginEvents over the
-// listers of [WithListers].
+// WithFeatures makes the queue behave as the kube-scheduler release of fs
+// (default: [feature.Default], the newest): how it tells pod events
+// apart ([PodUpdateEvents]), the default plugins' events and hints
+// ([PluginEventsFor]), whether a node addition's registration also asks
+// for taint updates, and when it records a nomination. Give it the
+// features of the release the framework reproduces, such as
+// kubesched.Release.Features.
+func WithFeatures(fs feature.Features) Option {
+	return func(q *PriorityQueue) error {
+		q.features = fs
+		return nil
+	}
+}
+
+// WithPluginEvents replaces the default plugins' events: which events move
+// the pods each plugin rejected, and the hints that decide. Give it
+// PluginEventsFor(features, listers) of the queue's release plus entries
+// for your own plugins to keep the defaults. Without it, the queue uses
+// [PluginEventsFor] with the features of [WithFeatures] and the listers of
+// [WithListers]. A nil pe registers no plugin, as an empty one.
 func WithPluginEvents(pe PluginEvents) Option {
 	return func(q *PriorityQueue) error {
-		q.hints = newHintTable(pe)
+		if pe == nil {
+			pe = PluginEvents{}
+		}
+		q.pluginEvents = pe
 		return nil
 	}
 }
@@ -154,7 +173,7 @@ func WithPreEnqueuePlugins(plugins ...framework.PreEnqueuePlugin) Option {
 
 // WithListers gives the queue the cluster objects its PreEnqueue plugins
 // read (DynamicResources looks the pod's ResourceClaims up) and the
-// default queueing hints read (see [DefaultPluginEvents]), and lets
+// default queueing hints read (see [PluginEventsFor]), and lets
 // [PriorityQueue.AssignedPodAdded] match the namespaceSelector of pending
 // pods' affinity terms through l.Namespaces. Pass the framework's.
 func WithListers(l framework.Listers) Option {
@@ -174,7 +193,7 @@ func WithListers(l framework.Listers) Option {
 //     10s. [PriorityQueue.FlushBackoffQCompleted] (run every second by [PriorityQueue.Run])
 //     moves those whose backoff ended to the active queue. When the
 //     active queue is empty, Pop takes from the backoff queue rather than
-//     wait, as kube-scheduler v1.36.3 does (SchedulerPopFromBackoffQ).
+//     wait, as kube-scheduler does (SchedulerPopFromBackoffQ).
 //   - The unschedulable pool holds pods that plugins rejected, until an
 //     event that one of those plugins registered for ([PluginEvents])
 //     moves them to the active or backoff queue
@@ -199,6 +218,8 @@ type PriorityQueue struct {
 
 	clock                                          Clock
 	initialBackoff, maxBackoff, maxInUnschedulable time.Duration
+	features                                       feature.Features
+	pluginEvents                                   PluginEvents // nil: the default plugins'
 	hints                                          hintTable
 	preEnqueue                                     []framework.PreEnqueuePlugin
 	listers                                        framework.Listers
@@ -234,6 +255,7 @@ type inFlightEvent struct {
 func New(opts ...Option) (*PriorityQueue, error) {
 	q := &PriorityQueue{
 		clock:              realClock{},
+		features:           feature.Default(),
 		initialBackoff:     DefaultPodInitialBackoffDuration,
 		maxBackoff:         DefaultPodMaxBackoffDuration,
 		maxInUnschedulable: DefaultPodMaxInUnschedulablePodsDuration,
@@ -250,10 +272,12 @@ func New(opts ...Option) (*PriorityQueue, error) {
 			return nil, err
 		}
 	}
-	if q.hints.registered == nil {
-		// The default hints read the listers, whichever option came last.
-		q.hints = newHintTable(DefaultPluginEvents(q.listers))
+	// Built once every option is in: the default hints read the listers,
+	// and the table the features, whichever option came last.
+	if q.pluginEvents == nil {
+		q.pluginEvents = PluginEventsFor(q.features, q.listers)
 	}
+	q.hints = newHintTable(q.pluginEvents, q.features)
 	q.active = newPodHeap(activeLess)
 	q.backoff = newPodHeap(func(a, b *QueuedPodInfo) bool {
 		ta, tb := q.backoffTime(a), q.backoffTime(b)
@@ -290,25 +314,36 @@ func (q *PriorityQueue) Add(pod *v1.Pod) error {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.moveToActive(q.newQueuedPodInfo(pod), EventUnscheduledPodAdd.Label(), false) {
+	q.add(pod, EventUnscheduledPodAdd)
+	return nil
+}
+
+// add queues a pod the queue does not hold, as event: in the active queue,
+// or in the pool if gated. With NominationRecordedOnAdd its nomination is
+// recorded here, gated or not; before, moveToActive records it.
+func (q *PriorityQueue) add(pod *v1.Pod, event ClusterEvent) {
+	if q.features.NominationRecordedOnAdd {
+		q.nominations.Add(pod, "")
+	}
+	if q.moveToActive(q.newQueuedPodInfo(pod), event.Label(), false) {
 		q.cond.Broadcast()
 	}
-	return nil
 }
 
 // Update records a pending pod's new state. A pod in the active or
 // backoff queue is updated in place; one in the unschedulable pool moves
 // if the change is an event its rejecting plugins registered for (say,
 // its scheduling gates were removed); a popped pod is updated when it
-// comes back; a pod not in the queue is added. It returns an error for a
-// nil pod.
+// comes back; a pod not in the queue is added. The events are
+// [PodUpdateEvents] of the pod as the target: TargetPod ones, with the
+// queue's PodEventsByRole. It returns an error for a nil pod.
 func (q *PriorityQueue) Update(oldPod, newPod *v1.Pod) error {
 	if oldPod == nil || newPod == nil {
 		return errors.New("queue: Update: nil pod")
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	events := PodSchedulingPropertiesChange(newPod, oldPod)
+	events := PodUpdateEvents(q.features, newPod, oldPod, true)
 	key := podKey(newPod)
 	if f, ok := q.inFlight[key]; ok {
 		f.latest = newPod
@@ -337,9 +372,7 @@ func (q *PriorityQueue) Update(oldPod, newPod *v1.Pod) error {
 		}
 		return nil
 	}
-	if q.moveToActive(q.newQueuedPodInfo(newPod), EventUnscheduledPodUpdate.Label(), false) {
-		q.cond.Broadcast()
-	}
+	q.add(newPod, EventUnscheduledPodUpdate)
 	return nil
 }
 
@@ -508,11 +541,11 @@ func (q *PriorityQueue) moveAll(event ClusterEvent, oldObj, newObj any, preCheck
 // AssignedPodAdded moves the pods in the unschedulable pool that a pod
 // newly bound to a node may help: those PodTopologySpread rejected in its
 // namespace, and those with a required pod affinity term it matches.
-// kube-scheduler v1.36.3 sends the event to
+// kube-scheduler sends the event to
 // [PriorityQueue.MoveAllToActiveOrBackoffQueue] instead (EventAssignedPodAdd),
 // leaving the choice to the plugins' queueing hints; this narrower move
-// is the one it makes without them. The hints still decide which of
-// these pods move. A nil pod moves nothing.
+// is the one releases before v1.37 made without them. The hints still
+// decide which of these pods move. A nil pod moves nothing.
 func (q *PriorityQueue) AssignedPodAdded(pod *v1.Pod) {
 	if pod == nil {
 		return
@@ -704,7 +737,7 @@ func (q *PriorityQueue) moveToActive(pi *QueuedPodInfo, event string, fromBackof
 	q.backoff.remove(pi.key)
 	q.errorBackoff.remove(pi.key)
 	q.active.addOrUpdate(pi)
-	if event == EventUnscheduledPodAdd.Label() || event == EventUnscheduledPodUpdate.Label() {
+	if !q.features.NominationRecordedOnAdd && (event == EventUnscheduledPodAdd.Label() || event == EventUnscheduledPodUpdate.Label()) {
 		q.nominations.Add(pi.Pod, "")
 	}
 	return true

@@ -219,7 +219,7 @@ func TestEventsMoveOnlyPodsTheirPluginsRejected(t *testing.T) {
 		{name: "a node's new labels help it too", rejector: names.NodeAffinity, event: nodeLabelled, moves: true},
 		{name: "a deleted pod does not", rejector: names.NodeAffinity, event: EventAssignedPodDelete},
 		{name: "a deleted pod helps one NodeResourcesFit rejected", rejector: names.NodeResourcesFit, event: EventAssignedPodDelete, moves: true},
-		{name: "a node losing a taint helps a plugin waiting for new nodes", rejector: names.NodeName, event: ClusterEvent{Resource: Node, ActionType: UpdateNodeTaint}, moves: true},
+		{name: "a node losing a taint does not help a plugin waiting for new nodes", rejector: names.NodeName, event: ClusterEvent{Resource: Node, ActionType: UpdateNodeTaint}},
 		{name: "a plugin the queue does not know is helped by any event", rejector: "Custom", event: ClusterEvent{Resource: StorageClass, ActionType: Add}, moves: true},
 		{name: "the wildcard event helps every pod", rejector: names.NodeAffinity, event: ClusterEvent{Resource: WildCard, ActionType: All}, moves: true},
 		{name: "a pre-check can hold pods back", rejector: names.NodeAffinity, event: EventNodeAdd, preCheck: func(*v1.Pod) bool { return false }},
@@ -326,7 +326,7 @@ func TestSchedulingGatesHoldPodsUntilRemoved(t *testing.T) {
 		t.Fatalf("gated pod is in %s after a node event, want unschedulable", got)
 	}
 	other := pendingPod("other", 0)
-	q.MoveAllToActiveOrBackoffQueue(ClusterEvent{Resource: unscheduledPod, ActionType: UpdatePodSchedulingGatesEliminated}, other, other, nil)
+	q.MoveAllToActiveOrBackoffQueue(ClusterEvent{Resource: UnscheduledPod, ActionType: UpdatePodSchedulingGatesEliminated}, other, other, nil)
 	if got := where(q, "p"); got != "unschedulable" {
 		t.Fatalf("gated pod is in %s after another pod's gates went, want unschedulable", got)
 	}
