@@ -363,7 +363,7 @@ echo "$dir E2E=${KUBESCHED_E2E:-} $*" >>"$FAKE_LOG"
 					". E2E= test -race ./...",
 					"conformance E2E= test -race ./...",
 					"examples/controller E2E= test -race ./...",
-					"hack/e2e E2E=1 test -race -count=1 ./...",
+					"hack/e2e E2E=1 test -race -count=1 -timeout 60m ./...",
 				}
 				if got := strings.Split(strings.TrimSpace(string(data)), "\n"); !slices.Equal(got, want) {
 					t.Errorf("go ran as\n\t%s\nwant\n\t%s", strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))

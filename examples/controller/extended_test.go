@@ -74,7 +74,7 @@ func writes(client *fake.Clientset) []string {
 }
 
 // The writes for a pod asking for a DRA-backed extended resource, in
-// kube-scheduler v1.36.3's order: the nomination
+// kube-scheduler v1.37.2's order: the nomination
 // (NominatedNodeNameForExpectation), then DynamicResources' PreBind,
 // then the binding.
 const (

@@ -565,7 +565,7 @@ func TestControllerRetriesAPodWhenStorageChanges(t *testing.T) {
 
 // TestControllerWritesClaimsAndVolumesSideBySide: a pod with a
 // ResourceClaim and a claim waiting for its volume has both written at
-// once, as kube-scheduler v1.36.3 runs DynamicResources' and
+// once, as kube-scheduler v1.37.2 runs DynamicResources' and
 // VolumeBinding's PreBind in parallel; when the volume fails, the
 // ResourceClaim written is unreserved.
 func TestControllerWritesClaimsAndVolumesSideBySide(t *testing.T) {

@@ -62,7 +62,7 @@ type retrySide struct {
 
 // TestRetriesAgree shows end to end that kube-scheduler and kubesched's
 // controller retry a pod that fits nowhere when, and only when,
-// kube-scheduler v1.36.3's queueing hints say an event may help it. Each
+// kube-scheduler v1.37.2's queueing hints say an event may help it. Each
 // scheduler, on a fresh control plane, gets a pod asking for 3 cpu on
 // two nodes of 2. NodeResourcesFit rejects it, and its hints decide:
 //   - a node's labels change: NodeResourcesFit registers no event for

@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,6 +12,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"syscall"
 )
 
 // Binaries are the paths of the control plane's programs.
@@ -18,29 +21,65 @@ type Binaries struct {
 	Etcd, APIServer, Scheduler, ControllerManager string
 }
 
-// KubernetesVersion is the release the binaries report and reproduce.
-const KubernetesVersion = "v1.36.3"
+// programs are the main packages built, by binary name; the Kubernetes
+// ones are stamped with their release.
+var programs = []struct {
+	name, pkg string
+	stamped   bool
+}{
+	{"etcd", "go.etcd.io/etcd/server/v3", false},
+	{"kube-apiserver", "k8s.io/kubernetes/cmd/kube-apiserver", true},
+	{"kube-scheduler", "k8s.io/kubernetes/cmd/kube-scheduler", true},
+	{"kube-controller-manager", "k8s.io/kubernetes/cmd/kube-controller-manager", true},
+}
 
-// versionFlags stamp the Kubernetes binaries with their release, as the
-// release build does; without them they report v0.0.0-master.
-var versionFlags = "-X k8s.io/component-base/version.gitVersion=" + KubernetesVersion +
-	" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=36"
+// ModuleVersion returns the version of module that moduleDir's go.mod
+// selects, such as the release of k8s.io/kubernetes: go.mod is the one place
+// the control plane's versions are written.
+func ModuleVersion(ctx context.Context, moduleDir, module string) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Version}}", module)
+	cmd.Dir = moduleDir
+	out, err := cmd.Output()
+	if err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			err = fmt.Errorf("%w: %s", err, bytes.TrimSpace(exit.Stderr))
+		}
+		return "", fmt.Errorf("go list -m %s: %w", module, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
 
-// programs are the main packages built, by binary name.
-var programs = []struct{ name, pkg, ldflags string }{
-	{"etcd", "go.etcd.io/etcd/server/v3", ""},
-	{"kube-apiserver", "k8s.io/kubernetes/cmd/kube-apiserver", versionFlags},
-	{"kube-scheduler", "k8s.io/kubernetes/cmd/kube-scheduler", versionFlags},
-	{"kube-controller-manager", "k8s.io/kubernetes/cmd/kube-controller-manager", versionFlags},
+// versionFlags stamp the Kubernetes binaries with release, as the release
+// build does; without them they report v0.0.0-master.
+func versionFlags(release string) (string, error) {
+	parts := strings.SplitN(strings.TrimPrefix(release, "v"), ".", 3)
+	if !strings.HasPrefix(release, "v") || len(parts) != 3 {
+		return "", fmt.Errorf("k8s.io/kubernetes %q is not a release version like v1.37.2", release)
+	}
+	return "-X k8s.io/component-base/version.gitVersion=" + release +
+		" -X k8s.io/component-base/version.gitMajor=" + parts[0] +
+		" -X k8s.io/component-base/version.gitMinor=" + parts[1], nil
 }
 
 // Build returns the control plane's binaries, building them from the
 // module proxy with moduleDir's go.mod (the hack/e2e module) unless a
-// build for the same go.mod, go.sum and Go version is cached. The cache
-// is $KUBESCHED_E2E_CACHE, else kubesched-e2e in the user's cache
-// directory. A cold build takes minutes; progress goes to log.
+// build for the same go.mod, go.sum and Go version is cached. The
+// Kubernetes binaries are stamped with the k8s.io/kubernetes version
+// go.mod selects, so their --version and the API server's /version say
+// it. The cache is $KUBESCHED_E2E_CACHE, else kubesched-e2e in the
+// user's cache directory. A cold build takes minutes, longer than go
+// test's default timeout on two cores; progress goes to log.
 func Build(ctx context.Context, moduleDir string, log io.Writer) (Binaries, error) {
-	key, err := buildKey(moduleDir)
+	release, err := ModuleVersion(ctx, moduleDir, "k8s.io/kubernetes")
+	if err != nil {
+		return Binaries{}, err
+	}
+	stamp, err := versionFlags(release)
+	if err != nil {
+		return Binaries{}, err
+	}
+	key, err := buildKey(moduleDir, stamp)
 	if err != nil {
 		return Binaries{}, err
 	}
@@ -76,12 +115,15 @@ func Build(ctx context.Context, moduleDir string, log io.Writer) (Binaries, erro
 	for _, p := range programs {
 		fmt.Fprintf(log, "building %s from %s (cached after the first time)\n", p.name, p.pkg)
 		args := []string{"build", "-trimpath", "-o", filepath.Join(tmp, p.name)}
-		if p.ldflags != "" {
-			args = append(args, "-ldflags", p.ldflags)
+		if p.stamped {
+			args = append(args, "-ldflags", stamp)
 		}
 		cmd := exec.CommandContext(ctx, "go", append(args, p.pkg)...)
 		cmd.Dir = moduleDir
 		cmd.Stdout, cmd.Stderr = log, log
+		// A test binary killed for its timeout must not leave a build
+		// running on, writing into the cache.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := cmd.Run(); err != nil {
 			return Binaries{}, fmt.Errorf("building %s: %w", p.name, err)
 		}
@@ -96,9 +138,9 @@ func Build(ctx context.Context, moduleDir string, log io.Writer) (Binaries, erro
 	return bins, nil
 }
 
-// buildKey hashes what decides the binaries: the module's requirements
-// and the Go toolchain.
-func buildKey(moduleDir string) (string, error) {
+// buildKey hashes what decides the binaries: the module's requirements,
+// the Go toolchain and the version stamp.
+func buildKey(moduleDir, stamp string) (string, error) {
 	h := sha256.New()
 	for _, f := range []string{"go.mod", "go.sum"} {
 		b, err := os.ReadFile(filepath.Join(moduleDir, f))
@@ -112,7 +154,7 @@ func buildKey(moduleDir string) (string, error) {
 		return "", fmt.Errorf("go env GOVERSION: %w", err)
 	}
 	h.Write(out)
-	h.Write([]byte(runtime.GOOS + "/" + runtime.GOARCH + " " + versionFlags))
+	h.Write([]byte(runtime.GOOS + "/" + runtime.GOARCH + " " + stamp))
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
