@@ -63,6 +63,12 @@ func buildInTree(name string, args runtime.Object, fs *feature.Features) ([]fram
 		switch p := p.(type) {
 		case *filter.NodeName:
 			p.Features = fs
+		case *filter.NodeUnschedulable:
+			p.Features = fs
+		case *filter.TaintToleration:
+			p.Features = fs
+		case *score.TaintToleration:
+			p.Features = fs
 		case *filter.NodeVolumeLimits:
 			p.Features = fs
 		case *filter.InterPodAffinity:

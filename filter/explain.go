@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	ndf "k8s.io/component-helpers/nodedeclaredfeatures"
 
+	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/nodeaffinity"
 	"github.com/kubesched/kubesched/internal/taints"
@@ -68,7 +69,7 @@ func (pl *TaintToleration) ExplainFilter(_ context.Context, _ *framework.CycleSt
 		if t.Effect != v1.TaintEffectNoSchedule && t.Effect != v1.TaintEffectNoExecute {
 			continue
 		}
-		if !taints.Tolerated(pod.Spec.Tolerations, t, pl.EnableComparisonOperators) {
+		if !taints.Tolerated(pod.Spec.Tolerations, t, feature.Of(pl.Features).TaintTolerationComparisonOperators) {
 			out = append(out, framework.Detail{Message: fmt.Sprintf("taint %s is not tolerated", t.ToString())})
 		}
 	}
@@ -330,7 +331,7 @@ func (*NodeName) ExplainFilter(_ context.Context, _ *framework.CycleState, pod *
 // ExplainFilter says the node is cordoned and which toleration would
 // admit the pod.
 func (pl *NodeUnschedulable) ExplainFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
-	if pod == nil || ni.Node() == nil || !ni.Unschedulable() || taints.Tolerated(pod.Spec.Tolerations, &unschedulableTaint, pl.EnableComparisonOperators) {
+	if pod == nil || ni.Node() == nil || !ni.Unschedulable() || taints.Tolerated(pod.Spec.Tolerations, &unschedulableTaint, feature.Of(pl.Features).TaintTolerationComparisonOperators) {
 		return nil
 	}
 	return []framework.Detail{{Message: fmt.Sprintf("the node is cordoned (spec.unschedulable) and the pod does not tolerate %s", unschedulableTaint.ToString())}}

@@ -5,6 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/taints"
 	"github.com/kubesched/kubesched/names"
@@ -26,8 +27,9 @@ var unschedulableTaint = v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.Tai
 // pod tolerates the node.kubernetes.io/unschedulable:NoSchedule taint, as
 // DaemonSet pods do. The zero value is ready to use.
 type NodeUnschedulable struct {
-	// EnableComparisonOperators: see TaintToleration.
-	EnableComparisonOperators bool
+	// Features: TaintTolerationComparisonOperators is read (see
+	// TaintToleration). nil is [feature.Default].
+	Features *feature.Features
 }
 
 var (
@@ -55,7 +57,7 @@ func (pl *NodeUnschedulable) Filter(_ context.Context, _ *framework.CycleState, 
 	if node == nil {
 		return errNilNode
 	}
-	if ni.Unschedulable() && !taints.Tolerated(pod.Spec.Tolerations, &unschedulableTaint, pl.EnableComparisonOperators) {
+	if ni.Unschedulable() && !taints.Tolerated(pod.Spec.Tolerations, &unschedulableTaint, feature.Of(pl.Features).TaintTolerationComparisonOperators) {
 		return nodeUnschedulable
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/taints"
 	"github.com/kubesched/kubesched/names"
@@ -22,11 +23,11 @@ var untoleratedTaint = framework.NewStatus(framework.UnschedulableAndUnresolvabl
 // only lower the score (see score.TaintToleration). The zero value is ready
 // to use.
 type TaintToleration struct {
-	// EnableComparisonOperators lets Gt/Lt tolerations match numeric taint
-	// values, as the TaintTolerationComparisonOperators feature gate does
-	// (alpha, off in v1.36.3). Operators this gate introduces tolerate
-	// nothing while it is off.
-	EnableComparisonOperators bool
+	// Features: TaintTolerationComparisonOperators (an alpha gate, off in
+	// every supported release) lets Gt/Lt tolerations match numeric taint
+	// values; operators the gate introduces tolerate nothing while it is
+	// off. nil is [feature.Default].
+	Features *feature.Features
 }
 
 var (
@@ -50,7 +51,7 @@ func (pl *TaintToleration) Filter(_ context.Context, _ *framework.CycleState, po
 	if node == nil {
 		return errNilNode
 	}
-	if taints.FirstUntolerated(ni.Taints(), pod.Spec.Tolerations, pl.EnableComparisonOperators) >= 0 {
+	if taints.FirstUntolerated(ni.Taints(), pod.Spec.Tolerations, feature.Of(pl.Features).TaintTolerationComparisonOperators) >= 0 {
 		return untoleratedTaint
 	}
 	return nil

@@ -2,6 +2,7 @@ package filter
 
 import (
 	"context"
+	"github.com/kubesched/kubesched/feature"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -87,7 +88,7 @@ func TestTaintTolerationComparisonOperatorsFollowTheOption(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			pod := podWithTolerations(v1.Toleration{Key: "gen", Operator: tc.op, Value: tc.value, Effect: v1.TaintEffectNoSchedule})
-			got := (&TaintToleration{EnableComparisonOperators: tc.enabled}).Filter(context.Background(), nil, pod, node)
+			got := (&TaintToleration{Features: &feature.Features{TaintTolerationComparisonOperators: tc.enabled}}).Filter(context.Background(), nil, pod, node)
 			if (got == nil) != tc.fits {
 				t.Errorf("got %v, want fits=%v", got, tc.fits)
 			}

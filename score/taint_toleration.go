@@ -5,6 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/taints"
 	"github.com/kubesched/kubesched/names"
@@ -17,8 +18,9 @@ var preferNoScheduleKey = framework.NewStateKey[[]v1.Toleration]()
 // does not tolerate: the raw score is that count, normalized in reverse so
 // the node with the fewest gets 100. The zero value is ready to use.
 type TaintToleration struct {
-	// EnableComparisonOperators: see filter.TaintToleration.
-	EnableComparisonOperators bool
+	// Features: TaintTolerationComparisonOperators is read (see
+	// filter.TaintToleration). nil is [feature.Default].
+	Features *feature.Features
 }
 
 var (
@@ -65,7 +67,7 @@ func (pl *TaintToleration) Score(_ context.Context, state *framework.CycleState,
 	nodeTaints := ni.Taints()
 	for i := range nodeTaints {
 		t := &nodeTaints[i]
-		if t.Effect == v1.TaintEffectPreferNoSchedule && !taints.Tolerated(tolerations, t, pl.EnableComparisonOperators) {
+		if t.Effect == v1.TaintEffectPreferNoSchedule && !taints.Tolerated(tolerations, t, feature.Of(pl.Features).TaintTolerationComparisonOperators) {
 			n++
 		}
 	}
