@@ -46,6 +46,12 @@ type Features struct {
 	// not say "no new claims to deallocate, ", and victims are listed
 	// most important first.
 	PreemptionMessageNamesVictims bool
+	// CELErrorsNameTheDevice (v1.37, dynamic-resource-allocation v0.37):
+	// a DeviceClass's or claim's CEL selector that fails at run time is
+	// reported as "selector #N on device D: CEL runtime error: …", with a
+	// hint on optional chaining after a missing map key. Before,
+	// "selector #N: CEL runtime error: …" and no hint.
+	CELErrorsNameTheDevice bool
 
 	// PodEventsByRole (v1.37): the scheduling queue tells pod events apart
 	// by the pod's role: AssignedPod (a bound pod), TargetPod (the

@@ -34,6 +34,7 @@ var releases = []Release{
 			ListedNamespacesOnly:          true,
 			ImageVolumesInThreshold:       true,
 			PreemptionMessageNamesVictims: true,
+			CELErrorsNameTheDevice:        true,
 
 			PodEventsByRole:                  true,
 			AnyAntiAffinityTermRequeues:      true,

@@ -68,8 +68,8 @@ const (
 // memory with every other zero value; build a configured one, with its
 // own, with [NewDynamicResources].
 type DynamicResources struct {
-	// Features: DRADeviceTaintRules and PreemptionMessageNamesVictims
-	// are read. nil is [feature.Default].
+	// Features: DRADeviceTaintRules, PreemptionMessageNamesVictims and
+	// CELErrorsNameTheDevice are read. nil is [feature.Default].
 	Features *feature.Features
 	p        *dra.Plugin
 }
@@ -145,7 +145,13 @@ func (pl *DynamicResources) Filter(ctx context.Context, state *framework.CycleSt
 	if status != nil {
 		return status
 	}
-	return pl.plugin().Filter(ctx, s, pod, ni)
+	status = pl.plugin().Filter(ctx, s, pod, ni)
+	if status.Code() == framework.Error && !feature.Of(pl.Features).CELErrorsNameTheDevice {
+		if msg := dra.CELErrorWithoutDevice(status.Message()); msg != status.Message() {
+			return framework.AsStatus(errors.New(msg))
+		}
+	}
+	return status
 }
 
 // Reserve appends to r.Claims the pod's claims as kube-scheduler writes

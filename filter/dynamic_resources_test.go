@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/dra"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -360,6 +361,33 @@ func TestDynamicResourcesFilter(t *testing.T) {
 				ni = nodes[1]
 			}
 			checkStatus(t, "Filter", pl.Filter(context.Background(), state, tc.pod, ni), tc.code, tc.message)
+		})
+	}
+}
+
+func TestDynamicResourcesFilterWordsCELErrorsAsTheReleaseDoes(t *testing.T) {
+	t.Parallel()
+	broken := []runtime.Object{draClaim("gpu", draExactly("gpu", "broken", 1)), draClass("broken", `device.attributes["gpu.example.com"].healthy`), draSlice("n1", draGPUs(1)...)}
+	tests := []struct {
+		name     string
+		features *feature.Features
+		message  string
+	}{
+		{"v1.37 names the device and hints at optional chaining", nil,
+			"class broken: selector #0 on device gpu.example.com/n1/gpu-0: CEL runtime error: no such key: healthy. consider using CEL optional chaining (.? followed by orValue()) or guarding the check with has() for optional fields"},
+		{"v1.36 does neither", &feature.Features{}, "class broken: selector #0: CEL runtime error: no such key: healthy"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			nodes := []*nodeinfo.NodeInfo{draNode("n1")}
+			state := draState(t, nodes, broken...)
+			pl := withDRA(dra.Args{})
+			pl.Features = tc.features
+			if _, s := pl.PreFilter(context.Background(), state, draPod("p", "gpu"), nodes); !s.IsSuccess() {
+				t.Fatalf("PreFilter: %v", s)
+			}
+			checkStatus(t, "Filter", pl.Filter(context.Background(), state, draPod("p", "gpu"), nodes[0]), framework.Error, tc.message)
 		})
 	}
 }

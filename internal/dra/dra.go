@@ -1,5 +1,5 @@
-// Package dra is kube-scheduler v1.36.3's DynamicResources plugin without
-// an API server: it finds a pod's ResourceClaims, checks the ones already
+// Package dra is kube-scheduler's DynamicResources plugin without an API
+// server: it finds a pod's ResourceClaims, checks the ones already
 // allocated against each node, and allocates the others per node with
 // k8s.io/dynamic-resource-allocation's structured allocator, the one
 // kube-scheduler itself runs. The filter and score packages wrap it.
@@ -9,7 +9,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -798,4 +800,23 @@ func (p *Plugin) PostFilter(s *State, pod *v1.Pod, intN func(int) int, quiet boo
 		return nil, extended.DeepCopy(), framework.NewStatus(framework.Unschedulable, "deletion of ResourceClaim completed")
 	}
 	return nil, nil, nothing("still not schedulable")
+}
+
+// celDevice is where dynamic-resource-allocation v0.37 names the device a
+// selector's CEL runtime error happened on.
+var celDevice = regexp.MustCompile(`(selector #[0-9]+) on device [^:]*(: CEL runtime error: )`)
+
+// celKeyHint is what dynamic-resource-allocation v0.37 adds to a CEL
+// runtime error about a missing map key.
+const celKeyHint = ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check with has() for optional fields"
+
+// CELErrorWithoutDevice words an allocator error as
+// dynamic-resource-allocation v0.36 did: a selector's CEL runtime error
+// without the device it happened on, and without the hint on missing map
+// keys. Other messages are returned as they are.
+func CELErrorWithoutDevice(msg string) string {
+	if !strings.Contains(msg, "CEL runtime error: ") {
+		return msg
+	}
+	return strings.Replace(celDevice.ReplaceAllString(msg, "$1$2"), celKeyHint, "", 1)
 }

@@ -385,3 +385,34 @@ func TestDefaultIsShared(t *testing.T) {
 func cycle(l framework.Listers) *framework.CycleState {
 	return framework.NewCycleState(nil).SetListers(l)
 }
+
+func TestCELErrorWithoutDeviceWordsErrorsAsV036(t *testing.T) {
+	for _, tc := range []struct{ name, msg, want string }{
+		{
+			name: "a class selector's missing key loses the device and the hint",
+			msg:  "class gpu: selector #0 on device gpu.example.com/node-3/gpu-0: CEL runtime error: no such key: modle. consider using CEL optional chaining (.? followed by orValue()) or guarding the check with has() for optional fields",
+			want: "class gpu: selector #0: CEL runtime error: no such key: modle",
+		},
+		{
+			name: "a claim selector's other runtime error loses the device",
+			msg:  "claim default/c: selector #2 on device d/pool/sub/dev-1: CEL runtime error: no such overload",
+			want: "claim default/c: selector #2: CEL runtime error: no such overload",
+		},
+		{
+			name: "a compile error is left alone",
+			msg:  "class gpu: selector #0: CEL compile error: undeclared reference",
+			want: "class gpu: selector #0: CEL compile error: undeclared reference",
+		},
+		{
+			name: "a message without CEL is left alone",
+			msg:  "timed out trying to allocate devices",
+			want: "timed out trying to allocate devices",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := CELErrorWithoutDevice(tc.msg); got != tc.want {
+				t.Errorf("CELErrorWithoutDevice(%q)\n got  %q\n want %q", tc.msg, got, tc.want)
+			}
+		})
+	}
+}
