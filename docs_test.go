@@ -335,7 +335,7 @@ func TestTheREADMEsTestCommandRunsEveryModule(t *testing.T) {
 				// and fails in the one called failing.
 				fake := `#!/bin/sh
 dir=${PWD#"$FAKE_ROOT"}; dir=${dir#/}; dir=${dir:-.}
-echo "$dir E2E=${KUBESCHED_E2E:-} $*" >>"$FAKE_LOG"
+echo "$dir E2E=${KUBESCHED_E2E:-} RELEASE=${KUBESCHED_CONFORMANCE_RELEASE:-} $*" >>"$FAKE_LOG"
 [ "$dir" != "$FAKE_FAILING" ]
 `
 				if err := os.MkdirAll(bin, 0o755); err != nil {
@@ -360,10 +360,11 @@ echo "$dir E2E=${KUBESCHED_E2E:-} $*" >>"$FAKE_LOG"
 					t.Fatal(err)
 				}
 				want := []string{
-					". E2E= test -race ./...",
-					"conformance E2E= test -race ./...",
-					"examples/controller E2E= test -race ./...",
-					"hack/e2e E2E=1 test -race -count=1 -timeout 60m ./...",
+					". E2E= RELEASE= test -race ./...",
+					"conformance E2E= RELEASE= test -race ./...",
+					"examples/controller E2E= RELEASE= test -race ./...",
+					"conformance E2E= RELEASE=1.36 test -race ./...",
+					"hack/e2e E2E=1 RELEASE= test -race -count=1 -timeout 60m ./...",
 				}
 				if got := strings.Split(strings.TrimSpace(string(data)), "\n"); !slices.Equal(got, want) {
 					t.Errorf("go ran as\n\t%s\nwant\n\t%s", strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))

@@ -27,6 +27,7 @@ import (
 // images only when the node changes) and the same used host ports (a
 // set: when one of two pods sharing a port leaves, the port is free).
 func TestCacheSnapshotsEqualKubeSchedulersCache(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

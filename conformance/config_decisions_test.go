@@ -134,6 +134,7 @@ func dedupeByName(plugins []any) []any {
 // their decisions on generated scenarios: feasibility, the rejecting
 // plugin and its reasons, and every plugin's score.
 func TestConfiguredProfilesMatchUpstream(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	const configs, scenarios = 40, 25
 	compared, refused := 0, 0

@@ -62,6 +62,7 @@ func upstreamFramework(ctx context.Context, profile *config.KubeSchedulerProfile
 // upstream's NewFramework: the same plugins at each extension point, in
 // the same order, the same score weights, or the same error.
 func TestProfileExpansionMatchesUpstream(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

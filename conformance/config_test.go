@@ -61,6 +61,7 @@ func upstreamValidate(data []byte) (error, error) {
 // same configuration, or the same error text, and the same validation
 // errors.
 func TestConfigLoadingMatchesUpstream(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	const seeds = 2000
 	decoded, failed, invalid := 0, 0, 0

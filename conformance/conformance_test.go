@@ -17,7 +17,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 
-	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/cache"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -46,7 +45,7 @@ func envInt(name string, fallback int) int {
 // same scores and a host upstream could have picked. A failing scenario is
 // rerun alone with -run 'TestDifferential/group/seed=N$'.
 func TestDifferential(t *testing.T) {
-	fw, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100))
+	fw, err := ours.DefaultFramework(framework.WithPercentageOfNodesToScore(100))
 	if err != nil {
 		t.Fatalf("DefaultFramework: %v", err)
 	}
@@ -73,7 +72,7 @@ func TestDifferential(t *testing.T) {
 // on a one-CPU machine.
 func TestDifferentialLarge(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
-	fw, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100))
+	fw, err := ours.DefaultFramework(framework.WithPercentageOfNodesToScore(100))
 	if err != nil {
 		t.Fatalf("DefaultFramework: %v", err)
 	}
@@ -96,7 +95,7 @@ func TestReproductions(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scenarios in testdata/scenarios (err %v)", err)
 	}
-	fw, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100))
+	fw, err := ours.DefaultFramework(framework.WithPercentageOfNodesToScore(100))
 	if err != nil {
 		t.Fatalf("DefaultFramework: %v", err)
 	}
@@ -191,13 +190,13 @@ func formatDiffs(diffs []disagreement, limit int) string {
 // objects with a framework of its own that lists them. The error is for
 // failures of the oracle itself, or objects kubesched refuses.
 func compare(ctx context.Context, shared *framework.Framework, s *Scenario) ([]disagreement, error) {
-	want, err := testOracle.RunScenario(ctx, s)
+	want, err := upstream.RunScenario(ctx, s)
 	if err != nil {
 		return nil, fmt.Errorf("oracle: %w", err)
 	}
 	fw := shared
 	if len(s.Objects) > 0 {
-		fw, err = kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100), framework.WithObjects(schedulingObjects(s.Objects)...))
+		fw, err = ours.DefaultFramework(framework.WithPercentageOfNodesToScore(100), framework.WithObjects(schedulingObjects(s.Objects)...))
 		if err != nil {
 			return nil, fmt.Errorf("DefaultFramework with the scenario's objects: %w", err)
 		}

@@ -42,7 +42,7 @@ func TestGeneratedScenariosCoverEveryOutcome(t *testing.T) {
 			rejections, scores := map[string]int{}, map[string]int{}
 			for seed := range uint64(seeds) {
 				s := generate(seed, tc.affinityAndSpread)
-				res, err := testOracle.RunScenario(context.Background(), s)
+				res, err := upstream.RunScenario(context.Background(), s)
 				if err != nil {
 					t.Fatalf("seed %d: %v", seed, err)
 				}

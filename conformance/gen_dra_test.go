@@ -11,9 +11,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	"k8s.io/component-base/featuregate"
-	"k8s.io/kubernetes/pkg/features"
 	"k8s.io/utils/ptr"
 )
 
@@ -28,35 +25,50 @@ func generateWithDRA(seed uint64) *Scenario {
 	return s
 }
 
-// TestUpstreamRunsWithDefaultDRAFeatureGates: the oracle is meant to be
-// kube-scheduler v1.36.3 as shipped, so the DRA feature gates must have
-// their defaults in this process.
-func TestUpstreamRunsWithDefaultDRAFeatureGates(t *testing.T) {
+// TestUpstreamRunsWithDefaultFeatureGates: the oracle is meant to be
+// the release under test as shipped, so the feature gates kubesched's
+// Features follow, and those that shape DRA's allocator, must have their
+// defaults in the oracle's process: a default that moves in a new release
+// shows here.
+func TestUpstreamRunsWithDefaultFeatureGates(t *testing.T) {
 	t.Parallel()
-	for gate, want := range map[featuregate.Feature]bool{
-		features.DynamicResourceAllocation:    true,
-		features.DRAPrioritizedList:           true,
-		features.DRAAdminAccess:               true,
-		features.DRAConsumableCapacity:        true,
-		features.DRADeviceTaints:              true,
-		features.DRAPartitionableDevices:      true,
-		features.DRADeviceBindingConditions:   true,
-		features.DRAResourceClaimDeviceStatus: true,
-		features.DRAExtendedResource:          true,
-		features.DRASchedulerFilterTimeout:    true,
-		features.DRAListTypeAttributes:        false,
-		features.DRANodeAllocatableResources:  false,
-		features.DRAWorkloadResourceClaims:    false,
-		features.DRADeviceTaintRules:          tested.Features.DRADeviceTaintRules,
-		features.DRADeviceCompatibilityGroups: false,
-		features.DRAFractionalCapacityRange:   false,
-		features.DRADerivedAttributes:         false,
-		features.DRAOptionalNodeOperations:    false,
-	} {
-		if got := utilfeature.DefaultFeatureGate.Enabled(gate); got != want {
-			t.Errorf("feature gate %s is %v, want %v", gate, got, want)
+	want := map[string]bool{
+		"StorageCapacityScoring":             tested.Features.StorageCapacityScoring,
+		"VolumeLimitScaling":                 tested.Features.VolumeLimitScaling,
+		"DRADeviceTaintRules":                tested.Features.DRADeviceTaintRules,
+		"TaintTolerationComparisonOperators": tested.Features.TaintTolerationComparisonOperators,
+		"DynamicResourceAllocation":          true,
+		"DRAPrioritizedList":                 true,
+		"DRAAdminAccess":                     true,
+		"DRAConsumableCapacity":              true,
+		"DRADeviceTaints":                    true,
+		"DRAPartitionableDevices":            true,
+		"DRADeviceBindingConditions":         true,
+		"DRAResourceClaimDeviceStatus":       true,
+		"DRAExtendedResource":                true,
+		"DRASchedulerFilterTimeout":          true,
+		"DRAListTypeAttributes":              false,
+		"DRANodeAllocatableResources":        false,
+		"DRAWorkloadResourceClaims":          false,
+	}
+	for _, gate := range gatesAdded[tested.Version] {
+		want[gate] = false
+	}
+	got, err := upstream.Gates(slices.Collect(maps.Keys(want))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for gate, want := range want {
+		if got[gate] != want {
+			t.Errorf("kube-scheduler %s runs with feature gate %s %v, want %v", tested.Version, gate, got[gate], want)
 		}
 	}
+}
+
+// gatesAdded are the gates a release added that shape DRA's allocator,
+// all off by default, by release.
+var gatesAdded = map[string][]string{
+	"v1.37.2": {"DRADeviceCompatibilityGroups", "DRAFractionalCapacityRange", "DRADerivedAttributes", "DRAOptionalNodeOperations"},
 }
 
 // draNames matches what varies between scenarios in DynamicResources'
@@ -107,7 +119,7 @@ func TestDRAScenariosCoverDynamicResources(t *testing.T) {
 // DynamicResources' reasons and the plugin errors, without the names in
 // them, in reasons.
 func draOutcomes(t *testing.T, s *Scenario, reasons map[string]int) []string {
-	res, err := testOracle.RunScenario(context.Background(), s)
+	res, err := upstream.RunScenario(context.Background(), s)
 	if err != nil {
 		t.Fatalf("seed %d: %v", s.Seed, err)
 	}

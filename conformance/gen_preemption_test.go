@@ -98,11 +98,10 @@ func generateLargeWithPreemption(seed uint64) *Scenario {
 func TestPreemptionScenariosCoverPreemption(t *testing.T) {
 	t.Parallel()
 	const seeds = 200
-	p := testPreemptionOracle(t)
 	counts := map[string]int{}
 	for seed := range uint64(seeds) {
 		s := generateWithPreemption(seed)
-		res, err := p.RunScenario(context.Background(), s)
+		res, err := upstream.RunPreemption(context.Background(), s)
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
@@ -225,6 +224,7 @@ func TestPreemptionScenariosRoundTrip(t *testing.T) {
 // again after others gets the same answer, but for upstream's random
 // choice among tied candidates.
 func TestPreemptionOracleRunsAreRepeatable(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	p := testPreemptionOracle(t)
 	ctx := context.Background()
@@ -240,7 +240,7 @@ func TestPreemptionOracleRunsAreRepeatable(t *testing.T) {
 				res.NominatedNodeName = ""
 				res.Message, res.PostFilterMessage = withoutNominee(res.Message), withoutNominee(res.PostFilterMessage)
 			}
-			// Upstream's candidates, kept for PartialChoices, are
+			// Upstream's candidates, kept for partialChoices, are
 			// compared through Candidates.
 			res.dryRun = nil
 			if round == 0 {

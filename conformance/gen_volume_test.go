@@ -40,7 +40,7 @@ func TestVolumeScenariosCoverEveryVolumePlugin(t *testing.T) {
 	rejected := map[string]int{}
 	reasons := map[string]int{}
 	for seed := range uint64(seeds) {
-		without, err := testOracle.RunScenario(context.Background(), generate(seed, generateAffinityAndSpread))
+		without, err := upstream.RunScenario(context.Background(), generate(seed, generateAffinityAndSpread))
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
@@ -48,7 +48,7 @@ func TestVolumeScenariosCoverEveryVolumePlugin(t *testing.T) {
 			placedWithout++
 		}
 		s := generateWithVolumes(seed)
-		res, err := testOracle.RunScenario(context.Background(), s)
+		res, err := upstream.RunScenario(context.Background(), s)
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}

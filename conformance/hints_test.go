@@ -39,6 +39,7 @@ var numHintScenarios = flag.Int("hint-scenarios", envInt("KUBESCHED_HINT_SCENARI
 // scenario's pods, an error counting as Queue on both sides, as the
 // queues read it.
 func TestQueueingHints(t *testing.T) {
+	linkedOnly(t)
 	o, err := NewOracle()
 	if err != nil {
 		t.Fatal(err)
@@ -146,6 +147,7 @@ var constantHints = sets.New(
 // TestQueueingHints, each pod update both as the target pod's and as
 // another pod's.
 func TestUpdateEvents(t *testing.T) {
+	linkedOnly(t)
 	compared := 0
 	for i := range *numHintScenarios {
 		seed := uint64(i + 1)

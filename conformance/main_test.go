@@ -1,40 +1,154 @@
 package conformance
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/go-logr/logr"
-
-	"github.com/kubesched/kubesched/feature"
 	"k8s.io/klog/v2"
+
+	"github.com/kubesched/kubesched"
+	"github.com/kubesched/kubesched/feature"
 )
 
-// testOracle is shared by every test: building upstream's framework and
-// syncing its informers is the expensive part, and Run is safe for
-// concurrent use.
+// testOracle is the linked release's oracle, shared by every test:
+// building upstream's framework and syncing its informers is the
+// expensive part, and Run is safe for concurrent use.
 var testOracle *Oracle
 
-// TestMain builds testOracle once for every test and closes it afterwards.
+// upstream is the kube-scheduler release the differential tests compare
+// kubesched with: the linked one by default, or, when
+// KUBESCHED_CONFORMANCE_RELEASE names another, that release running out
+// of process (see [RemoteOracle]).
+var upstream releaseOracle
+
+// tested is that release, and ours kubesched's reproduction of it, whose
+// decisions are compared with upstream's.
+var (
+	tested feature.Release
+	ours   *kubesched.Release
+)
+
+// releaseOracle is what the differential tests ask a kube-scheduler
+// release.
+type releaseOracle interface {
+	RunScenario(ctx context.Context, s *Scenario) (*OracleResult, error)
+	RunPreemption(ctx context.Context, s *Scenario) (*PreemptionResult, error)
+	RunNominated(ctx context.Context, s *Scenario, nominated []Nomination) (*OracleResult, error)
+	Gates(names ...string) (map[string]bool, error)
+}
+
+// TestMain builds the oracles once for every test and closes them
+// afterwards.
 func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
 	// Upstream's configuration defaulting logs through klog's global
 	// logger ("Default plugin is explicitly re-configured").
 	klog.SetLogger(logr.Discard())
+	version := os.Getenv("KUBESCHED_CONFORMANCE_RELEASE")
+	if version == "" {
+		version = linkedRelease
+	}
+	var err error
+	if ours, err = kubesched.ReleaseFor(version); err != nil {
+		fmt.Fprintln(os.Stderr, "KUBESCHED_CONFORMANCE_RELEASE:", err)
+		return 2
+	}
+	tested = mustRelease(version)
 	o, err := NewOracle()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "building the oracle:", err)
-		os.Exit(1)
+		return 1
 	}
+	defer o.Close()
 	testOracle = o
-	code := m.Run()
-	o.Close()
-	os.Exit(code)
+	if tested.Version == mustRelease(linkedRelease).Version {
+		upstream = &linkedOracles{Oracle: o}
+		return m.Run()
+	}
+	remote, err := startReleaseOracle(tested)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer remote.Close()
+	fmt.Printf("comparing with kube-scheduler %s out of process\n", tested.Version)
+	upstream = remote
+	return m.Run()
 }
 
-// tested is the release this module links k8s.io/kubernetes at, whose
-// decisions kubesched's are compared with.
-var tested = mustRelease("1.37")
+// startReleaseOracle builds cmd/oracle against r (the module file
+// kubernetes-<minor>.mod and the kubernetes_<major>_<minor> build tag) and
+// starts it.
+func startReleaseOracle(r feature.Release) (*RemoteOracle, error) {
+	minor := strings.Join(strings.Split(strings.TrimPrefix(r.Version, "v"), ".")[:2], ".")
+	modfile := "kubernetes-" + minor + ".mod"
+	if _, err := os.Stat(modfile); err != nil {
+		return nil, fmt.Errorf("no module file for kube-scheduler %s: %w", r.Version, err)
+	}
+	dir, err := os.MkdirTemp("", "kubesched-oracle-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "oracle")
+	build := exec.Command("go", "build", "-modfile="+modfile, "-tags=kubernetes_"+strings.ReplaceAll(minor, ".", "_"), "-o", bin, "./cmd/oracle")
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("building the kube-scheduler %s oracle: %v\n%s", r.Version, err, out)
+	}
+	remote, err := StartRemoteOracle(bin)
+	if err != nil {
+		return nil, err
+	}
+	if remote.Release() != minor {
+		remote.Close()
+		return nil, fmt.Errorf("the oracle built with %s links kube-scheduler %s, want %s", modfile, remote.Release(), minor)
+	}
+	return remote, nil
+}
+
+// linkedOracles are the linked release's oracles; the preemption and
+// nominated ones are built when first asked.
+type linkedOracles struct {
+	*Oracle
+}
+
+func (l *linkedOracles) RunPreemption(ctx context.Context, s *Scenario) (*PreemptionResult, error) {
+	p, err := preemptionOracle()
+	if err != nil {
+		return nil, fmt.Errorf("building the preemption oracle: %w", err)
+	}
+	return p.RunScenario(ctx, s)
+}
+
+func (l *linkedOracles) RunNominated(ctx context.Context, s *Scenario, nominated []Nomination) (*OracleResult, error) {
+	n, err := nominatedOracle()
+	if err != nil {
+		return nil, fmt.Errorf("building the nominated oracle: %w", err)
+	}
+	return n.RunScenario(ctx, s, nominated)
+}
+
+func (l *linkedOracles) Gates(names ...string) (map[string]bool, error) {
+	return GateStates(names...)
+}
+
+// linkedOnly skips a test that needs the linked release in process when
+// another release is under test.
+func linkedOnly(t *testing.T) {
+	t.Helper()
+	if _, ok := upstream.(*linkedOracles); !ok {
+		t.Skipf("needs kube-scheduler in process; %s runs out of process and answers scenarios only", tested.Version)
+	}
+}
 
 func mustRelease(version string) feature.Release {
 	r, err := feature.ReleaseFor(version)

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -30,6 +30,10 @@ var numNominatedScenarios = flag.Int("nominated-scenarios", envInt("KUBESCHED_CO
 // so a seed's cluster and pod are those TestDifferential sees.
 const nominationStream = 0x6e6f6d696e617465
 
+// nominatedOracle is the linked release's [NominatedOracle], built when
+// first used.
+var nominatedOracle = sync.OnceValues(NewNominatedOracle)
+
 // TestNominatedPods adds nominated pods to generated scenarios and
 // requires kubesched with framework.WithNominator to reach upstream's
 // verdicts with RunFilterPluginsWithNominatedPods on every node, the
@@ -37,12 +41,7 @@ const nominationStream = 0x6e6f6d696e617465
 // failing scenario is rerun alone with
 // -run 'TestNominatedPods/group/seed=N$'.
 func TestNominatedPods(t *testing.T) {
-	oracle, err := NewNominatedOracle()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer oracle.Close()
-	plain, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100))
+	plain, err := ours.DefaultFramework(framework.WithPercentageOfNodesToScore(100))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +62,7 @@ func TestNominatedPods(t *testing.T) {
 				}
 				nominated := nominate(s, seed, feasible)
 				nominations.Add(int64(len(nominated)))
-				diffs, err := compareNominated(context.Background(), oracle, s, nominated)
+				diffs, err := compareNominated(context.Background(), s, nominated)
 				if err != nil {
 					t.Fatalf("seed %d: %v", seed, err)
 				}
@@ -142,7 +141,7 @@ func nominate(s *Scenario, seed uint64, feasible []string) []Nomination {
 // feasibleNodes returns the names, sorted, of the nodes kubesched finds
 // feasible for s's pod without nominations.
 func feasibleNodes(s *Scenario) ([]string, error) {
-	fw, err := kubesched.DefaultFramework(framework.WithObjects(schedulingObjects(s.Objects)...))
+	fw, err := ours.DefaultFramework(framework.WithObjects(schedulingObjects(s.Objects)...))
 	if err != nil {
 		return nil, err
 	}
@@ -210,15 +209,15 @@ func nominatedFramework(s *Scenario, nominated []Nomination) (*framework.Framewo
 	for _, n := range nominated {
 		noms.Add(n.Pod, n.Node)
 	}
-	return kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100),
+	return ours.DefaultFramework(framework.WithPercentageOfNodesToScore(100),
 		framework.WithObjects(schedulingObjects(s.Objects)...), framework.WithNominator(noms))
 }
 
 // compareNominated runs s with the nominations through the oracle and
 // kubesched and lists where they differ, as compare does for plain
 // scenarios.
-func compareNominated(ctx context.Context, oracle *NominatedOracle, s *Scenario, nominated []Nomination) ([]disagreement, error) {
-	want, err := oracle.RunScenario(ctx, s, nominated)
+func compareNominated(ctx context.Context, s *Scenario, nominated []Nomination) ([]disagreement, error) {
+	want, err := upstream.RunNominated(ctx, s, nominated)
 	if err != nil {
 		return nil, fmt.Errorf("oracle: %w", err)
 	}
@@ -235,7 +234,7 @@ func compareNominated(ctx context.Context, oracle *NominatedOracle, s *Scenario,
 func verdictsDiffer(plain *framework.Framework, s *Scenario, nominated []Nomination) (bool, error) {
 	if len(s.Objects) > 0 {
 		var err error
-		if plain, err = kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100), framework.WithObjects(schedulingObjects(s.Objects)...)); err != nil {
+		if plain, err = ours.DefaultFramework(framework.WithPercentageOfNodesToScore(100), framework.WithObjects(schedulingObjects(s.Objects)...)); err != nil {
 			return false, err
 		}
 	}

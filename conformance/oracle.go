@@ -52,7 +52,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
@@ -210,12 +209,9 @@ func newOracle(opts oracleOptions) (*Oracle, error) {
 		frameworkruntime.WithClientSet(client),
 		frameworkruntime.WithInformerFactory(informerFactory),
 		frameworkruntime.WithSnapshotSharedLister(snapshot),
-		// As scheduler.New: DefaultPreemption reads the nominated node
-		// through it.
-		frameworkruntime.WithMutableSnapshotLister(snapshot),
 		frameworkruntime.WithSharedCSIManager(nodevolumelimits.NewCSIManager(informerFactory.Storage().V1().CSINodes().Lister())),
 		frameworkruntime.WithSharedDRAManager(dra),
-	}, opts.framework...)...)
+	}, append(linkedFrameworkOptions(snapshot), opts.framework...)...)...)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("building upstream framework: %w", err)
@@ -552,8 +548,6 @@ type snapshotLister struct {
 	current *cache.Snapshot
 }
 
-var _ fwk.MutableSnapshotSharedLister = (*snapshotLister)(nil)
-
 // NodeInfos lists the nodes of the installed cluster.
 func (s *snapshotLister) NodeInfos() fwk.NodeInfoLister {
 	return s.snapshotOrEmpty().NodeInfos()
@@ -567,41 +561,6 @@ func (s *snapshotLister) StorageInfos() fwk.StorageInfoLister {
 // PodGroupStates reports the installed cluster's pod groups.
 func (s *snapshotLister) PodGroupStates() fwk.PodGroupStateLister {
 	return s.snapshotOrEmpty().PodGroupStates()
-}
-
-// CompositePodGroupStates reports the installed cluster's composite pod
-// groups.
-func (s *snapshotLister) CompositePodGroupStates() fwk.CompositePodGroupStateLister {
-	return s.snapshotOrEmpty().CompositePodGroupStates()
-}
-
-// StartMutations starts a mutation session of the installed cluster,
-// which only kube-scheduler's pod group preemption uses.
-func (s *snapshotLister) StartMutations() error { return s.snapshotOrEmpty().StartMutations() }
-
-// EndMutations ends a mutation session, restoring the installed cluster.
-func (s *snapshotLister) EndMutations() error { return s.snapshotOrEmpty().EndMutations() }
-
-// AddPod adds a pod to the installed cluster in a mutation session.
-func (s *snapshotLister) AddPod(podInfo fwk.PodInfo, nodeName string) error {
-	return s.snapshotOrEmpty().AddPod(podInfo, nodeName)
-}
-
-// RemovePod removes a pod from the installed cluster in a mutation
-// session.
-func (s *snapshotLister) RemovePod(logger klog.Logger, pod *v1.Pod, nodeName string) error {
-	return s.snapshotOrEmpty().RemovePod(logger, pod, nodeName)
-}
-
-// PodGroups reports the installed cluster's pod group objects.
-func (s *snapshotLister) PodGroups() fwk.PodGroupLister {
-	return s.snapshotOrEmpty().PodGroups()
-}
-
-// CompositePodGroups reports the installed cluster's composite pod group
-// objects.
-func (s *snapshotLister) CompositePodGroups() fwk.CompositePodGroupLister {
-	return s.snapshotOrEmpty().CompositePodGroups()
 }
 
 // snapshotOrEmpty keeps the framework usable between runs, when plugins

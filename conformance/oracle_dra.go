@@ -66,8 +66,8 @@ func newDRAManager(ctx context.Context, client kubernetes.Interface, factory inf
 		SliceInformer:            factory.Resource().V1().ResourceSlices(),
 		KubeClient:               client,
 	}
-	if opts.EnableDeviceTaintRules {
-		opts.TaintInformer = factory.Resource().V1().DeviceTaintRules()
+	if err := watchDeviceTaintRules(&opts, factory); err != nil {
+		return nil, err
 	}
 	tracker, err := resourceslicetracker.StartTracker(ctx, opts)
 	if err != nil {

@@ -72,6 +72,7 @@ func heldClaim(name, node, device string) *resourceapi.ResourceClaim {
 // ran before, although upstream's tracker of allocated devices ignores a
 // claim's update from one allocation to another.
 func TestOracleTracksAllocatedDevicesAcrossScenarios(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	nodes := []*v1.Node{node("n1", 4000)}
 	classes := []runtime.Object{deviceClass("gpu", "", "", classCreation), deviceClass("a100", "a100", "", classCreation)}
@@ -110,6 +111,7 @@ func TestOracleTracksAllocatedDevicesAcrossScenarios(t *testing.T) {
 // second in name order, is dropped whole, so that its own
 // deviceclass.resource.kubernetes.io/ name is not backed either.
 func TestOracleResolvesExtendedResourcesAsAStartingScheduler(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	nodes := []*v1.Node{node("n1", 4000)}
 	newer := deviceClass("a", "", string(gpu), classCreation.Add(time.Hour))
@@ -162,6 +164,7 @@ func verdict(o NodeOutcome) string {
 // and errors of upstream's DynamicResources that kubesched must repeat
 // word for word, on a cluster of two nodes with one A100 and one T4.
 func TestOracleReportsDynamicResourcesVerdicts(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	nodes := []*v1.Node{node("n1", 4000), node("n2", 4000)}
 	cluster := []runtime.Object{

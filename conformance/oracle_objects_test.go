@@ -68,6 +68,7 @@ func summary(res *OracleResult) string {
 // scenario's objects before running it, and remove them for the next one.
 // Each scenario runs with its objects and then without them.
 func TestOracleSeesScenarioObjects(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	web := map[string]string{"app": "web"}
 	rs := replicaSet(metav1.NamespaceDefault, "web", web)
@@ -147,6 +148,7 @@ func TestOracleSeesScenarioObjects(t *testing.T) {
 // TestOracleRejectsBadObjects: objects of other kinds, or two with one
 // name, are a broken scenario, not an empty cluster.
 func TestOracleRejectsBadObjects(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	tests := []struct {
 		name    string

@@ -127,15 +127,20 @@ type PreemptionResult struct {
 	// when it compares, so the order of victims, and which of them are
 	// reprieved, can differ from one run to the next.
 	ClockDependent bool
+	// PartialChoices, when Partial, are the nodes a dry run walking the
+	// scenario's nodes in order could nominate (see
+	// [PreemptionResult.partialChoices]); kubesched walks them in that
+	// order.
+	PartialChoices []string
 
 	// dryRun holds the full dry run's candidates by node, for
-	// [PreemptionResult.PartialChoices]. Upstream's candidates have
+	// [PreemptionResult.partialChoices]. Upstream's candidates have
 	// unexported fields, which equality.Semantic.DeepEqual refuses:
 	// clear it to compare results.
 	dryRun map[string]preemption.Candidate
 }
 
-// PartialChoices returns the sorted names of the nodes upstream's
+// partialChoices returns the sorted names of the nodes upstream's
 // DefaultPreemption could nominate when its dry run stops early
 // (Partial), were it to examine the potential nodes one at a time in
 // order, from any offset: it takes the candidates it meets until it has
@@ -144,7 +149,7 @@ type PreemptionResult struct {
 // those. order is the nodes in the order the dry run walks them; names
 // that are not potential nodes are skipped. A scheduler whose dry run
 // stops early must nominate one of these, whatever its offset.
-func (r *PreemptionResult) PartialChoices(order []string) []string {
+func (r *PreemptionResult) partialChoices(order []string) []string {
 	potential := map[string]bool{}
 	for _, name := range r.PotentialNodes {
 		potential[name] = true
@@ -323,6 +328,13 @@ func (p *PreemptionOracle) RunScenario(ctx context.Context, s *Scenario) (*Preem
 		res.Candidates, res.NotCandidates, res.BestCandidates, res.ClockDependent = nil, nil, nil, false
 		res.dryRun = nil
 	}
+	if res.Partial {
+		order := make([]string, len(s.Nodes))
+		for i, n := range s.Nodes {
+			order[i] = n.Name
+		}
+		res.PartialChoices = res.partialChoices(order)
+	}
 	if res.NominatedNodeName != "" && !res.Partial && !res.ClockDependent && !slices.Contains(res.BestCandidates, res.NominatedNodeName) {
 		return nil, fmt.Errorf("upstream nominated %s, which is not among the best candidates %v of its full dry run", res.NominatedNodeName, res.BestCandidates)
 	}
@@ -359,12 +371,7 @@ func nominations(s *Scenario) (map[string][]fwk.PodInfo, error) {
 // p counts.
 func (p *PreemptionOracle) newExecutor() *preemption.Executor {
 	executor := preemption.NewExecutor(p.handle, p.features)
-	preempt := executor.PreemptPod
-	executor.PreemptPod = func(ctx context.Context, c preemption.Candidate, preemptor preemption.ExecutorPreemptor, victim *v1.Pod, pluginName string) (bool, error) {
-		p.preempting.Add(1)
-		defer p.preempting.Add(-1)
-		return preempt(ctx, c, preemptor, victim, pluginName)
-	}
+	countPreemptions(executor, &p.preempting)
 	p.plugin.Executor = executor
 	p.plugin.Evaluator = preemption.NewEvaluator(p.plugin.Name(), p.handle, p.plugin, executor)
 	return executor

@@ -96,6 +96,7 @@ func pdb(name, app string, allowed int32, disrupted ...string) *policyv1.PodDisr
 // DefaultPreemption's rules, so that a later comparison with kubesched's
 // preemption can trust it.
 func TestPreemptionOracle(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	tests := []struct {
 		name    string
@@ -382,6 +383,7 @@ func TestPreemptionOracle(t *testing.T) {
 // view of the claim, which the next run waits for, must follow the
 // deallocation (see [versioningTracker]).
 func TestPreemptionOracleRunsAScenarioAfterOneThatDeallocatedAClaim(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	p, err := NewPreemptionOracle()
 	if err != nil {
@@ -474,8 +476,8 @@ func TestPartialChoicesAreTheBestOfEveryStretchADryRunStoppingEarlyTakes(t *test
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := res.PartialChoices(tc.order); !slices.Equal(got, tc.want) {
-				t.Errorf("PartialChoices(%v) = %v, want %v", tc.order, got, tc.want)
+			if got := res.partialChoices(tc.order); !slices.Equal(got, tc.want) {
+				t.Errorf("partialChoices(%v) = %v, want %v", tc.order, got, tc.want)
 			}
 		})
 	}

@@ -74,6 +74,7 @@ var dedicated = v1.Taint{Key: "dedicated", Value: "a", Effect: v1.TaintEffectNoS
 // whose upstream verdict is known, so that a disagreement in the
 // differential test can be trusted to be kubesched's.
 func TestOracle(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	tests := []struct {
 		name  string
@@ -224,6 +225,7 @@ func TestOracle(t *testing.T) {
 // TestOracleRejectsAnEmptyCluster: upstream fails before any plugin runs
 // when there are no nodes, so Run returns an error rather than a result.
 func TestOracleRejectsAnEmptyCluster(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	if _, err := testOracle.Run(context.Background(), nil, nil, podRequesting("p", 1)); err == nil {
 		t.Error("Run with no nodes returned no error")

@@ -1,3 +1,5 @@
+//go:build !kubernetes_1_36
+
 package conformance
 
 import (

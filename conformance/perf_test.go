@@ -153,6 +153,7 @@ func preemptionReference(tb testing.TB, w PerfWorkload) *PreemptionReference {
 // candidates of 300 nodes): upstream's timed attempts nominate one of the
 // cheapest nodes, and so does kubesched, with the same victims.
 func TestPerfPreemptionAgreesWithUpstream(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	ctx := context.Background()
 	w := NewPerfWorkload(testcluster.Preemption, 300, 0)
@@ -196,6 +197,7 @@ func TestPerfPreemptionAgreesWithUpstream(t *testing.T) {
 }
 
 func TestPerfPreemptionReferenceRefusesOtherDecisions(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	ref := &PreemptionReference{
 		Upstream: PreemptionDecision{Message: "0/3 nodes are available: 3 Insufficient cpu.", NominatedNodeName: "a", Victims: []string{"default/x"}},

@@ -13,7 +13,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 
-	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -29,7 +28,6 @@ var numPreemption = flag.Int("preemption-scenarios", envInt("KUBESCHED_PREEMPTIO
 // upstream ranks best, and on it the same victims and PDB violations. A
 // failing scenario is rerun alone with -run 'TestPreemption/seed=N$'.
 func TestPreemption(t *testing.T) {
-	p := testPreemptionOracle(t)
 	var mu sync.Mutex
 	counts := map[string]int{}
 	failing := 0
@@ -53,7 +51,7 @@ func TestPreemption(t *testing.T) {
 					addDRA(s)
 					addPreemption(s)
 				}
-				want, err := p.RunScenario(context.Background(), s)
+				want, err := upstream.RunPreemption(context.Background(), s)
 				if err != nil {
 					t.Fatalf("oracle: %v", err)
 				}
@@ -88,7 +86,7 @@ func comparePreemption(ctx context.Context, s *Scenario, want *PreemptionResult)
 			noms.Add(pod, "")
 		}
 	}
-	fw, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100),
+	fw, err := ours.DefaultFramework(framework.WithPercentageOfNodesToScore(100),
 		framework.WithObjects(s.Objects...), framework.WithNominator(noms),
 		framework.WithRandSource(rand.NewPCG(s.Seed, 1)))
 	if err != nil {
@@ -130,11 +128,7 @@ func comparePreemption(ctx context.Context, s *Scenario, want *PreemptionResult)
 			add("preemption-node", "upstream nominates %s, kubesched does not preempt", want.NominatedNodeName)
 			break
 		}
-		order := make([]string, len(s.Nodes))
-		for i, n := range s.Nodes {
-			order[i] = n.Name
-		}
-		comparePreemptionDecision(want, pre, order, add)
+		comparePreemptionDecision(want, pre, add)
 	case want.NominatingMode == fwk.ModeOverride:
 		if pre != nil || !fitErr.ClearNomination {
 			add("preemption-node", "upstream clears the nomination, kubesched: preemption %v, clear %v", describePreemption(pre), fitErr.ClearNomination)
@@ -148,9 +142,9 @@ func comparePreemption(ctx context.Context, s *Scenario, want *PreemptionResult)
 }
 
 // comparePreemptionDecision checks kubesched's chosen node and victims
-// against upstream's full dry run. order is the nodes in kubesched's
-// order, which its dry run walks from a random offset.
-func comparePreemptionDecision(want *PreemptionResult, pre *framework.Preemption, order []string, add func(kind, format string, args ...any)) {
+// against upstream's full dry run. kubesched's dry run walks the
+// scenario's nodes in order, from a random offset.
+func comparePreemptionDecision(want *PreemptionResult, pre *framework.Preemption, add func(kind, format string, args ...any)) {
 	best := want.BestCandidates
 	switch {
 	case want.ClockDependent:
@@ -162,7 +156,7 @@ func comparePreemptionDecision(want *PreemptionResult, pre *framework.Preemption
 		}
 	case want.Partial:
 		// The dry run stops early, from an offset it drew.
-		best = want.PartialChoices(order)
+		best = want.PartialChoices
 	}
 	if !slices.Contains(best, pre.NominatedNodeName) {
 		add("preemption-node", "kubesched nominates %s, upstream's best candidates are %v", pre.NominatedNodeName, best)

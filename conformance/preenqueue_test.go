@@ -18,6 +18,7 @@ import (
 // plugins on gated pods and checks that kubesched refuses the same pods
 // with the same plugin and message.
 func TestGatedPodsAreTurnedDownAsUpstreamDoes(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourcePods: resource.MustParse("10")}}}
 	nodes := nodeinfo.Build([]*v1.Node{node}, nil)

@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/cache"
 	"github.com/kubesched/kubesched/framework"
 )
@@ -49,7 +48,7 @@ func TestPlacingClaimingPodsOneAfterAnotherAgreesWithUpstream(t *testing.T) {
 		t.Fatal(err)
 	}
 	listers.ResourceClaims = c.ResourceClaims()
-	fw, err := kubesched.DefaultFramework(framework.WithListers(listers), framework.WithPercentageOfNodesToScore(100))
+	fw, err := ours.DefaultFramework(framework.WithListers(listers), framework.WithPercentageOfNodesToScore(100))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +98,7 @@ func TestPlacingClaimingPodsOneAfterAnotherAgreesWithUpstream(t *testing.T) {
 // counts the outcome and reports whether the pod was placed.
 func placeAsUpstream(ctx context.Context, t *testing.T, s *Scenario, outcomes map[string]int, place func() (*framework.Result, error)) (*framework.Result, bool) {
 	t.Helper()
-	want, err := testOracle.RunScenario(ctx, s)
+	want, err := upstream.RunScenario(ctx, s)
 	if err != nil {
 		t.Fatalf("%s: oracle: %v", s.Pod.Name, err)
 	}

@@ -11,7 +11,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/sim"
 )
@@ -54,7 +53,7 @@ func simSequence(seed uint64, pending int) (*Scenario, []*v1.Pod) {
 // s's seed.
 func simCluster(t *testing.T, s *Scenario) *sim.Cluster {
 	t.Helper()
-	fw, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(100), framework.WithRandSource(rand.NewPCG(s.Seed, 1)))
+	fw, err := ours.DefaultFramework(framework.WithPercentageOfNodesToScore(100), framework.WithRandSource(rand.NewPCG(s.Seed, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +98,7 @@ func TestSimPlacementsAgreeWithUpstream(t *testing.T) {
 				outcomes["reverted"]++
 			}
 			step := &Scenario{Seed: seed, Nodes: s.Nodes, Pods: slices.Clone(bound), Pod: pod, Objects: s.Objects}
-			want, err := testOracle.RunScenario(ctx, step)
+			want, err := upstream.RunScenario(ctx, step)
 			if err != nil {
 				t.Fatalf("seed %d, %s: oracle: %v", seed, pod.Name, err)
 			}
@@ -152,7 +151,7 @@ func TestSimFirstFitAgreesWithUpstream(t *testing.T) {
 			// judges every node.
 			pod.Status.NominatedNodeName = ""
 			step := &Scenario{Seed: seed, Nodes: s.Nodes, Pods: slices.Clone(bound), Pod: pod, Objects: s.Objects}
-			want, err := testOracle.RunScenario(ctx, step)
+			want, err := upstream.RunScenario(ctx, step)
 			if err != nil {
 				t.Fatalf("seed %d, %s: oracle: %v", seed, pod.Name, err)
 			}

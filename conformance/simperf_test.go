@@ -32,6 +32,7 @@ func simPodKind(p *v1.Pod) string {
 }
 
 func TestSimWorkloads(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	const numNodes, numRunning, numPending = 40, 80, 50
 	workloads := map[string]SimWorkload{}

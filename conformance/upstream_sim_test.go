@@ -24,6 +24,7 @@ func nodeNames(nodes []*v1.Node) []string {
 }
 
 func TestUpstreamFirstFit(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	// Six empty nodes of 4 CPU, which a test changes before installing.
 	for _, tc := range []struct {
@@ -84,6 +85,7 @@ func TestUpstreamFirstFit(t *testing.T) {
 }
 
 func TestUpstreamFirstFitCommitsEachPlacement(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	ctx := context.Background()
 	nodes := testcluster.Nodes(3, testcluster.Basic)
@@ -114,6 +116,7 @@ func TestUpstreamFirstFitCommitsEachPlacement(t *testing.T) {
 }
 
 func TestUpstreamBindPlaceAndUnbind(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	ctx := context.Background()
 	// Two nodes of 4 CPU; pods of 3 CPU fit one per node.
@@ -204,6 +207,7 @@ func TestUpstreamBindPlaceAndUnbind(t *testing.T) {
 // scheduler's incrementally refreshed snapshot on one side and from a
 // snapshot built afresh on the other.
 func TestUpstreamEvaluateAgreesWithTheOracleAsPodsAreBound(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	ctx := context.Background()
 	w := NewSimWorkload(SimMix, 12, 24, 16)

@@ -27,6 +27,7 @@ func newTestUpstream(t *testing.T, percentage *int32) *Upstream {
 }
 
 func TestUpstreamPlacesPodsOnTheOraclesTopNodes(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	for _, tc := range []struct {
 		name     string
@@ -75,6 +76,7 @@ func TestUpstreamPlacesPodsOnTheOraclesTopNodes(t *testing.T) {
 }
 
 func TestUpstreamFailsWithTheOraclesFitError(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	nodes := testcluster.Nodes(20, testcluster.Taints)
 	pods := testcluster.ExistingPods(10, nodes, testcluster.Basic)
@@ -119,6 +121,7 @@ func TestUpstreamFailsWithTheOraclesFitError(t *testing.T) {
 }
 
 func TestUpstreamSearchesAsFarAsThePercentageSays(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	for _, tc := range []struct {
 		name       string
@@ -155,6 +158,7 @@ func TestUpstreamSearchesAsFarAsThePercentageSays(t *testing.T) {
 }
 
 func TestUpstreamSetClusterReplacesTheCluster(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -228,6 +232,7 @@ func TestUpstreamSetClusterReplacesTheCluster(t *testing.T) {
 // scheduler of its own, so that none inherits another's extended resource
 // mapping.
 func TestUpstreamAgreesWithTheOracleOnDRAScenarios(t *testing.T) {
+	linkedOnly(t)
 	t.Parallel()
 	ctx := context.Background()
 	checked := map[string]int{}
