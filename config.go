@@ -227,7 +227,8 @@ func (r Registry) profilePlugins(prof *configv1.KubeSchedulerProfile, fs feature
 	if err != nil {
 		return nil, err
 	}
-	if err := checkPhasesPaired(exp, implements); err != nil {
+	standIns, err := unpairedParts(exp, implements, built)
+	if err != nil {
 		return nil, err
 	}
 	var opts []framework.Option
@@ -235,7 +236,11 @@ func (r Registry) profilePlugins(prof *configv1.KubeSchedulerProfile, fs feature
 		for _, name := range exp.At[fp.at] {
 			// nil where kube-scheduler's plugin does what kubesched
 			// leaves to the caller (DefaultPreemption's PreEnqueue).
-			if part := partAt(built[name], fp.point); part != nil {
+			part := partAt(built[name], fp.point)
+			if standIn, ok := standIns[name][fp.point]; ok {
+				part = standIn
+			}
+			if part != nil {
 				opts = append(opts, framework.WithPluginAt(fp.point, part, int32(exp.ScoreWeights[name])))
 			}
 		}
@@ -250,28 +255,6 @@ func (r Registry) profilePlugins(prof *configv1.KubeSchedulerProfile, fs feature
 		}
 	}
 	return opts, nil
-}
-
-// ErrUnpairedPhase is returned, wrapped, for a profile that runs a
-// plugin's Filter without its PreFilter, or its Score without its
-// PreScore. kube-scheduler's plugins then fail or fall back, each in its
-// own way, which kubesched does not follow: it refuses such a profile
-// rather than guess.
-var ErrUnpairedPhase = errors.New("kubesched cannot judge this exactly: kube-scheduler's plugins fail or fall back each in its own way")
-
-// checkPhasesPaired refuses a layout that runs a plugin's Filter or Score
-// without the PreFilter or PreScore that prepares it.
-func checkPhasesPaired(exp *schedconfig.Expanded, implements schedconfig.Implements) error {
-	for _, pair := range []struct{ pre, main schedconfig.Point }{
-		{schedconfig.PreFilter, schedconfig.Filter}, {schedconfig.PreScore, schedconfig.Score},
-	} {
-		for _, name := range exp.At[pair.main] {
-			if points, _ := implements(name); points[pair.pre] && !slices.Contains(exp.At[pair.pre], name) {
-				return fmt.Errorf("plugin %q runs at %s without its %s: %w", name, pair.main, pair.pre, ErrUnpairedPhase)
-			}
-		}
-	}
-	return nil
 }
 
 // pointsOf returns the extension points a plugin of parts ps implements

@@ -217,17 +217,125 @@ func TestFrameworksFromConfigRefuses(t *testing.T) {
 	}
 }
 
-func TestFrameworksFromConfigRefusesAScoreWithoutItsPreScore(t *testing.T) {
+func TestFrameworksFromConfigRunsPhasesWithoutTheirPartnersAsKubeSchedulerDoes(t *testing.T) {
+	t.Parallel()
+	withDisk := func(p *v1.Pod) *v1.Pod {
+		p.Spec.Volumes = []v1.Volume{{Name: "d", VolumeSource: v1.VolumeSource{GCEPersistentDisk: &v1.GCEPersistentDiskVolumeSource{PDName: "disk-1"}}}}
+		return p
+	}
+	cluster := func() []*nodeinfo.NodeInfo {
+		blue := exampleNode("n2", "4")
+		blue.Labels = map[string]string{"team": "blue"}
+		return nodeinfo.Build([]*v1.Node{exampleNode("n1", "4"), blue},
+			[]*v1.Pod{onNode(withDisk(examplePod("running", "1")), "n1")})
+	}
+	tests := []struct {
+		name    string
+		doc     string
+		pod     *v1.Pod
+		host    string
+		wantErr string
+	}{
+		{
+			name: "a Score without its PreScore fails as kube-scheduler's InterPodAffinity does",
+			doc: `profiles:
+- plugins:
+    preScore: {disabled: [{name: InterPodAffinity}]}
+`,
+			pod:     examplePod("p", "1"),
+			wantErr: `failed to read "PreScoreInterPodAffinity" from cycleState: not found`,
+		},
+		{
+			name: "a Filter without its PreFilter fails as kube-scheduler's NodeResourcesFit does",
+			doc: `profiles:
+- plugins:
+    preFilter: {disabled: [{name: NodeResourcesFit}]}
+`,
+			pod:     examplePod("p", "1"),
+			wantErr: `error reading "PreFilterNodeResourcesFit" from cycleState: not found`,
+		},
+		{
+			name: "VolumeRestrictions without its PreFilter still rejects a disk conflict before it fails",
+			doc: `profiles:
+- plugins:
+    preFilter: {disabled: [{name: VolumeRestrictions}]}
+`,
+			pod:     withDisk(examplePod("p", "1")),
+			wantErr: `cannot read "PreFilterVolumeRestrictions" from cycleState`,
+		},
+		{
+			name: "NodeAffinity without its PreFilter computes the pod's affinity itself",
+			doc: `profiles:
+- plugins:
+    preFilter: {disabled: [{name: NodeAffinity}]}
+    score: {disabled: [{name: "*"}]}
+`,
+			pod: func() *v1.Pod {
+				p := examplePod("p", "1")
+				p.Spec.NodeSelector = map[string]string{"team": "blue"}
+				return p
+			}(),
+			host: "n2",
+		},
+		{
+			name: "NodeResourcesFit without its PreScore computes the pod's requests itself",
+			doc: `profiles:
+- plugins:
+    preScore: {disabled: [{name: NodeResourcesFit}]}
+    score: {disabled: [{name: "*"}], enabled: [{name: NodeResourcesFit}]}
+`,
+			pod:  examplePod("p", "1"),
+			host: "n2",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fws := fromConfig(t, kubesched.Registry{}, tc.doc)
+			res, err := fws["default-scheduler"].Schedule(context.Background(), tc.pod, cluster())
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Schedule: %v, %v; want an error containing %q", res, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Schedule: %v", err)
+			}
+			if res.SuggestedHost != tc.host {
+				t.Errorf("Schedule chose %s, want %s", res.SuggestedHost, tc.host)
+			}
+		})
+	}
+}
+
+// prepared is a plugin of a Registry with a PreFilter that its Filter
+// depends on.
+type prepared struct{}
+
+func (prepared) Name() string { return "Prepared" }
+
+func (prepared) PreFilter(context.Context, *framework.CycleState, *v1.Pod, []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	return nil, nil
+}
+
+func (prepared) Filter(context.Context, *framework.CycleState, *v1.Pod, *nodeinfo.NodeInfo) *framework.Status {
+	return nil
+}
+
+func TestFrameworksFromConfigRefusesARegistrysPluginWithoutItsPreFilter(t *testing.T) {
+	t.Parallel()
 	cfg, err := kubesched.LoadConfig([]byte(configHeader + `profiles:
 - plugins:
-    multiPoint: {disabled: [{name: InterPodAffinity}]}
-    score: {enabled: [{name: InterPodAffinity, weight: 2}]}
+    multiPoint: {enabled: [{name: Prepared}]}
+    preFilter: {disabled: [{name: Prepared}]}
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = kubesched.FrameworksFromConfig(cfg)
-	if !errors.Is(err, kubesched.ErrUnpairedPhase) || !strings.Contains(err.Error(), `plugin "InterPodAffinity" runs at ScorePlugin without its PreScorePlugin`) {
-		t.Errorf("FrameworksFromConfig: %v, want ErrUnpairedPhase for InterPodAffinity", err)
+	r := kubesched.Registry{"Prepared": func(runtime.Object) (framework.Plugin, error) { return prepared{}, nil }}
+	_, err = r.FrameworksFromConfig(cfg)
+	if !errors.Is(err, kubesched.ErrUnpairedPhase) || !strings.Contains(err.Error(), `plugin "Prepared" runs at FilterPlugin without its PreFilterPlugin`) {
+		t.Errorf("FrameworksFromConfig: %v, want ErrUnpairedPhase for Prepared", err)
 	}
 }
