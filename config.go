@@ -27,7 +27,10 @@ import (
 //     ..."). Other API versions and kinds are errors too.
 //   - The args of kube-scheduler's plugins are decoded into their
 //     k8s.io/kube-scheduler/config/v1 types, in each PluginConfig's
-//     Args.Object. Other plugins' args stay as JSON in Args.Raw.
+//     Args.Object, with their kind and apiVersion, and Args.Raw is
+//     cleared: encoded, the configuration shows the args the plugins run
+//     with, defaults included, as kube-scheduler --write-config-to writes
+//     them. Other plugins' args stay as JSON in Args.Raw.
 //   - Defaulting is kube-scheduler's, with its default feature gates:
 //     parallelism 16, one profile named default-scheduler when there is
 //     none, each profile's plugins merged into the default set, and args,
@@ -53,6 +56,7 @@ func loadConfig(data []byte, r *Release) (*configv1.KubeSchedulerConfiguration, 
 	if err := schedconfig.Validate(cfg, r.r.Features); err != nil {
 		return nil, err
 	}
+	schedconfig.ArgsAsRun(cfg)
 	return cfg, nil
 }
 

@@ -1,6 +1,7 @@
 package kubesched_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -78,4 +79,37 @@ func FuzzLoadConfig(f *testing.F) {
 			t.Fatalf("not defaulted: %+v", cfg)
 		}
 	})
+}
+
+func TestLoadConfigWritesArgsAsThePluginsRunWithThem(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, args, want string
+	}{
+		{"empty args of a kube-scheduler plugin are written defaulted, with their kind",
+			`{name: InterPodAffinity, args: {}}`,
+			`{"name":"InterPodAffinity","args":{"kind":"InterPodAffinityArgs","apiVersion":"kubescheduler.config.k8s.io/v1","hardPodAffinityWeight":1,"ignorePreferredTermsOfExistingPods":false}}`},
+		{"given args keep their values and gain the defaults",
+			`{name: InterPodAffinity, args: {ignorePreferredTermsOfExistingPods: true}}`,
+			`{"name":"InterPodAffinity","args":{"kind":"InterPodAffinityArgs","apiVersion":"kubescheduler.config.k8s.io/v1","hardPodAffinityWeight":1,"ignorePreferredTermsOfExistingPods":true}}`},
+		{"another plugin's args stay as the document gave them",
+			`{name: MyPlugin, args: {color: red}}`,
+			`{"name":"MyPlugin","args":{"color":"red"}}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := kubesched.LoadConfig([]byte("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- pluginConfig: [" + tc.args + "]\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := json.Marshal(cfg.Profiles[0].PluginConfig[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("pluginConfig[0] is written\n %s\nwant\n %s", got, tc.want)
+			}
+		})
+	}
 }

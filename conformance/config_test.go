@@ -1,14 +1,18 @@
 package conformance
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/diff"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	configv1 "k8s.io/kube-scheduler/config/v1"
@@ -51,6 +55,39 @@ func upstreamValidate(data []byte) (error, error) {
 		return errs, nil
 	}
 	return nil, nil
+}
+
+// upstreamWritten returns a valid configuration as kube-scheduler writes
+// what it runs with (--write-config-to): decoded to the internal version
+// and encoded as v1, as JSON decoded into generic values.
+func upstreamWritten(data []byte) (any, error) {
+	obj, _, err := scheme.Codecs.UniversalDecoder().Decode(data, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeJSON)
+	if !ok {
+		return nil, errors.New("no JSON serializer")
+	}
+	var buf bytes.Buffer
+	if err := scheme.Codecs.EncoderForVersion(info.Serializer, configv1.SchemeGroupVersion).Encode(obj, &buf); err != nil {
+		return nil, err
+	}
+	var out any
+	return out, json.Unmarshal(buf.Bytes(), &out)
+}
+
+// pluginConfigs returns every profile's pluginConfig of a configuration
+// decoded from JSON.
+func pluginConfigs(cfg any) []any {
+	var out []any
+	m, _ := cfg.(map[string]any)
+	profiles, _ := m["profiles"].([]any)
+	for _, p := range profiles {
+		prof, _ := p.(map[string]any)
+		out = append(out, prof["pluginConfig"])
+	}
+	return out
 }
 
 // TestConfigLoadingMatchesUpstream decodes, defaults and validates
@@ -101,6 +138,30 @@ func TestConfigLoadingMatchesUpstream(t *testing.T) {
 			}
 			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) && !sameUpToStageOrder(gotErr, wantErr) {
 				t.Errorf("seed %d: validation\n got  %v\n want %v\nconfig:\n%s", seed, gotErr, wantErr, data)
+			}
+			if wantErr == nil {
+				// What it runs with, as both write it.
+				loaded, err := ours.LoadConfig(data)
+				if err != nil {
+					t.Fatalf("seed %d: LoadConfig: %v", seed, err)
+				}
+				gotJSON, err := json.Marshal(loaded)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got any
+				if err := json.Unmarshal(gotJSON, &got); err != nil {
+					t.Fatal(err)
+				}
+				want, err := upstreamWritten(data)
+				if err != nil {
+					t.Fatalf("seed %d: %v", seed, err)
+				}
+				// The plugins' args; the plugin sets differ in form only,
+				// the internal version having no nil weights.
+				if got, want := pluginConfigs(got), pluginConfigs(want); !reflect.DeepEqual(got, want) {
+					t.Errorf("seed %d: written plugin args differ (-upstream +kubesched):\n%s\nconfig:\n%s", seed, diff.Diff(want, got), data)
+				}
 			}
 		}
 		if t.Failed() {

@@ -1,5 +1,5 @@
 // Package schedconfig reads kube-scheduler's KubeSchedulerConfiguration
-// (kubescheduler.config.k8s.io/v1) as kube-scheduler v1.36.3 does: strict
+// (kubescheduler.config.k8s.io/v1) as kube-scheduler does: strict
 // decoding, of the plugins' args too, then its defaulting.
 package schedconfig
 
@@ -11,14 +11,17 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 )
 
-// codecs decode the v1 configuration and its plugins' args, strictly.
-var codecs = func() serializer.CodecFactory {
+// argsScheme knows the v1 configuration and its plugins' args.
+var argsScheme = func() *runtime.Scheme {
 	scheme := runtime.NewScheme()
 	if err := configv1.AddToScheme(scheme); err != nil {
 		panic(err) // the package's own types: cannot fail
 	}
-	return serializer.NewCodecFactory(scheme, serializer.EnableStrict)
+	return scheme
 }()
+
+// codecs decode the v1 configuration and its plugins' args, strictly.
+var codecs = serializer.NewCodecFactory(argsScheme, serializer.EnableStrict)
 
 // Decode reads a KubeSchedulerConfiguration from YAML or JSON, without
 // defaulting it. As kube-scheduler's decoder, it decodes the args of the

@@ -282,3 +282,25 @@ func defaultResources(rs []configv1.ResourceSpec) []configv1.ResourceSpec {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// ArgsAsRun makes every plugin's args that kubesched knows encode as
+// what the plugin runs with, as kube-scheduler writes its configuration
+// (--write-config-to): the defaulted object, with its kind and
+// apiVersion, rather than the JSON the document gave. Args of other
+// plugins are left as they are.
+func ArgsAsRun(cfg *configv1.KubeSchedulerConfiguration) {
+	for i := range cfg.Profiles {
+		for j := range cfg.Profiles[i].PluginConfig {
+			args := &cfg.Profiles[i].PluginConfig[j].Args
+			if args.Object == nil {
+				continue
+			}
+			gvks, _, err := argsScheme.ObjectKinds(args.Object)
+			if err != nil || len(gvks) == 0 {
+				continue
+			}
+			args.Object.GetObjectKind().SetGroupVersionKind(gvks[0])
+			args.Raw = nil
+		}
+	}
+}
