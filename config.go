@@ -220,12 +220,23 @@ func (r Registry) profilePlugins(prof *configv1.KubeSchedulerProfile, fs feature
 		}
 		built[name] = ps
 	}
+	// kube-scheduler's plugins extend the points the release's do, which
+	// kubesched's parts may outnumber (an empty PreFilter of v1.37's, say).
+	releasePoints := schedconfig.PluginPoints(fs)
 	implements := func(name string) (map[schedconfig.Point]bool, bool) {
 		ps, ok := built[name]
 		if !ok {
 			return nil, false
 		}
-		return pointsOf(ps, elsewhere[name], companions[name]), true
+		points := pointsOf(ps, elsewhere[name], companions[name])
+		if upstream, ok := releasePoints[name]; ok && inTree[name].build != nil {
+			for at := range points {
+				if !slices.Contains(upstream, at) {
+					delete(points, at)
+				}
+			}
+		}
+		return points, true
 	}
 	exp, err := schedconfig.Expand(deref(prof.SchedulerName), prof.Plugins, implements)
 	if err != nil {

@@ -339,3 +339,35 @@ func TestFrameworksFromConfigRefusesARegistrysPluginWithoutItsPreFilter(t *testi
 		t.Errorf("FrameworksFromConfig: %v, want ErrUnpairedPhase for Prepared", err)
 	}
 }
+
+func TestFrameworksFromConfigLaysOutThePointsTheReleasesPluginsExtend(t *testing.T) {
+	t.Parallel()
+	doc := configHeader + `profiles:
+- plugins:
+    preFilter: {enabled: [{name: TaintToleration}]}
+`
+	tests := []struct{ release, wantErr string }{
+		{"1.37", ""},
+		{"1.36", `plugin "TaintToleration" does not extend PreFilterPlugin plugin`},
+	}
+	for _, tc := range tests {
+		t.Run("kube-scheduler "+tc.release, func(t *testing.T) {
+			t.Parallel()
+			r, err := kubesched.ReleaseFor(tc.release)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := r.LoadConfig([]byte(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = r.FrameworksFromConfig(cfg)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("FrameworksFromConfig: %v, want no error", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("FrameworksFromConfig: %v, want an error containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
