@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -9,51 +8,13 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
-	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
-	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
-	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
-	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/kubesched/kubesched/internal/schedconfig"
 )
 
-// upstreamPoints maps kube-scheduler's Plugins fields to schedconfig's
-// points.
-func upstreamPoints(p *config.Plugins) map[schedconfig.Point]config.PluginSet {
-	return map[schedconfig.Point]config.PluginSet{
-		schedconfig.PreFilter: p.PreFilter, schedconfig.Filter: p.Filter, schedconfig.PostFilter: p.PostFilter,
-		schedconfig.Reserve: p.Reserve, schedconfig.PreScore: p.PreScore, schedconfig.Score: p.Score,
-		schedconfig.PreBind: p.PreBind, schedconfig.Bind: p.Bind, schedconfig.PostBind: p.PostBind,
-		schedconfig.Permit: p.Permit, schedconfig.PreEnqueue: p.PreEnqueue, schedconfig.QueueSort: p.QueueSort,
-		schedconfig.PlacementGenerate: p.PlacementGenerate, schedconfig.PlacementScore: p.PlacementScore,
-	}
-}
-
-// upstreamFramework builds upstream's framework for profile as the oracle
-// does, with a fake API server of its own.
-func upstreamFramework(ctx context.Context, profile *config.KubeSchedulerProfile) (*config.Plugins, error) {
-	client := fake.NewSimpleClientset()
-	factory := informers.NewSharedInformerFactory(client, 0)
-	dra, err := newDRAManager(ctx, client, factory)
-	if err != nil {
-		return nil, err
-	}
-	fw, err := frameworkruntime.NewFramework(ctx, frameworkplugins.NewInTreeRegistry(), profile,
-		frameworkruntime.WithClientSet(client),
-		frameworkruntime.WithInformerFactory(factory),
-		frameworkruntime.WithSnapshotSharedLister(&snapshotLister{}),
-		frameworkruntime.WithSharedCSIManager(nodevolumelimits.NewCSIManager(factory.Storage().V1().CSINodes().Lister())),
-		frameworkruntime.WithSharedDRAManager(dra),
-	)
-	if err != nil {
-		return nil, err
-	}
-	return fw.ListPlugins(), nil
-}
+// upstreamPointNames are the extension points a ProfileLayout names.
+var upstreamPointNames = upstreamPoints(&config.Plugins{})
 
 // TestProfileExpansionMatchesUpstream lays out generated profiles'
 // plugins with schedconfig.Expand, told which extension points each
@@ -61,26 +22,18 @@ func upstreamFramework(ctx context.Context, profile *config.KubeSchedulerProfile
 // upstream's NewFramework: the same plugins at each extension point, in
 // the same order, the same score weights, or the same error.
 func TestProfileExpansionMatchesUpstream(t *testing.T) {
-	linkedOnly(t)
 	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	every := int32(100)
-	def, err := defaultProfile(&every)
-	if err != nil {
-		t.Fatal(err)
-	}
-	listed, err := upstreamFramework(ctx, def)
+	def, err := upstream.LayOutProfiles(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	implemented := map[string]map[schedconfig.Point]bool{}
-	for point, set := range upstreamPoints(listed) {
-		for _, pl := range set.Enabled {
+	for point, plugins := range def[0].Points {
+		for _, pl := range plugins {
 			if implemented[pl.Name] == nil {
 				implemented[pl.Name] = map[schedconfig.Point]bool{}
 			}
-			implemented[pl.Name][point] = true
+			implemented[pl.Name][schedconfig.Point(point)] = true
 		}
 	}
 	// kubesched's plugins are checked against DefaultPluginPoints (root
@@ -106,13 +59,16 @@ func TestProfileExpansionMatchesUpstream(t *testing.T) {
 	compared, refused, initRefused := 0, 0, 0
 	for seed := range uint64(seeds) {
 		data := generateConfig(rand.New(rand.NewPCG(seed, 0xe4a)))
-		obj, _, err := scheme.Codecs.UniversalDecoder().Decode(data, nil, nil)
+		verdict, err := upstream.JudgeConfig(data)
 		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if verdict.DecodeError != "" || verdict.InvalidText != "" {
 			continue
 		}
-		internal := obj.(*config.KubeSchedulerConfiguration)
-		if validation.ValidateKubeSchedulerConfiguration(internal) != nil {
-			continue
+		layouts, err := upstream.LayOutProfiles(data)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
 		}
 		decoded, err := schedconfig.Decode(data)
 		if err != nil {
@@ -122,42 +78,42 @@ func TestProfileExpansionMatchesUpstream(t *testing.T) {
 		// The first profile upstream refuses, and why: kube-scheduler
 		// stops there.
 		var firstErr error
-		for i := range internal.Profiles {
-			want, wantErr := upstreamFramework(ctx, &internal.Profiles[i])
-			if wantErr != nil && firstErr == nil {
-				firstErr = fmt.Errorf("initializing profiles: creating profile for scheduler name %s: %v", internal.Profiles[i].SchedulerName, wantErr)
+		for i, layout := range layouts {
+			if layout.Error != "" && firstErr == nil {
+				firstErr = fmt.Errorf("initializing profiles: creating profile for scheduler name %s: %s", layout.SchedulerName, layout.Error)
 			}
-			if wantErr != nil && strings.Contains(wantErr.Error(), "initializing plugin") {
+			if strings.Contains(layout.Error, "initializing plugin") {
 				// A plugin refused its args: not the layout's business,
 				// but FrameworksFromConfig's, below.
 				continue
 			}
-			got, gotErr := schedconfig.Expand(internal.Profiles[i].SchedulerName, decoded.Profiles[i].Plugins, implements)
+			got, gotErr := schedconfig.Expand(layout.SchedulerName, decoded.Profiles[i].Plugins, implements)
 			switch {
-			case wantErr != nil || gotErr != nil:
+			case layout.Error != "" || gotErr != nil:
 				refused++
-				if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
-					t.Errorf("seed %d, profile %d: error\n got  %v\n want %v\nconfig:\n%s", seed, i, gotErr, wantErr, data)
+				if fmt.Sprint(gotErr) != layout.Error {
+					t.Errorf("seed %d, profile %d: error\n got  %v\n want %v\nconfig:\n%s", seed, i, gotErr, layout.Error, data)
 				}
 			default:
 				compared++
-				for point, set := range upstreamPoints(want) {
+				for _, point := range slices.Sorted(maps.Keys(upstreamPointNames)) {
 					var names []string
 					weights := map[string]int64{}
-					for _, pl := range set.Enabled {
+					for _, pl := range layout.Points[point] {
 						names = append(names, pl.Name)
 						weights[pl.Name] = int64(pl.Weight)
 					}
-					if !slices.Equal(got.At[point], names) {
-						t.Errorf("seed %d, profile %d, %s:\n got  %v\n want %v\nconfig:\n%s", seed, i, point, got.At[point], names, data)
+					at := schedconfig.Point(point)
+					if !slices.Equal(got.At[at], names) {
+						t.Errorf("seed %d, profile %d, %s:\n got  %v\n want %v\nconfig:\n%s", seed, i, point, got.At[at], names, data)
 					}
 					gotWeights := got.ScoreWeights
-					if point == schedconfig.PlacementScore {
+					if at == schedconfig.PlacementScore {
 						gotWeights = got.PlacementScoreWeights
 					}
-					if point == schedconfig.Score || point == schedconfig.PlacementScore {
+					if at == schedconfig.Score || at == schedconfig.PlacementScore {
 						mine := map[string]int64{}
-						for _, name := range got.At[point] {
+						for _, name := range got.At[at] {
 							mine[name] = gotWeights[name]
 						}
 						if !maps.Equal(mine, weights) {

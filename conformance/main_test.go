@@ -41,6 +41,9 @@ type releaseOracle interface {
 	RunPreemption(ctx context.Context, s *Scenario) (*PreemptionResult, error)
 	RunNominated(ctx context.Context, s *Scenario, nominated []Nomination) (*OracleResult, error)
 	Gates(names ...string) (map[string]bool, error)
+	JudgeConfig(data []byte) (*ConfigVerdict, error)
+	LayOutProfiles(data []byte) ([]ProfileLayout, error)
+	RunConfigured(ctx context.Context, data []byte, s *Scenario) (*OracleResult, error)
 }
 
 // TestMain builds the oracles once for every test and closes them
@@ -71,7 +74,9 @@ func run(m *testing.M) int {
 	defer o.Close()
 	testOracle = o
 	if tested.Version == mustRelease(linkedRelease).Version {
-		upstream = &linkedOracles{Oracle: o}
+		linked := &linkedOracles{Oracle: o}
+		defer linked.configured.Close()
+		upstream = linked
 		return m.Run()
 	}
 	remote, err := startReleaseOracle(tested)
@@ -119,6 +124,7 @@ func startReleaseOracle(r feature.Release) (*RemoteOracle, error) {
 // nominated ones are built when first asked.
 type linkedOracles struct {
 	*Oracle
+	configured ConfiguredOracle
 }
 
 func (l *linkedOracles) RunPreemption(ctx context.Context, s *Scenario) (*PreemptionResult, error) {
@@ -139,6 +145,18 @@ func (l *linkedOracles) RunNominated(ctx context.Context, s *Scenario, nominated
 
 func (l *linkedOracles) Gates(names ...string) (map[string]bool, error) {
 	return GateStates(names...)
+}
+
+func (l *linkedOracles) JudgeConfig(data []byte) (*ConfigVerdict, error) {
+	return JudgeConfig(data)
+}
+
+func (l *linkedOracles) LayOutProfiles(data []byte) ([]ProfileLayout, error) {
+	return LayOutProfiles(data)
+}
+
+func (l *linkedOracles) RunConfigured(ctx context.Context, data []byte, s *Scenario) (*OracleResult, error) {
+	return l.configured.RunScenario(ctx, data, s)
 }
 
 // linkedOnly skips a test that needs the linked release in process when

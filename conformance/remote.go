@@ -33,8 +33,8 @@ import (
 
 // request is one line [Serve] reads.
 type request struct {
-	// Kind is what to run: "release", "gates", "scenario", "preemption"
-	// or "nominated".
+	// Kind is what to run: "release", "gates", "config", "layout",
+	// "configured", "scenario", "preemption" or "nominated".
 	Kind string `json:"kind"`
 	// Scenario is the scenario to run.
 	Scenario *wireScenario `json:"scenario,omitempty"`
@@ -42,6 +42,10 @@ type request struct {
 	Nominated []wireNomination `json:"nominated,omitempty"`
 	// Gates are the feature gates a "gates" request asks about.
 	Gates []string `json:"gates,omitempty"`
+	// Config is the configuration file a "config", "layout" or
+	// "configured" request reads; nil for a "layout" of the default
+	// profile.
+	Config []byte `json:"config,omitempty"`
 }
 
 // response is one line [Serve] writes: Result's JSON, or Error.
@@ -252,6 +256,7 @@ type server struct {
 	oracle     *Oracle
 	preemption *PreemptionOracle
 	nominated  *NominatedOracle
+	configured ConfiguredOracle
 }
 
 func (s *server) answer(ctx context.Context, line []byte) (any, error) {
@@ -264,6 +269,10 @@ func (s *server) answer(ctx context.Context, line []byte) (any, error) {
 		return linkedRelease, nil
 	case "gates":
 		return GateStates(req.Gates...)
+	case "config":
+		return JudgeConfig(req.Config)
+	case "layout":
+		return LayOutProfiles(req.Config)
 	}
 	scenario, err := req.Scenario.scenario()
 	if err != nil {
@@ -287,6 +296,8 @@ func (s *server) answer(ctx context.Context, line []byte) (any, error) {
 			}
 		}
 		return s.preemption.RunScenario(ctx, scenario)
+	case "configured":
+		return s.configured.RunScenario(ctx, req.Config, scenario)
 	case "nominated":
 		if s.nominated == nil {
 			if s.nominated, err = NewNominatedOracle(); err != nil {
@@ -303,6 +314,7 @@ func (s *server) answer(ctx context.Context, line []byte) (any, error) {
 }
 
 func (s *server) close() {
+	s.configured.Close()
 	if s.oracle != nil {
 		s.oracle.Close()
 	}
@@ -316,7 +328,7 @@ func (s *server) close() {
 
 // RemoteOracle asks a kube-scheduler release running in another process
 // (cmd/oracle, see [Serve]) for its verdicts: the answers of [Oracle],
-// [PreemptionOracle] and [NominatedOracle] there. Start it with
+// [PreemptionOracle] and [NominatedOracle] there, and its [JudgeConfig]. Start it with
 // [StartRemoteOracle]; it is safe for concurrent use, and requests are
 // serialised, as the oracles serialise their runs anyway.
 type RemoteOracle struct {
@@ -362,6 +374,32 @@ func (r *RemoteOracle) Gates(names ...string) (map[string]bool, error) {
 	var gates map[string]bool
 	err := r.call(&request{Kind: "gates", Gates: names}, &gates)
 	return gates, err
+}
+
+// JudgeConfig is [JudgeConfig] in the oracle's process.
+func (r *RemoteOracle) JudgeConfig(data []byte) (*ConfigVerdict, error) {
+	v := &ConfigVerdict{}
+	return v, r.call(&request{Kind: "config", Config: data}, v)
+}
+
+// LayOutProfiles is [LayOutProfiles] in the oracle's process.
+func (r *RemoteOracle) LayOutProfiles(data []byte) ([]ProfileLayout, error) {
+	var layouts []ProfileLayout
+	return layouts, r.call(&request{Kind: "layout", Config: data}, &layouts)
+}
+
+// RunConfigured is [ConfiguredOracle.RunScenario] in the oracle's
+// process.
+func (r *RemoteOracle) RunConfigured(ctx context.Context, data []byte, s *Scenario) (*OracleResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	w, err := toWire(s)
+	if err != nil {
+		return nil, err
+	}
+	res := &OracleResult{}
+	return res, r.call(&request{Kind: "configured", Config: data, Scenario: w}, res)
 }
 
 // RunScenario is [Oracle.RunScenario] in the oracle's process.
