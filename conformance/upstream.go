@@ -28,7 +28,7 @@ import (
 // Schedule samples as often.
 const pluginMetricsSamplePercent = 10
 
-// Upstream is kube-scheduler v1.36.3's own scheduler, built by
+// Upstream is kube-scheduler's own scheduler, built by
 // scheduler.New with the default v1 profile, whose
 // scheduling algorithm, (*scheduler.Scheduler).SchedulePod, places pods in
 // a cluster installed straight into its cache, with the cluster's other

@@ -27,7 +27,7 @@ var declaredFeaturesKey = framework.NewStateKey[ndf.FeatureSet]()
 
 // NodeDeclaredFeatures rejects nodes that do not declare
 // (status.declaredFeatures) a feature the pod needs, as kube-scheduler
-// v1.36.3's plugin of that name does, with its feature registry
+// plugin of that name does, with its feature registry
 // (k8s.io/component-helpers/nodedeclaredfeatures): today a pod needs one
 // when a container restarts all containers on exit, or when it runs in the
 // host network with a user namespace. It filters last in the default
@@ -57,7 +57,7 @@ func (*NodeDeclaredFeatures) PreFilter(_ context.Context, state *framework.Cycle
 }
 
 // RequiredFeatures returns the node features pod needs, as kube-scheduler
-// v1.36.3 infers them from its spec. The queue's NodeDeclaredFeatures hint
+// infers them from its spec. The queue's NodeDeclaredFeatures hint
 // compares them before and after an update of the pod.
 func RequiredFeatures(pod *v1.Pod) (ndf.FeatureSet, error) {
 	return ndf.DefaultFramework.InferForPodScheduling(&ndf.PodInfo{Spec: &pod.Spec}, schedulerVersion)

@@ -53,7 +53,7 @@ var (
 // (by its spec.extendedResourceName or as
 // deviceclass.resource.kubernetes.io/<class>) is not checked on a node
 // whose allocatable lacks it: DynamicResources allocates it there as
-// devices, as kube-scheduler v1.36.3 does with DRAExtendedResource on by
+// devices, as kube-scheduler does with DRAExtendedResource on by
 // default. [InsufficientResources], which has no listers, checks it.
 //
 // The zero value checks every resource; use [NewNodeResourcesFit] to

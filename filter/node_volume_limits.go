@@ -45,7 +45,7 @@ var nodeVolumeLimitsKey = framework.NewStateKey[*volumeLimitsState]()
 // sees, and a claim not yet bound (or whose volume is missing) as a new
 // volume of its StorageClass's provisioner. Inline volumes of those
 // in-tree plugins count too. In-tree volumes count only on nodes with a
-// CSINode, as in kube-scheduler v1.36.3, which reads no migration
+// CSINode, as in kube-scheduler, which reads no migration
 // annotation.
 //
 // Claims, PersistentVolumes, StorageClasses, CSINodes, VolumeAttachments

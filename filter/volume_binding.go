@@ -70,7 +70,7 @@ func (*VolumeBinding) Name() string { return names.VolumeBinding }
 // an ephemeral claim the pod does not own, or a claim that should already
 // be bound ([ErrReasonUnboundImmediateClaims], which includes claims of a
 // class that does not exist); Error for a class without volumeBindingMode
-// or a failing lister. Like kube-scheduler v1.36.3's, it never narrows
+// or a failing lister. Like kube-scheduler's, it never narrows
 // the nodes.
 func (*VolumeBinding) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	claims, status := volumebinding.NewClaims(state.Listers(), pod)

@@ -24,7 +24,7 @@ var (
 // subrequest it chose, summed over the pod's claims, then normalized so
 // the best node gets 100.
 //
-// Like kube-scheduler v1.36.3's, it has no PreScore to opt out with: for
+// Like kube-scheduler's, it has no PreScore to opt out with: for
 // a pod without claims, or whose claims were allocated already, every node
 // scores 0, and the plugin is listed with 0 in each node's scores. It reads
 // what filter.DynamicResources found in the cycle state and scores 0

@@ -26,14 +26,14 @@ var (
 // node's pods. Resources the node has none of are left out, and so are
 // extended resources the pod does not request.
 //
-// The pod's request is read as kube-scheduler v1.36.3's scorer reads it:
+// The pod's request is read as kube-scheduler's scorer reads it:
 // containers, init containers, sidecars and overhead, but not pod-level
 // requests nor a resize in the pod's status (its scorer is built without
 // those feature gates, unlike the filter and BalancedAllocation).
 //
 // An extended resource the node has none of, but that a DeviceClass
 // provides (DRA-backed, see filter.NodeResourcesFit), is counted as
-// kube-scheduler v1.36.3 counts it: the devices of that class on the
+// kube-scheduler counts it: the devices of that class on the
 // node's ResourceSlices, and how many of them are allocated. This matters
 // only for a configuration that scores extended resources; the default
 // scores cpu and memory.

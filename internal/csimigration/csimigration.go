@@ -3,7 +3,7 @@
 // the part of k8s.io/csi-translation-lib v0.36.3 that kube-scheduler's
 // NodeVolumeLimits reads, so that kubesched need not depend on that module.
 //
-// Handles are translated only for the plugins kube-scheduler v1.36.3
+// Handles are translated only for the plugins kube-scheduler
 // counts as migrated ([Plugin.Migrated]); the others are known by name and
 // source only, which is all the scheduler asks of them.
 package csimigration
@@ -135,7 +135,7 @@ func ByInTreeName(name string) *Plugin {
 	return nil
 }
 
-// Migrated reports whether kube-scheduler v1.36.3 counts the plugin's
+// Migrated reports whether kube-scheduler counts the plugin's
 // volumes as its CSI driver's on every node that has a CSINode: AWS EBS,
 // GCE PD, Azure Disk, Cinder and Portworx. Azure File and vSphere are
 // known but never counted.

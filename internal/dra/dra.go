@@ -31,7 +31,7 @@ import (
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
-// Defaults of kube-scheduler v1.36.3's DynamicResourcesArgs.
+// Defaults of kube-scheduler's DynamicResourcesArgs.
 const (
 	DefaultFilterTimeout  = 10 * time.Second
 	DefaultBindingTimeout = 600 * time.Second
@@ -43,7 +43,7 @@ const (
 	ReasonCannotAllocate = "cannot allocate all claims"
 )
 
-// Args configures the plugin. The zero value is kube-scheduler v1.36.3's
+// Args configures the plugin. The zero value is kube-scheduler's
 // default configuration and feature gates.
 type Args struct {
 	// FilterTimeout bounds one node's allocation attempt; 0 means
@@ -75,7 +75,7 @@ func New(args Args) *Plugin {
 		filterTimeout:  args.FilterTimeout,
 		bindingTimeout: args.BindingTimeout,
 		now:            args.Now,
-		// kube-scheduler v1.36.3's default gates, as its allocator sees them.
+		// kube-scheduler's default gates, as its allocator sees them.
 		features: structured.Features{
 			AdminAccess:            true,
 			PrioritizedList:        true,
@@ -235,7 +235,7 @@ func (p *Plugin) PreFilter(ctx context.Context, state *framework.CycleState, pod
 	var classes *classIndex
 	for i, c := range claims {
 		// resourceclaim.CanBeReserved admits any number of consumers in
-		// v1.36.3, so a claim in use by other pods is never turned down.
+		// both supported releases, so a claim in use by other pods is never turned down.
 		if a := c.Status.Allocation; a != nil {
 			if a.NodeSelector != nil {
 				sel, err := nodeaffinity.NewNodeSelector(a.NodeSelector)

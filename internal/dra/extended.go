@@ -20,7 +20,7 @@ import (
 )
 
 // DRA-backed extended resources (the DRAExtendedResource gate, on by
-// default in v1.36.3): a pod asking for an extended resource that a
+// default in both supported releases): a pod asking for an extended resource that a
 // DeviceClass provides, by its spec.extendedResourceName or by the implicit
 // name deviceclass.resource.kubernetes.io/<class>, has it allocated as
 // devices of that class on a node that does not offer the resource in its
@@ -49,7 +49,7 @@ type Resolver struct {
 	byName map[v1.ResourceName]*resourceapi.DeviceClass
 }
 
-// NewResolver resolves names as kube-scheduler v1.36.3 does after starting
+// NewResolver resolves names as kube-scheduler does after starting
 // with classes (its informer lists them in name order, and each class
 // added maps its implicit name and its spec.extendedResourceName). When
 // two classes name the same extended resource, the one created later wins

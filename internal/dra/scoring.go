@@ -18,7 +18,7 @@ import (
 var scoreCEL = cel.NewCache(10, cel.Features{EnableConsumableCapacity: true})
 
 // Totals counts, per node, the devices behind DRA-backed extended
-// resources, as kube-scheduler v1.36.3's NodeResourcesFit and
+// resources, as kube-scheduler's NodeResourcesFit and
 // BalancedAllocation scorers count them for a node that does not offer the
 // resource itself: every device of every slice that reaches the node (by
 // name, all nodes, or node selector; per device with per-device node

@@ -146,12 +146,12 @@ func (s *Scorer) Resources() []ResourceSpec { return s.resources }
 // of [Scorer.Resources]: millicores for cpu, whole units otherwise. Like
 // kube-scheduler it counts init containers, sidecars and overhead.
 //
-// NodeResourcesFit's scorer, as kube-scheduler v1.36.3's, reads container
+// NodeResourcesFit's scorer, as kube-scheduler's, reads container
 // specs only, with 100m cpu and 200Mi memory for each container that leaves
 // them unset. BalancedAllocation's reads requests as set, pod-level
 // requests and resized containers' status included (PodLevelResources,
 // InPlacePodVerticalScaling and InPlacePodLevelResourcesVerticalScaling are
-// on by default in v1.36.3).
+// on by default in both supported releases).
 func (s *Scorer) PodRequests(pod *v1.Pod) []int64 {
 	if c := plainContainer(pod); c != nil {
 		// What PodRequests works out for such a pod, without its maps.
@@ -245,7 +245,7 @@ type DRATotals func(name v1.ResourceName) (capacity, allocated int64)
 
 // ScoreWithDRA is Score where an extended resource the node has 0 of (or
 // does not list) is counted from its DeviceClass's devices by dra, as
-// kube-scheduler v1.36.3 does with DRAExtendedResource on. dra may be nil.
+// kube-scheduler does with DRAExtendedResource on. dra may be nil.
 func (s *Scorer) ScoreWithDRA(podRequests []int64, ni *nodeinfo.NodeInfo, dra DRATotals) int64 {
 	if s.cpuMemory {
 		return s.scoreCPUMemory(podRequests, ni)

@@ -4,7 +4,7 @@
 // namespaces an incoming pod's namespaceSelector selects, and per-topology
 // counts. Both plugins use it, so their notion of "matches" cannot drift.
 //
-// Semantics are kube-scheduler v1.36.3's:
+// Semantics are kube-scheduler's:
 //   - a nil labelSelector matches no pod, an empty one every pod;
 //   - a term with neither namespaces nor a namespaceSelector applies to the
 //     namespace of the pod that owns it; otherwise to the listed namespaces

@@ -12,7 +12,7 @@ import (
 	"github.com/kubesched/kubesched/feature"
 )
 
-// Values kube-scheduler v1.36.3 defaults a configuration to.
+// Values kube-scheduler defaults a configuration to.
 const (
 	defaultParallelism        int32   = 16
 	defaultInitialBackoff     int64   = 1

@@ -87,7 +87,7 @@ type Expanded struct {
 const maxTotalScore = math.MaxInt64
 
 // Expand lays out a defaulted profile's plugins as kube-scheduler
-// v1.36.3's NewFramework does, with its error messages:
+// NewFramework does, with its error messages:
 //   - each extension point's own enabled plugins, in order (each must
 //     exist, implement the point, and appear once);
 //   - then, unless the point disables "*", the multiPoint plugins that

@@ -29,7 +29,7 @@ var removedPlugins = []string{"AzureDiskLimits", "CinderLimits", "EBSLimits", "G
 
 const removedIn = "v1"
 
-// Validate checks a defaulted configuration as kube-scheduler v1.36.3's
+// Validate checks a defaulted configuration as kube-scheduler's
 // ValidateKubeSchedulerConfiguration does, with its messages, and returns
 // nil or its aggregate of errors. apiVersion is the configuration's
 // (kube-scheduler names it in its message on a removed plugin).

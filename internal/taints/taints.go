@@ -14,7 +14,7 @@ var logger = logr.Discard()
 
 // Tolerated reports whether any toleration tolerates taint. comparison
 // enables Gt/Lt tolerations (the TaintTolerationComparisonOperators feature
-// gate, alpha and off in kube-scheduler v1.36.3).
+// gate, alpha and off in both supported releases).
 func Tolerated(tolerations []v1.Toleration, taint *v1.Taint, comparison bool) bool {
 	return corev1.TolerationsTolerateTaint(logger, tolerations, taint, comparison)
 }

@@ -13,7 +13,7 @@
 //   - [Scores]: the per-domain counts, topology weights and normalization
 //     behind Score.
 //
-// The semantics are those of kube-scheduler v1.36.3 with its default feature
+// The semantics are those of kube-scheduler with its default feature
 // gates: NodeInclusionPolicyInPodTopologySpread (GA) and
 // MatchLabelKeysInPodTopologySpread (beta) on, TaintTolerationComparisonOperators
 // (alpha) off. MinDomains has been GA since v1.30 and is always honoured.
@@ -26,7 +26,7 @@ import (
 
 // SystemDefaultConstraints returns the constraints of System defaulting,
 // hostnames (maxSkew 3) and zones (maxSkew 5), both ScheduleAnyway:
-// kube-scheduler v1.36.3's, in its order.
+// kube-scheduler's, in its order.
 func SystemDefaultConstraints() []v1.TopologySpreadConstraint {
 	return []v1.TopologySpreadConstraint{
 		{TopologyKey: v1.LabelHostname, WhenUnsatisfiable: v1.ScheduleAnyway, MaxSkew: 3},

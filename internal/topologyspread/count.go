@@ -39,7 +39,7 @@ func (e *eligibility) includes(c *Constraint, node *v1.Node) bool {
 	if c.NodeAffinityPolicy == v1.NodeInclusionPolicyHonor && !e.required.Matches(node) {
 		return false
 	}
-	// Gt/Lt tolerations are an alpha feature, off in kube-scheduler v1.36.3.
+	// Gt/Lt tolerations are an alpha feature, off in both supported releases.
 	return c.NodeTaintsPolicy != v1.NodeInclusionPolicyHonor || taints.FirstUntolerated(node.Spec.Taints, e.tolerations, false) < 0
 }
 

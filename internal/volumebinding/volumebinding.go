@@ -4,7 +4,7 @@
 // bound or provisioned there ([Claims.Check]), and the optional
 // storage-capacity scorer ([Scorer]).
 //
-// The rules are those of kube-scheduler v1.36.3's VolumeBinding plugin with
+// The rules are those of kube-scheduler's VolumeBinding plugin with
 // its default feature gates (VolumeAttributesClass on, StorageCapacityScoring
 // off). kube-scheduler reads claims and volumes through an assume cache that
 // also holds the bindings it has decided but not yet written; kubesched is

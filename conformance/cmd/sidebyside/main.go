@@ -1,4 +1,4 @@
-// Command sidebyside times kubesched and kube-scheduler v1.36.3 in one
+// Command sidebyside times kubesched and kube-scheduler v1.37.2 in one
 // process on scheduler_perf-shaped clusters and prints their throughput
 // side by side, one table per cluster size.
 //

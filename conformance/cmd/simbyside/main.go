@@ -1,5 +1,5 @@
 // Command simbyside times simulations by kubesched and by kube-scheduler
-// v1.36.3 in one process: thousands of pending pods placed one after
+// v1.37.2 in one process: thousands of pending pods placed one after
 // another in a cluster, each placement committed before the next, as
 // cluster-autoscaler, descheduler and capacity planners simulate
 // scheduling. It prints each side's pods per second and their ratio, one
