@@ -9,8 +9,10 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	resourceslicetracker "k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 )
@@ -42,5 +44,20 @@ func countPreemptions(executor *preemption.Executor, n *atomic.Int32) {
 		n.Add(1)
 		defer n.Add(-1)
 		return preempt(ctx, c, preemptor, victim, pluginName)
+	}
+}
+
+// schedulerInformerFactory is the informer factory scheduler.New is
+// given, as kube-scheduler builds it.
+func schedulerInformerFactory(client kubernetes.Interface) informers.SharedInformerFactory {
+	return scheduler.NewInformerFactory(client, 0)
+}
+
+// recordVictims has executor hand each candidate to record instead of
+// preempting its victims.
+func recordVictims(executor *preemption.Executor, record func(preemption.Candidate)) {
+	executor.PreemptPod = func(_ context.Context, c preemption.Candidate, _ preemption.ExecutorPreemptor, _ *v1.Pod, _ string) error {
+		record(c)
+		return nil
 	}
 }

@@ -8,9 +8,11 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	resourceslicetracker "k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 )
@@ -85,5 +87,20 @@ func countPreemptions(executor *preemption.Executor, n *atomic.Int32) {
 		n.Add(1)
 		defer n.Add(-1)
 		return preempt(ctx, c, preemptor, victim, pluginName)
+	}
+}
+
+// schedulerInformerFactory is the informer factory scheduler.New is
+// given, as kube-scheduler builds it.
+func schedulerInformerFactory(client kubernetes.Interface) informers.SharedInformerFactory {
+	return scheduler.NewInformerFactory(client, 0, nil)
+}
+
+// recordVictims has executor hand each candidate to record instead of
+// preempting its victims.
+func recordVictims(executor *preemption.Executor, record func(preemption.Candidate)) {
+	executor.PreemptPod = func(_ context.Context, c preemption.Candidate, _ preemption.ExecutorPreemptor, _ *v1.Pod, _ string) (bool, error) {
+		record(c)
+		return false, nil
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -90,32 +88,20 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// startReleaseOracle builds cmd/oracle against r (the module file
-// kubernetes-<minor>.mod and the kubernetes_<major>_<minor> build tag) and
-// starts it.
+// startReleaseOracle builds cmd/oracle against r and starts it.
 func startReleaseOracle(r feature.Release) (*RemoteOracle, error) {
-	minor := strings.Join(strings.Split(strings.TrimPrefix(r.Version, "v"), ".")[:2], ".")
-	modfile := "kubernetes-" + minor + ".mod"
-	if _, err := os.Stat(modfile); err != nil {
-		return nil, fmt.Errorf("no module file for kube-scheduler %s: %w", r.Version, err)
-	}
-	dir, err := os.MkdirTemp("", "kubesched-oracle-")
+	bin, cleanup, err := BuildReleaseOracle(".", r.Version)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "oracle")
-	build := exec.Command("go", "build", "-modfile="+modfile, "-tags=kubernetes_"+strings.ReplaceAll(minor, ".", "_"), "-o", bin, "./cmd/oracle")
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building the kube-scheduler %s oracle: %v\n%s", r.Version, err, out)
-	}
+	defer cleanup()
 	remote, err := StartRemoteOracle(bin)
 	if err != nil {
 		return nil, err
 	}
-	if remote.Release() != minor {
+	if got := remote.Release(); !strings.HasPrefix(r.Version, "v"+got+".") {
 		remote.Close()
-		return nil, fmt.Errorf("the oracle built with %s links kube-scheduler %s, want %s", modfile, remote.Release(), minor)
+		return nil, fmt.Errorf("the oracle built for kube-scheduler %s links %s", r.Version, got)
 	}
 	return remote, nil
 }

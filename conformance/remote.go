@@ -9,10 +9,13 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -34,7 +37,8 @@ import (
 // request is one line [Serve] reads.
 type request struct {
 	// Kind is what to run: "release", "gates", "config", "layout",
-	// "configured", "scenario", "preemption" or "nominated".
+	// "configured", "scenario", "preemption", "nominated", or the timings'
+	// "time-setup", "time" and "time-clear".
 	Kind string `json:"kind"`
 	// Scenario is the scenario to run.
 	Scenario *wireScenario `json:"scenario,omitempty"`
@@ -46,6 +50,12 @@ type request struct {
 	// "configured" request reads; nil for a "layout" of the default
 	// profile.
 	Config []byte `json:"config,omitempty"`
+	// Percentage and Preempt are a "time-setup" request's Upstream
+	// setting and whether its pod is to preempt; Duration is a "time"
+	// request's round.
+	Percentage *int32        `json:"percentage,omitempty"`
+	Preempt    bool          `json:"preempt,omitempty"`
+	Duration   time.Duration `json:"duration,omitempty"`
 }
 
 // response is one line [Serve] writes: Result's JSON, or Error.
@@ -257,6 +267,7 @@ type server struct {
 	preemption *PreemptionOracle
 	nominated  *NominatedOracle
 	configured ConfiguredOracle
+	timer      timer
 }
 
 func (s *server) answer(ctx context.Context, line []byte) (any, error) {
@@ -273,6 +284,10 @@ func (s *server) answer(ctx context.Context, line []byte) (any, error) {
 		return JudgeConfig(req.Config)
 	case "layout":
 		return LayOutProfiles(req.Config)
+	case "time":
+		return s.timer.round(req.Duration)
+	case "time-clear":
+		return true, s.timer.clear(ctx)
 	}
 	scenario, err := req.Scenario.scenario()
 	if err != nil {
@@ -298,6 +313,8 @@ func (s *server) answer(ctx context.Context, line []byte) (any, error) {
 		return s.preemption.RunScenario(ctx, scenario)
 	case "configured":
 		return s.configured.RunScenario(ctx, req.Config, scenario)
+	case "time-setup":
+		return s.timer.setup(ctx, req.Percentage, req.Preempt, scenario)
 	case "nominated":
 		if s.nominated == nil {
 			if s.nominated, err = NewNominatedOracle(); err != nil {
@@ -314,6 +331,7 @@ func (s *server) answer(ctx context.Context, line []byte) (any, error) {
 }
 
 func (s *server) close() {
+	s.timer.close()
 	s.configured.Close()
 	if s.oracle != nil {
 		s.oracle.Close()
@@ -324,6 +342,36 @@ func (s *server) close() {
 	if s.nominated != nil {
 		s.nominated.Close()
 	}
+}
+
+// BuildReleaseOracle builds cmd/oracle, from dir (the conformance
+// module's directory), against kube-scheduler release version ("1.36" or
+// "v1.36.3"): with the module file kubernetes-MAJOR.MINOR.mod and the
+// kubernetes_MAJOR_MINOR build tag. It returns the program's path and a
+// function that removes it; a running program may be removed.
+func BuildReleaseOracle(dir, version string) (string, func(), error) {
+	parts := strings.Split(strings.TrimPrefix(version, "v"), ".")
+	if len(parts) < 2 {
+		return "", nil, fmt.Errorf("%q is not a release like 1.36 or v1.36.3", version)
+	}
+	minor := parts[0] + "." + parts[1]
+	modfile := "kubernetes-" + minor + ".mod"
+	if _, err := os.Stat(filepath.Join(dir, modfile)); err != nil {
+		return "", nil, fmt.Errorf("no module file for kube-scheduler %s in %s (run from the conformance module's directory): %w", version, dir, err)
+	}
+	tmp, err := os.MkdirTemp("", "kubesched-oracle-")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup := func() { os.RemoveAll(tmp) }
+	bin := filepath.Join(tmp, "oracle")
+	build := exec.Command("go", "build", "-modfile="+modfile, "-tags=kubernetes_"+parts[0]+"_"+parts[1], "-o", bin, "./cmd/oracle")
+	build.Dir = dir
+	if out, err := build.CombinedOutput(); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("building the kube-scheduler %s oracle: %v\n%s", version, err, out)
+	}
+	return bin, cleanup, nil
 }
 
 // RemoteOracle asks a kube-scheduler release running in another process

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 )
@@ -87,6 +88,39 @@ func TestRemoteOracleAnswersAsTheOraclesInProcess(t *testing.T) {
 			t.Errorf("seed %d preempting: the remote oracle says\n%+v\nthe oracle in process\n%+v", seed, gotPre, wantPre)
 		}
 	}
+	// The timings' upstream side: the same verdict as an Upstream in
+	// process, and rounds of calls.
+	every := int32(100)
+	u, err := NewUpstream(&every)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	s := generate(3, false)
+	if err := u.SetCluster(s.Nodes, s.Pods); err != nil {
+		t.Fatal(err)
+	}
+	want, err := u.Schedule(ctx, s.Pod)
+	if err != nil {
+		t.Fatalf("Upstream.Schedule: %v", err)
+	}
+	setup, err := remote.SetUpTiming(ctx, &every, false, &Scenario{Nodes: s.Nodes, Pods: s.Pods, Pod: s.Pod})
+	if err != nil {
+		t.Fatalf("SetUpTiming: %v", err)
+	}
+	if setup.Feasible != want.FeasibleNodes || setup.Evaluated != want.EvaluatedNodes {
+		t.Errorf("SetUpTiming found %d of %d evaluated nodes feasible, Upstream %d of %d", setup.Feasible, setup.Evaluated, want.FeasibleNodes, want.EvaluatedNodes)
+	}
+	if round, err := remote.TimeRound(time.Millisecond); err != nil || round.Calls < 1 || round.Spent <= 0 {
+		t.Errorf("TimeRound = %+v, %v; want a call or more", round, err)
+	}
+	if err := remote.ClearTiming(); err != nil {
+		t.Errorf("ClearTiming: %v", err)
+	}
+	if _, err := remote.TimeRound(time.Millisecond); err == nil || !strings.Contains(err.Error(), "no workload is installed") {
+		t.Errorf("TimeRound after ClearTiming: %v, want an error", err)
+	}
+
 	gates, err := remote.Gates("DynamicResourceAllocation")
 	if err != nil || !gates["DynamicResourceAllocation"] {
 		t.Errorf("Gates(DynamicResourceAllocation) = %v, %v; want it on", gates, err)

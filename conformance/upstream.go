@@ -1,5 +1,3 @@
-//go:build !kubernetes_1_36
-
 package conformance
 
 import (
@@ -98,7 +96,7 @@ func NewUpstream(percentageOfNodesToScore *int32) (*Upstream, error) {
 	client := fake.NewSimpleClientset()
 	// The pods' informer as kube-scheduler builds it; no pod is ever
 	// written to the fake API server.
-	informerFactory := scheduler.NewInformerFactory(client, 0, nil)
+	informerFactory := schedulerInformerFactory(client)
 	objects, err := newClusterObjects(client, informerFactory)
 	if err != nil {
 		cancel()

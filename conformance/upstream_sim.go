@@ -1,5 +1,3 @@
-//go:build !kubernetes_1_36
-
 package conformance
 
 import (

@@ -28,6 +28,13 @@
 //
 //	go run ./cmd/sidebyside -nodes 500,5000,15000 -duration 5s -rounds 5
 //	go run ./cmd/sidebyside -nodes 5000 -workloads Basic,Pinned -percentages 0
+//	go run ./cmd/sidebyside -nodes 5000 -kubernetes-version 1.36
+//
+// With -kubernetes-version, kubesched decides as kubesched.ReleaseFor
+// says, and the upstream side is that release's scheduler, built and run
+// in a process of its own (cmd/oracle, see conformance.RemoteOracle): its
+// rounds are timed there, between kubesched's here, so its rates do not
+// include the pipe.
 //
 // Each scheduler's time on a workload is split into rounds that alternate
 // between the schedulers, each round starting after a garbage collection,
@@ -64,6 +71,7 @@ func main() {
 	workloadsFlag := flag.String("workloads", strings.Join(conformance.PerfWorkloadNames, ","), "comma-separated workloads to time")
 	duration := flag.Duration("duration", 3*time.Second, "how long to time each scheduler on each workload at each percentage")
 	rounds := flag.Int("rounds", 5, "how many alternating rounds the duration is split into")
+	release := flag.String("kubernetes-version", "", "the kube-scheduler release to compare with, as 1.36 or v1.36.3: kubesched.ReleaseFor's, against that release run out of process (cmd/oracle, built from this directory); empty for the one this module links, in process")
 	flag.Parse()
 	sizes, err := parseInts(*nodesFlag, 1, 1<<20)
 	if err != nil {
@@ -84,10 +92,33 @@ func main() {
 	}
 
 	ctx := context.Background()
+	ours := kubesched.DefaultPlugins()
+	var remote *conformance.RemoteOracle
+	if *release != "" {
+		r, err := kubesched.ReleaseFor(*release)
+		if err != nil {
+			log.Fatalf("-kubernetes-version: %v", err)
+		}
+		ours = r.DefaultPlugins()
+		bin, cleanup, err := conformance.BuildReleaseOracle(".", r.Version())
+		if err != nil {
+			log.Fatal(err)
+		}
+		remote, err = conformance.StartRemoteOracle(bin)
+		cleanup()
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer remote.Close()
+		fmt.Printf("kubesched as kube-scheduler %s against kube-scheduler %s out of process\n\n", r.Version(), r.Version())
+	}
 	// One upstream scheduler per setting, since the percentage is part of
 	// its profile; each holds a cluster only while it is timed.
 	upstreams := make([]*conformance.Upstream, len(percentages))
 	for i, p := range percentages {
+		if remote != nil {
+			break
+		}
 		upstreams[i], err = conformance.NewUpstream(upstreamPercentage(p))
 		if err != nil {
 			log.Fatalf("building upstream's scheduler: %v", err)
@@ -112,34 +143,33 @@ func main() {
 			}
 			w := conformance.NewPerfWorkload(name, numNodes, pods)
 			for j, p := range percentages {
-				upstream := upstreams[j]
-				if err := upstream.SetObjects(ctx, w.Objects); err != nil {
-					log.Fatalf("%s: %v", name, err)
+				var theirs timed
+				var want verdict
+				if remote != nil {
+					theirs, want, err = remoteSide(ctx, remote, upstreamPercentage(p), w)
+				} else {
+					theirs, want, err = upstreamSide(ctx, upstreams[j], w)
 				}
-				if err := upstream.SetCluster(w.Nodes, w.Pods); err != nil {
-					log.Fatalf("%s: %v", name, err)
-				}
-				theirs, want, err := upstreamSide(ctx, upstream, w)
 				if err != nil {
 					log.Fatalf("%s: upstream: %v", name, err)
 				}
-				ours, err := kubeschedSide(ctx, int32(p), w, want)
+				columns, err := kubeschedSide(ctx, ours, int32(p), w, want)
 				if err != nil {
 					log.Fatalf("%s: %v", name, err)
 				}
 				if !header {
 					fmt.Fprint(table, "workload\tnodes\tpct\tupstream evaluated\tupstream pods/s\t")
-					for _, c := range ours {
+					for _, c := range columns {
 						fmt.Fprintf(table, "%s\tratio\t", c.name)
 					}
 					fmt.Fprintln(table)
 					header = true
 				}
-				schedules := []func() error{theirs}
-				for _, c := range ours {
-					schedules = append(schedules, c.schedule)
+				sides := []timed{theirs}
+				for _, c := range columns {
+					sides = append(sides, inProcess(c.schedule))
 				}
-				rates, err := alternate(*duration/time.Duration(*rounds), *rounds, schedules...)
+				rates, err := alternate(*duration/time.Duration(*rounds), *rounds, sides...)
 				if err != nil {
 					log.Fatalf("%s: %v", name, err)
 				}
@@ -149,10 +179,12 @@ func main() {
 				}
 				fmt.Fprintln(table)
 				// Let the cluster go before the next one is built.
-				if err := upstream.SetCluster(nil, nil); err != nil {
-					log.Fatalf("%s: %v", name, err)
+				if remote != nil {
+					err = remote.ClearTiming()
+				} else {
+					err = clearUpstream(ctx, upstreams[j])
 				}
-				if err := upstream.SetObjects(ctx, nil); err != nil {
+				if err != nil {
 					log.Fatalf("%s: %v", name, err)
 				}
 			}
@@ -182,14 +214,20 @@ type verdict struct {
 // upstreamSide returns the call that times upstream on w, which u holds,
 // and its verdict: the Preemption workload's through
 // [conformance.UpstreamPreemption], the others' through u's Schedule.
-func upstreamSide(ctx context.Context, u *conformance.Upstream, w conformance.PerfWorkload) (func() error, verdict, error) {
+func upstreamSide(ctx context.Context, u *conformance.Upstream, w conformance.PerfWorkload) (timed, verdict, error) {
+	if err := u.SetObjects(ctx, w.Objects); err != nil {
+		return nil, verdict{}, err
+	}
+	if err := u.SetCluster(w.Nodes, w.Pods); err != nil {
+		return nil, verdict{}, err
+	}
 	if w.Name != testcluster.Preemption {
 		res, err := u.Schedule(ctx, w.Pod)
 		if err != nil {
 			return nil, verdict{}, err
 		}
 		schedule := func() error { _, err := u.Schedule(ctx, w.Pod); return err }
-		return schedule, verdict{feasible: res.FeasibleNodes, evaluated: res.EvaluatedNodes}, nil
+		return inProcess(schedule), verdict{feasible: res.FeasibleNodes, evaluated: res.EvaluatedNodes}, nil
 	}
 	p, err := conformance.NewUpstreamPreemption(u)
 	if err != nil {
@@ -200,7 +238,33 @@ func upstreamSide(ctx context.Context, u *conformance.Upstream, w conformance.Pe
 		return nil, verdict{}, err
 	}
 	schedule := func() error { _, err := p.Schedule(ctx, w.Pod); return err }
-	return schedule, verdict{evaluated: len(w.Nodes), preemption: ref}, nil
+	return inProcess(schedule), verdict{evaluated: len(w.Nodes), preemption: ref}, nil
+}
+
+// clearUpstream lets u's cluster go.
+func clearUpstream(ctx context.Context, u *conformance.Upstream) error {
+	if err := u.SetCluster(nil, nil); err != nil {
+		return err
+	}
+	return u.SetObjects(ctx, nil)
+}
+
+// remoteSide is upstreamSide for a release timed in the oracle's process,
+// at upstream's percentage setting.
+func remoteSide(ctx context.Context, remote *conformance.RemoteOracle, percentage *int32, w conformance.PerfWorkload) (timed, verdict, error) {
+	preempt := w.Name == testcluster.Preemption
+	setup, err := remote.SetUpTiming(ctx, percentage, preempt, &conformance.Scenario{Nodes: w.Nodes, Pods: w.Pods, Pod: w.Pod, Objects: w.Objects})
+	if err != nil {
+		return nil, verdict{}, err
+	}
+	round := func(d time.Duration) (int, time.Duration, error) {
+		r, err := remote.TimeRound(d)
+		if err != nil {
+			return 0, 0, err
+		}
+		return r.Calls, r.Spent, nil
+	}
+	return round, verdict{feasible: setup.Feasible, evaluated: setup.Evaluated, preemption: setup.Reference}, nil
 }
 
 // preemptionChecks is how many of kubesched's decisions on Preemption's
@@ -215,8 +279,8 @@ const preemptionChecks = 3
 // that it makes a decision upstream could make. It is the only code that
 // calls kubesched, so that a change of kubesched's API changes this
 // function alone.
-func kubeschedSide(ctx context.Context, percentage int32, w conformance.PerfWorkload, want verdict) ([]column, error) {
-	fw, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(percentage), framework.WithObjects(w.Objects...))
+func kubeschedSide(ctx context.Context, plugins kubesched.Plugins, percentage int32, w conformance.PerfWorkload, want verdict) ([]column, error) {
+	fw, err := plugins.Framework(framework.WithPercentageOfNodesToScore(percentage), framework.WithObjects(w.Objects...))
 	if err != nil {
 		return nil, fmt.Errorf("building kubesched: %w", err)
 	}
@@ -312,32 +376,52 @@ func parseInts(s string, lo, hi int) ([]int, error) {
 	return ints, nil
 }
 
-// alternate times each schedule function for rounds rounds of about d
-// each, taking turns, and returns each one's calls per second over all its
-// rounds. It stops at the first error.
-func alternate(d time.Duration, rounds int, schedules ...func() error) ([]float64, error) {
-	calls := make([]int, len(schedules))
-	spent := make([]time.Duration, len(schedules))
-	for i, schedule := range schedules {
+// timed is one side of a timing: it calls its scheduler for about d and
+// returns how many calls it made and the time they took.
+type timed func(d time.Duration) (calls int, spent time.Duration, err error)
+
+// inProcess times schedule in this process, after a garbage collection:
+// at least one call.
+func inProcess(schedule func() error) timed {
+	return func(d time.Duration) (int, time.Duration, error) {
+		runtime.GC()
+		start := time.Now()
+		calls := 0
+		for {
+			if err := schedule(); err != nil {
+				return calls, 0, err
+			}
+			calls++
+			if time.Since(start) >= d {
+				return calls, time.Since(start), nil
+			}
+		}
+	}
+}
+
+// alternate times each side for rounds rounds of about d each, taking
+// turns, after one untimed warm-up call of each, and returns each one's
+// calls per second over all its rounds. It stops at the first error.
+func alternate(d time.Duration, rounds int, sides ...timed) ([]float64, error) {
+	calls := make([]int, len(sides))
+	spent := make([]time.Duration, len(sides))
+	for i, side := range sides {
 		// One untimed call warms caches and checks the workload fits.
-		if err := schedule(); err != nil {
+		if _, _, err := side(time.Nanosecond); err != nil {
 			return nil, fmt.Errorf("scheduler %d: %w", i, err)
 		}
 	}
 	for range rounds {
-		for i, schedule := range schedules {
-			runtime.GC()
-			start := time.Now()
-			for time.Since(start) < d {
-				if err := schedule(); err != nil {
-					return nil, fmt.Errorf("scheduler %d: %w", i, err)
-				}
-				calls[i]++
+		for i, side := range sides {
+			n, took, err := side(d)
+			if err != nil {
+				return nil, fmt.Errorf("scheduler %d: %w", i, err)
 			}
-			spent[i] += time.Since(start)
+			calls[i] += n
+			spent[i] += took
 		}
 	}
-	rates := make([]float64, len(schedules))
+	rates := make([]float64, len(sides))
 	for i := range rates {
 		rates[i] = float64(calls[i]) / spent[i].Seconds()
 	}
