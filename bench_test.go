@@ -98,45 +98,52 @@ func snapshot(tb testing.TB, nodes []*v1.Node, pods []*v1.Pod) *cache.Snapshot {
 // nodes, at kube-scheduler's adaptive percentage and at 100. Every
 // placement takes a device, so each decision follows a change.
 func BenchmarkPlacingClaimingPods(b *testing.B) {
-	const numNodes, gpus = 5000, 8
+	const numNodes = 5000
 	for _, pct := range []int32{0, 100} {
 		b.Run(fmt.Sprintf("%dnodes/pct%d", numNodes, pct), func(b *testing.B) {
-			ctx := context.Background()
-			c, err := cache.New()
-			if err != nil {
-				b.Fatal(err)
-			}
-			slices := addGPUNodes(b, c, numNodes, gpus)
-			_, class := gpuCluster()
-			listers, err := framework.NewListers(append([]runtime.Object{class[1]}, slices...)...)
-			if err != nil {
-				b.Fatal(err)
-			}
-			listers.ResourceClaims = c.ResourceClaims()
-			fw, err := kubesched.DefaultFramework(framework.WithListers(listers), framework.WithPercentageOfNodesToScore(pct))
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				b.StopTimer()
-				pod, claim := gpuPod(fmt.Sprintf("pod-%d", i), fmt.Sprintf("claim-%d", i))
-				pod.UID = types.UID(fmt.Sprintf("uid-pod-%d", i))
-				i++
-				if err := c.AddClaim(claim); err != nil {
-					b.Fatal(err)
-				}
-				b.StartTimer()
-				res, err := fw.ScheduleSnapshot(ctx, pod, c.Snapshot())
-				if err != nil {
-					b.Fatal(err)
-				}
-				pod.Spec.NodeName = res.SuggestedHost
-				if err := c.AssumePod(pod, res.Claims...); err != nil {
-					b.Fatal(err)
-				}
-			}
+			placeClaimingPods(b, numNodes, pct)
 		})
+	}
+}
+
+// placeClaimingPods is BenchmarkPlacingClaimingPods' loop on numNodes
+// nodes at percentage pct, with objs in the cluster besides.
+func placeClaimingPods(b *testing.B, numNodes int, pct int32, objs ...runtime.Object) {
+	const gpus = 8
+	ctx := context.Background()
+	c, err := cache.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	slices := addGPUNodes(b, c, numNodes, gpus)
+	_, class := gpuCluster()
+	listers, err := framework.NewListers(append(append([]runtime.Object{class[1]}, slices...), objs...)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	listers.ResourceClaims = c.ResourceClaims()
+	fw, err := kubesched.DefaultFramework(framework.WithListers(listers), framework.WithPercentageOfNodesToScore(pct))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		pod, claim := gpuPod(fmt.Sprintf("pod-%d", i), fmt.Sprintf("claim-%d", i))
+		pod.UID = types.UID(fmt.Sprintf("uid-pod-%d", i))
+		i++
+		if err := c.AddClaim(claim); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		res, err := fw.ScheduleSnapshot(ctx, pod, c.Snapshot())
+		if err != nil {
+			b.Fatal(err)
+		}
+		pod.Spec.NodeName = res.SuggestedHost
+		if err := c.AssumePod(pod, res.Claims...); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -48,8 +48,8 @@
 //
 // PodTopologySpread's default constraints and InterPodAffinity's namespace
 // selectors read Services, controllers and Namespaces, the volume plugins
-// the storage objects, and DynamicResources ResourceClaims, ResourceSlices
-// and DeviceClasses, DefaultPreemption PodDisruptionBudgets; give them with
-// [framework.WithObjects] or a controller's listers with
-// [framework.WithListers].
+// the storage objects, DynamicResources ResourceClaims, ResourceSlices,
+// DeviceClasses and (from v1.37) DeviceTaintRules, DefaultPreemption
+// PodDisruptionBudgets; give them with [framework.WithObjects] or a
+// controller's listers with [framework.WithListers].
 package kubesched

@@ -48,7 +48,11 @@ const (
 //     k8s.io/dynamic-resource-allocation's structured allocator, the one
 //     kube-scheduler runs, from the ResourceSlices and DeviceClasses in
 //     [framework.CycleState.Listers], with the devices every allocated
-//     ResourceClaim holds taken.
+//     ResourceClaim holds taken. With DRADeviceTaintRules (from v1.37)
+//     the DeviceTaintRules listed there taint the devices they select, as
+//     kube-scheduler's ResourceSlice tracker applies them: a device with
+//     a NoSchedule or NoExecute taint the request does not tolerate is
+//     not allocated.
 //
 // The allocation made for each feasible node is kept for
 // score.DynamicResources and for [DynamicResources.Reserve], which puts
@@ -68,8 +72,9 @@ const (
 // memory with every other zero value; build a configured one, with its
 // own, with [NewDynamicResources].
 type DynamicResources struct {
-	// Features: DRADeviceTaintRules, PreemptionMessageNamesVictims and
-	// CELErrorsNameTheDevice are read. nil is [feature.Default].
+	// Features: DRADeviceTaintRules (whether DeviceTaintRules taint
+	// devices), PreemptionMessageNamesVictims and CELErrorsNameTheDevice
+	// are read. nil is [feature.Default].
 	Features *feature.Features
 	p        *dra.Plugin
 }
@@ -125,7 +130,7 @@ func (pl *DynamicResources) PreEnqueue(_ context.Context, listers framework.List
 // without a class.
 func (pl *DynamicResources) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	draPreFilterRan.Write(state, true)
-	s, status := pl.plugin().PreFilter(ctx, state, pod)
+	s, status := pl.plugin().PreFilter(ctx, state, pod, feature.Of(pl.Features))
 	if s != nil {
 		dra.StateKey.Write(state, s)
 	}
@@ -217,7 +222,7 @@ func (pl *DynamicResources) state(ctx context.Context, state *framework.CycleSta
 	if len(pod.Spec.ResourceClaims) == 0 && !dra.MayUseExtendedResources(pod) {
 		return nil, nil
 	}
-	s, status := pl.plugin().PreFilter(ctx, state, pod)
+	s, status := pl.plugin().PreFilter(ctx, state, pod, feature.Of(pl.Features))
 	if status.IsSkip() {
 		status = nil
 	}

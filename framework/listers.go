@@ -17,8 +17,8 @@ import (
 // Listers give plugins read-only access to the cluster objects some of
 // them need besides nodes and pods: namespaces (for namespace selectors),
 // the Services and controllers whose selectors define a pod's default
-// topology spreading, the storage objects the volume plugins read, and
-// the Dynamic Resource Allocation objects DynamicResources reads, and the
+// topology spreading, the storage objects the volume plugins read, the
+// Dynamic Resource Allocation objects DynamicResources reads, and the
 // PodDisruptionBudgets DefaultPreemption respects.
 //
 // Each lister is the List method (and for namespaces Get) of the
@@ -41,6 +41,7 @@ import (
 //		ResourceClaims:         factory.Resource().V1().ResourceClaims().Lister(),
 //		ResourceSlices:         factory.Resource().V1().ResourceSlices().Lister(),
 //		DeviceClasses:          factory.Resource().V1().DeviceClasses().Lister(),
+//		DeviceTaintRules:       factory.Resource().V1().DeviceTaintRules().Lister(),
 //		PodDisruptionBudgets:   factory.Policy().V1().PodDisruptionBudgets().Lister(),
 //	})
 //
@@ -76,6 +77,11 @@ type Listers struct {
 	ResourceClaims Lister[*resourceapi.ResourceClaim]
 	ResourceSlices Lister[*resourceapi.ResourceSlice]
 	DeviceClasses  Lister[*resourceapi.DeviceClass]
+	// DeviceTaintRules taint the devices of ResourceSlices they select,
+	// for DynamicResources' allocations, as kube-scheduler's ResourceSlice
+	// tracker applies them; only releases with
+	// feature.Features.DRADeviceTaintRules (from v1.37) read them.
+	DeviceTaintRules Lister[*resourceapi.DeviceTaintRule]
 
 	// PodDisruptionBudgets, for DefaultPreemption, which prefers victims
 	// whose eviction violates none.
@@ -126,7 +132,8 @@ func WithObjects(objs ...runtime.Object) Option {
 // ReplicaSets, StatefulSets, ReplicationControllers, PersistentVolumeClaims,
 // PersistentVolumes, StorageClasses, CSINodes, CSIDrivers,
 // CSIStorageCapacities, VolumeAttachments, ResourceClaims, ResourceSlices,
-// DeviceClasses and PodDisruptionBudgets (as pointers). Any other type is an error. It is what
+// DeviceClasses, DeviceTaintRules and PodDisruptionBudgets (as pointers).
+// Any other type is an error. It is what
 // [WithObjects] uses, and serves to call plugins outside a framework
 // ([CycleState.SetListers]).
 func NewListers(objs ...runtime.Object) (Listers, error) {
@@ -163,10 +170,12 @@ func NewListers(objs ...runtime.Object) (Listers, error) {
 			s.resourceSlices = append(s.resourceSlices, o)
 		case *resourceapi.DeviceClass:
 			s.deviceClasses = append(s.deviceClasses, o)
+		case *resourceapi.DeviceTaintRule:
+			s.deviceTaintRules = append(s.deviceTaintRules, o)
 		case *policyv1.PodDisruptionBudget:
 			s.budgets = append(s.budgets, o)
 		default:
-			return Listers{}, fmt.Errorf("object %d is a %T; want a Namespace, Service, ReplicaSet, StatefulSet, ReplicationController, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment, ResourceClaim, ResourceSlice, DeviceClass or PodDisruptionBudget", i, o)
+			return Listers{}, fmt.Errorf("object %d is a %T; want a Namespace, Service, ReplicaSet, StatefulSet, ReplicationController, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment, ResourceClaim, ResourceSlice, DeviceClass, DeviceTaintRule or PodDisruptionBudget", i, o)
 		}
 	}
 	return Listers{
@@ -185,6 +194,7 @@ func NewListers(objs ...runtime.Object) (Listers, error) {
 		ResourceClaims:         newClaimList(s.resourceClaims),
 		ResourceSlices:         list[*resourceapi.ResourceSlice](s.resourceSlices),
 		DeviceClasses:          list[*resourceapi.DeviceClass](s.deviceClasses),
+		DeviceTaintRules:       list[*resourceapi.DeviceTaintRule](s.deviceTaintRules),
 		PodDisruptionBudgets:   list[*policyv1.PodDisruptionBudget](s.budgets),
 	}, nil
 }
@@ -205,6 +215,7 @@ type objectSet struct {
 	resourceClaims         []*resourceapi.ResourceClaim
 	resourceSlices         []*resourceapi.ResourceSlice
 	deviceClasses          []*resourceapi.DeviceClass
+	deviceTaintRules       []*resourceapi.DeviceTaintRule
 	budgets                []*policyv1.PodDisruptionBudget
 }
 

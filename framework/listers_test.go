@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -41,6 +42,7 @@ func TestWithObjectsServesThemToPlugins(t *testing.T) {
 		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast"}},
 		&storagev1.VolumeAttachment{ObjectMeta: metav1.ObjectMeta{Name: "va1", Labels: map[string]string{"disk": "a"}}, Spec: storagev1.VolumeAttachmentSpec{NodeName: "n1"}},
 		&storagev1.VolumeAttachment{ObjectMeta: metav1.ObjectMeta{Name: "va2"}, Spec: storagev1.VolumeAttachmentSpec{NodeName: "n2"}},
+		&resourceapi.DeviceTaintRule{ObjectMeta: metav1.ObjectMeta{Name: "maintenance"}},
 	))
 	if _, err := f.Schedule(context.Background(), testPod, nodes("n1")); err != nil {
 		t.Fatal(err)
@@ -74,6 +76,9 @@ func TestWithObjectsServesThemToPlugins(t *testing.T) {
 	}
 	if vas, _ := got.VolumeAttachments.List(labels.SelectorFromSet(labels.Set{"disk": "a"})); len(vas) != 1 || vas[0].Spec.NodeName != "n1" {
 		t.Errorf("VolumeAttachments.List(disk=a) = %v", vas)
+	}
+	if rules, _ := got.DeviceTaintRules.List(labels.Everything()); len(rules) != 1 || rules[0].Name != "maintenance" {
+		t.Errorf("DeviceTaintRules.List = %v", rules)
 	}
 }
 

@@ -32,8 +32,11 @@ var kept = map[schema.GroupVersion][]runtime.Object{
 		&storagev1.StorageClass{}, &storagev1.CSINode{}, &storagev1.CSIDriver{},
 		&storagev1.CSIStorageCapacity{}, &storagev1.VolumeAttachment{},
 	},
-	resourceapi.SchemeGroupVersion: {&resourceapi.ResourceClaim{}, &resourceapi.ResourceSlice{}, &resourceapi.DeviceClass{}},
-	policyv1.SchemeGroupVersion:    {&policyv1.PodDisruptionBudget{}},
+	resourceapi.SchemeGroupVersion: {
+		&resourceapi.ResourceClaim{}, &resourceapi.ResourceSlice{}, &resourceapi.DeviceClass{},
+		&resourceapi.DeviceTaintRule{},
+	},
+	policyv1.SchemeGroupVersion: {&policyv1.PodDisruptionBudget{}},
 }
 
 var (

@@ -1,7 +1,7 @@
 // Package loader reads cluster state from what kubectl prints, so that a
 // dump of a real cluster can be fed to kubesched:
 //
-//	kubectl get nodes,pods,pvc,pv,storageclasses,csinodes,resourceslices,deviceclasses,resourceclaims,pdb -A -o yaml > dump.yaml
+//	kubectl get nodes,pods,pvc,pv,storageclasses,csinodes,resourceslices,deviceclasses,resourceclaims,devicetaintrules,pdb -A -o yaml > dump.yaml
 //
 // [Load] reads files, directories and standard input; [Read] reads one
 // stream. Either returns a [Cluster]: the nodes, the pods, and the other
@@ -36,12 +36,12 @@
 // ReplicationControllers, PersistentVolumeClaims and PersistentVolumes
 // (v1); ReplicaSets and StatefulSets (apps/v1); StorageClasses, CSINodes,
 // CSIDrivers, CSIStorageCapacities and VolumeAttachments
-// (storage.k8s.io/v1); ResourceClaims, ResourceSlices and DeviceClasses
-// (resource.k8s.io/v1); and PodDisruptionBudgets (policy/v1). Objects of
-// any other kind or version, Events and Deployments say, or
-// resource.k8s.io/v1beta2 ResourceSlices, are counted in
-// [Cluster.Skipped] and otherwise only checked to be well-formed YAML or
-// JSON with an apiVersion and a kind.
+// (storage.k8s.io/v1); ResourceClaims, ResourceSlices, DeviceClasses and
+// DeviceTaintRules (resource.k8s.io/v1); and PodDisruptionBudgets
+// (policy/v1). Objects of any other kind or version, Events and
+// Deployments say, or resource.k8s.io/v1beta2 ResourceSlices, are counted
+// in [Cluster.Skipped] and otherwise only checked to be well-formed YAML
+// or JSON with an apiVersion and a kind.
 //
 // Objects are decoded as the API server's clients decode them, without
 // defaulting: unknown fields, which a newer server may write, are

@@ -19,7 +19,12 @@
 // node with room does. Two hints read cluster objects (DeviceClasses,
 // ResourceClaims) through the listers of [WithListers].
 // [NodeUpdateEvents] and [PodUpdateEvents] turn an update into its
-// events, so that a node's heartbeat moves nothing.
+// events, so that a node's heartbeat moves nothing. No plugin registers
+// DeviceTaintRule events, as in kube-scheduler, whose ResourceSlice
+// tracker reports a rule added, changed or deleted as an update of each
+// ResourceSlice whose devices' taints it changes: report it as a
+// {[ResourceSlice], [Update]} event (DynamicResources registers those
+// without a hint, so the objects given do not matter).
 //
 // A queue behaves as the newest supported release (v1.37.2), whose
 // events tell pods apart by role (an AssignedPod, the TargetPod updated

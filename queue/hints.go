@@ -85,6 +85,7 @@ func DefaultPluginEvents(l framework.Listers) PluginEvents {
 //     changed in status, any claim deallocated (or, with
 //     ResourceClaimDeleteEvents, deleted while allocated), its own
 //     generated claims recorded; nodes, DeviceClasses and ResourceSlices
+//     (a DeviceTaintRule's change among them, see the package doc)
 //     always;
 //   - NodeDeclaredFeatures rejected: a node's declared features changed,
 //     or the features the pod needs;

@@ -2,7 +2,7 @@
 // v1.37.2 would do: why a pod is pending, where pending pods would go,
 // and what changes if nodes are added or removed.
 //
-//	kubectl get nodes,pods,pvc,pv,storageclasses,csinodes,resourceslices,deviceclasses,resourceclaims,pdb -A -o yaml > cluster.yaml
+//	kubectl get nodes,pods,pvc,pv,storageclasses,csinodes,resourceslices,deviceclasses,resourceclaims,devicetaintrules,pdb -A -o yaml > cluster.yaml
 //	kubesched explain --pod default/web -f cluster.yaml
 //	kubesched place -f cluster.yaml
 //	kubesched whatif --add-node gpu-node.yamlx3 -f cluster.yaml
@@ -45,8 +45,10 @@ Cluster state is read from -f: files, directories (their .yaml, .yml and
 .json files) or - for standard input, in the form kubectl get -o yaml or
 -o json writes (a List, several documents, or single objects):
 
-  kubectl get nodes,pods,pvc,pv,storageclasses,csinodes,resourceslices,deviceclasses,resourceclaims,pdb -A -o yaml \
+  kubectl get nodes,pods,pvc,pv,storageclasses,csinodes,resourceslices,deviceclasses,resourceclaims,devicetaintrules,pdb -A -o yaml \
     | kubesched explain --pod default/web -f -
+
+(A cluster older than v1.37 has no devicetaintrules to get: leave them out.)
 
 Examples:
   kubesched explain -f cluster.yaml                       every pending pod

@@ -27,6 +27,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/resourceclaim"
 	"k8s.io/dynamic-resource-allocation/structured"
 
+	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -192,8 +193,10 @@ func PreEnqueue(listers framework.Listers, pod *v1.Pod) *framework.Status {
 // the pod asks for DRA-backed extended resources, a claim for them comes
 // last (the one an earlier attempt made, or one in memory, without
 // requests until Filter sees a node). It returns a nil state and Skip for
-// a pod without claims. The cluster's objects come from state's listers.
-func (p *Plugin) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod) (*State, *framework.Status) {
+// a pod without claims. The cluster's objects come from state's listers;
+// with fs.DRADeviceTaintRules, the allocator sees the slices with the
+// taints of the DeviceTaintRules listed applied.
+func (p *Plugin) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, fs feature.Features) (*State, *framework.Status) {
 	listers := state.Listers()
 	var claims []*resourceapi.ResourceClaim
 	if len(pod.Spec.ResourceClaims) > 0 {
@@ -290,6 +293,11 @@ func (p *Plugin) PreFilter(ctx context.Context, state *framework.CycleState, pod
 	slices, err := listSlices(listers.ResourceSlices)
 	if err != nil {
 		return nil, framework.AsStatus(err)
+	}
+	if fs.DRADeviceTaintRules {
+		if slices, err = p.memo.applyTaintRules(slices, listers.DeviceTaintRules); err != nil {
+			return nil, framework.AsStatus(err)
+		}
 	}
 	s.allocator = &lazyAllocator{build: func(ctx context.Context) (structured.Allocator, error) {
 		return structured.NewAllocator(ctx, p.features, *allocated.state, classes, slices, p.cel)

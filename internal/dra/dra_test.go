@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/structured"
 
+	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -147,7 +148,7 @@ func TestPreFilterLooksClaimsUp(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s, got := New(Args{}).PreFilter(context.Background(), cycle(tc.listers), tc.pod)
+			s, got := New(Args{}).PreFilter(context.Background(), cycle(tc.listers), tc.pod, feature.Default())
 			checkStatus(t, "PreFilter", got, tc.code, tc.message)
 			if got.IsSuccess() == (s == nil) {
 				t.Errorf("PreFilter returned state %v with status %v; want a state exactly on success", s, got)
@@ -173,7 +174,7 @@ func TestPreFilterState(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s, st := New(Args{}).PreFilter(context.Background(), cycle(listers(t, unallocated, allocated, gpuClass)), podUsing("default", tc.claims...))
+			s, st := New(Args{}).PreFilter(context.Background(), cycle(listers(t, unallocated, allocated, gpuClass)), podUsing("default", tc.claims...), feature.Default())
 			if st != nil {
 				t.Fatal(st)
 			}
@@ -332,7 +333,7 @@ func TestScoreAndReserveWithoutFilter(t *testing.T) {
 	ctx := context.Background()
 	p := New(Args{})
 	pod := podUsing("default", "gpu")
-	s, st := p.PreFilter(ctx, cycle(listers(t, gpuClaim("gpu", "default"), gpuClass, gpuSlice("n1", "gpu-0"))), pod)
+	s, st := p.PreFilter(ctx, cycle(listers(t, gpuClaim("gpu", "default"), gpuClass, gpuSlice("n1", "gpu-0"))), pod, feature.Default())
 	if st != nil {
 		t.Fatal(st)
 	}

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -322,7 +323,7 @@ func TestExtendedResourcesFilterAndReserve(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			p := New(Args{Now: func() time.Time { return now }})
-			s, st := p.PreFilter(ctx, cycle(listers(t, tc.objects...)), tc.pod)
+			s, st := p.PreFilter(ctx, cycle(listers(t, tc.objects...)), tc.pod, feature.Default())
 			if st != nil {
 				t.Fatalf("PreFilter = %v", st)
 			}
@@ -415,7 +416,7 @@ func TestExtendedResourcesPreFilter(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, st := New(Args{}).PreFilter(ctx, cycle(tc.l), tc.pod)
+			_, st := New(Args{}).PreFilter(ctx, cycle(tc.l), tc.pod, feature.Default())
 			checkStatus(t, "PreFilter", st, tc.code, tc.message)
 		})
 	}

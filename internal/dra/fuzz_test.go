@@ -11,6 +11,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -84,7 +85,7 @@ func FuzzPreFilterFilter(f *testing.F) {
 		// The seed's allocation time is five minutes before this clock: its
 		// binding has not timed out.
 		p := New(Args{FilterTimeout: time.Second, Now: func() time.Time { return time.Date(2025, 1, 1, 0, 5, 0, 0, time.UTC) }})
-		s, st := p.PreFilter(ctx, framework.NewCycleState(nil).SetListers(l), pod)
+		s, st := p.PreFilter(ctx, framework.NewCycleState(nil).SetListers(l), pod, feature.Default())
 		if st.IsSuccess() != (s != nil) {
 			t.Fatalf("PreFilter returned state %v with status %v", s, st)
 		}

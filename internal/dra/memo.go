@@ -30,6 +30,10 @@ import (
 //   - the claims' specs, in order (nothing else of a claim is read);
 //   - the plugin's features and CEL settings, fixed per Plugin.
 //
+// DeviceTaintRules change the slices the allocator is given: those with
+// taints applied are copies, which the memo keys by identity as any slice
+// (see applyTaintRules).
+//
 // memo remembers, per node, the allocator's answer for such a key, so that
 // a pod like an earlier one, on a node nothing relevant has changed on,
 // skips the allocator: in a loop that places pod after pod, only the node
@@ -52,6 +56,9 @@ type memo struct {
 	allocation *allocation
 	// held is the last cycle's world.held, for its allocation and index.
 	held *heldIndex
+	// tainted are the last cycle's slices with DeviceTaintRules' taints,
+	// by the slice they copy (see applyTaintRules).
+	tainted map[weak.Pointer[resourceapi.ResourceSlice]]*taintedSlice
 }
 
 // allocation is what the allocated claims hold, whole for the allocator

@@ -14,6 +14,7 @@ import (
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -98,7 +99,7 @@ func (w memoWorld) decide(t *testing.T, p *Plugin) (map[string]string, *State) {
 		objs = append(objs, w.objs[k])
 	}
 	pod := podUsing("default", "pending")
-	s, st := p.PreFilter(context.Background(), cycle(listers(t, objs...)), pod)
+	s, st := p.PreFilter(context.Background(), cycle(listers(t, objs...)), pod, feature.Default())
 	if st != nil {
 		t.Fatalf("PreFilter: %v", st)
 	}

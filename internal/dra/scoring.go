@@ -68,6 +68,8 @@ func NewTotals(state *framework.CycleState, resources []v1.ResourceName) (*Total
 		}
 	}
 	t.allocated = allocatedState(claims, t.features.ConsumableCapacity)
+	// Upstream lists them with DeviceTaintRules applied; the counts read
+	// no taint, so the slices as listed count the same.
 	var err error
 	if t.slices, err = listSlices(listers.ResourceSlices); err != nil {
 		return nil, err
