@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -236,10 +237,12 @@ func newListers(factory informers.SharedInformerFactory, c *cache.Cache, volumes
 	storage := factory.Storage().V1()
 	return framework.Listers{
 		// DynamicResources: claims as the cache holds them (with those of
-		// assumed pods), slices and classes as the informers have them.
+		// assumed pods), slices, classes and taint rules as the informers
+		// have them.
 		ResourceClaims:         c.ResourceClaims(),
 		ResourceSlices:         factory.Resource().V1().ResourceSlices().Lister(),
 		DeviceClasses:          factory.Resource().V1().DeviceClasses().Lister(),
+		DeviceTaintRules:       factory.Resource().V1().DeviceTaintRules().Lister(),
 		Namespaces:             factory.Core().V1().Namespaces().Lister(),
 		Services:               factory.Core().V1().Services().Lister(),
 		ReplicaSets:            factory.Apps().V1().ReplicaSets().Lister(),
@@ -673,6 +676,7 @@ func (c *Controller) addEventHandlers() error {
 		{c.factory.Resource().V1().ResourceClaims().Informer(), toolscache.ResourceEventHandlerFuncs{AddFunc: c.claimAdded, UpdateFunc: c.claimUpdated, DeleteFunc: c.claimDeleted}},
 		{c.factory.Resource().V1().ResourceSlices().Informer(), c.moveOn(queue.ResourceSlice)},
 		{c.factory.Resource().V1().DeviceClasses().Informer(), c.moveOn(queue.DeviceClass)},
+		{c.factory.Resource().V1().DeviceTaintRules().Informer(), c.taintRuleChanged()},
 	}
 	for _, h := range handlers {
 		reg, err := h.informer.AddEventHandler(h.funcs)
@@ -701,6 +705,28 @@ func (c *Controller) moveOn(resource queue.EventResource) toolscache.ResourceEve
 			}
 			move(queue.Delete, obj, nil)
 		},
+	}
+}
+
+// taintRuleChanged reports a DeviceTaintRule's change as kube-scheduler's
+// ResourceSlice tracker does, as an update of the slices it taints: no
+// plugin registers DeviceTaintRule events. A change of the rule's status
+// alone taints nothing anew.
+func (c *Controller) taintRuleChanged() toolscache.ResourceEventHandlerFuncs {
+	move := func() {
+		c.queue.MoveAllToActiveOrBackoffQueue(queue.ClusterEvent{Resource: queue.ResourceSlice, ActionType: queue.Update}, nil, nil, nil)
+	}
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(any) { move() },
+		UpdateFunc: func(oldObj, newObj any) {
+			old, ok1 := oldObj.(*resourceapi.DeviceTaintRule)
+			rule, ok2 := newObj.(*resourceapi.DeviceTaintRule)
+			if ok1 && ok2 && apiequality.Semantic.DeepEqual(old.Spec, rule.Spec) {
+				return
+			}
+			move()
+		},
+		DeleteFunc: func(any) { move() },
 	}
 }
 

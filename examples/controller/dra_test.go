@@ -138,3 +138,34 @@ func TestControllerUnreservesClaimsWhenBindingFails(t *testing.T) {
 		return claim.Status.Allocation != nil && len(claim.Status.ReservedFor) == 0
 	})
 }
+
+func TestControllerAppliesDeviceTaintRulesAndRetriesWhenOneGoes(t *testing.T) {
+	t.Parallel()
+	rule := &resourceapi.DeviceTaintRule{
+		ObjectMeta: metav1.ObjectMeta{Name: "maintenance"},
+		Spec: resourceapi.DeviceTaintRuleSpec{
+			DeviceSelector: &resourceapi.DeviceTaintSelector{Driver: new("gpu.example.com"), Pool: new("small")},
+			Taint:          resourceapi.DeviceTaint{Key: "maintenance", Effect: resourceapi.DeviceTaintEffectNoSchedule},
+		},
+	}
+	objs := append(draObjects("first"), rule, testNode("small", "4"), claiming("a", "first"))
+	client := newFakeCluster(objs...)
+	ctrl, err := New(client, Config{SchedulerName: "kubesched"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := startController(t, ctrl)
+	getPod := podGetter(ctx, t, client)
+	eventually(t, "a is reported unschedulable: the rule taints the only device", func() bool {
+		for _, c := range getPod("a").Status.Conditions {
+			if c.Type == v1.PodScheduled && c.Reason == v1.PodReasonUnschedulable {
+				return strings.Contains(c.Message, "1 cannot allocate all claims")
+			}
+		}
+		return false
+	})
+	if err := client.ResourceV1().DeviceTaintRules().Delete(ctx, "maintenance", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a is bound to small once the rule is gone", func() bool { return getPod("a").Spec.NodeName == "small" })
+}
