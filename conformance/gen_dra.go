@@ -31,6 +31,17 @@ var generateDRA = envSwitch("KUBESCHED_GEN_DRA", draByDefault)
 // objects as without.
 const draStream = 0x647261
 
+// taintRuleStream is the second word of the random source of the
+// DeviceTaintRules [addDRA] makes, so that a seed's other DRA objects are
+// the same with rules as without.
+const taintRuleStream = 0x72756c6573
+
+// generateTaintRules has [addDRA] make DeviceTaintRules (see
+// [draGenerator.taintRules]), for a build whose release reads them. The
+// tests turn it off when the release under test does not: v1.36.3, whose
+// API types have no DeviceTaintRule, could not even decode them.
+var generateTaintRules = true
+
 // DRA drivers: GPUs are local to a node, NICs are network-attached and
 // reachable from a zone's nodes or from every node.
 const (
@@ -190,7 +201,8 @@ type draGenerator struct {
 // access, matchAttribute constraints, tolerations, capacity requests,
 // claims shared with bound pods or already allocated for it, and claims
 // missing, being deleted, or not its own) or asks for extended resources
-// that DeviceClasses back.
+// that DeviceClasses back. With [generateTaintRules], some scenarios get
+// DeviceTaintRules too, last.
 func addDRA(s *Scenario) {
 	g := &draGenerator{
 		generator:      &generator{r: rand.New(rand.NewPCG(s.Seed, draStream))},
@@ -239,6 +251,9 @@ func addDRA(s *Scenario) {
 	}
 	for _, claim := range g.claims {
 		s.Objects = append(s.Objects, claim)
+	}
+	if generateTaintRules {
+		g.taintRules()
 	}
 }
 

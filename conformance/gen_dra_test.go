@@ -11,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 )
 
@@ -81,7 +82,8 @@ var draNames = regexp.MustCompile(`"[^"]*"|[a-z0-9-]+/[a-z0-9.-]+|incoming-claim
 // must refuse pods in DynamicResources' PreEnqueue or PreFilter and nodes in its
 // Filter, place pods with claims, score prioritized lists, hand extended
 // resources to DRA on nodes without them, and fail on bad input, though
-// not often. A pod whose claim is missing is not tried at all (upstream's
+// not often; and, for a release that reads DeviceTaintRules, decide
+// otherwise without the scenario's rules now and then. A pod whose claim is missing is not tried at all (upstream's
 // PreEnqueue), which counts with the PreFilter rejections. The scenarios have no pod affinity, spreading or volumes,
 // which leave no node for two pods in three whatever their claims, so
 // that DynamicResources decides most outcomes.
@@ -100,11 +102,16 @@ func TestDRAScenariosCoverDynamicResources(t *testing.T) {
 	for _, r := range slices.Sorted(maps.Keys(reasons)) {
 		t.Logf("  %4d  %s", reasons[r], r)
 	}
-	for kind, min := range map[string]int{
+	mins := map[string]int{
 		"with claims": seeds / 4, "placed with claims": seeds / 15, "not tried or rejected in PreFilter": seeds / 20,
 		"with nodes rejected in Filter": seeds / 10, "with a nonzero score": seeds / 60,
 		"with extended resources from DRA": seeds / 20, "errors": 2,
-	} {
+	}
+	if generateTaintRules {
+		mins["with DeviceTaintRules"] = seeds / 5
+		mins["decided otherwise without their DeviceTaintRules"] = seeds / 50
+	}
+	for kind, min := range mins {
 		if counts[kind] < min {
 			t.Errorf("%d scenarios %s, want at least %d", counts[kind], kind, min)
 		}
@@ -166,7 +173,32 @@ func draOutcomes(t *testing.T, s *Scenario, reasons map[string]int) []string {
 	if handedToDRA(s, res) {
 		kinds = append(kinds, "with extended resources from DRA")
 	}
+	if without := withoutTaintRules(s); without != s {
+		kinds = append(kinds, "with DeviceTaintRules")
+		other, err := upstream.RunScenario(context.Background(), without)
+		if err != nil {
+			t.Fatalf("seed %d without DeviceTaintRules: %v", s.Seed, err)
+		}
+		if !equality.Semantic.DeepEqual(res, other) {
+			kinds = append(kinds, "decided otherwise without their DeviceTaintRules")
+		}
+	}
 	return kinds
+}
+
+// withoutTaintRules returns s without its DeviceTaintRules, or s itself
+// when it has none.
+func withoutTaintRules(s *Scenario) *Scenario {
+	objs := slices.DeleteFunc(slices.Clone(s.Objects), func(obj runtime.Object) bool {
+		_, rule := obj.(*resourceapi.DeviceTaintRule)
+		return rule
+	})
+	if len(objs) == len(s.Objects) {
+		return s
+	}
+	without := *s
+	without.Objects = objs
+	return &without
 }
 
 // isPreFilterRejection reports whether plugin turned the pod down in

@@ -8,6 +8,9 @@ import (
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	resourceslicetracker "k8s.io/dynamic-resource-allocation/resourceslice/tracker"
@@ -61,3 +64,16 @@ func recordVictims(executor *preemption.Executor, record func(preemption.Candida
 		return nil
 	}
 }
+
+// linkedKinds are the cluster objects only the linked release reads:
+// none that v1.37 does not read too.
+var linkedKinds []schema.GroupVersionKind
+
+// withTaintRules returns slice: v1.36.3's API types have no
+// DeviceTaintRule, and its tracker applies none.
+func withTaintRules(slice *resourceapi.ResourceSlice, _ map[objectKey]runtime.Object) *resourceapi.ResourceSlice {
+	return slice
+}
+
+// taintRules makes nothing: v1.36.3's API types have no DeviceTaintRule.
+func (g *draGenerator) taintRules() {}

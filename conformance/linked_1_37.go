@@ -4,9 +4,16 @@ package conformance
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	resourceslicetracker "k8s.io/dynamic-resource-allocation/resourceslice/tracker"
@@ -102,5 +109,112 @@ func recordVictims(executor *preemption.Executor, record func(preemption.Candida
 	executor.PreemptPod = func(_ context.Context, c preemption.Candidate, _ preemption.ExecutorPreemptor, _ *v1.Pod, _ string) (bool, error) {
 		record(c)
 		return false, nil
+	}
+}
+
+// linkedKinds are the cluster objects only the linked release reads:
+// DeviceTaintRules, which its ResourceSlice tracker applies to the slices
+// DynamicResources lists (DRADeviceTaintRules, GA in v1.37).
+var linkedKinds = []schema.GroupVersionKind{resourceapi.SchemeGroupVersion.WithKind("DeviceTaintRule")}
+
+// withTaintRules returns slice as a ResourceSlice tracker applying the
+// DeviceTaintRules among objs hands it out: with each rule's taint
+// appended to the devices the rule selects, in no particular order. A
+// rule without a device selector selects nothing; the driver, pool and
+// device it names, if any, must be the slice's driver and pool and the
+// device's name. slice itself is returned when no rule selects a device.
+func withTaintRules(slice *resourceapi.ResourceSlice, objs map[objectKey]runtime.Object) *resourceapi.ResourceSlice {
+	out := slice
+	for _, obj := range objs {
+		rule, ok := obj.(*resourceapi.DeviceTaintRule)
+		if !ok || rule.Spec.DeviceSelector == nil {
+			continue
+		}
+		sel := rule.Spec.DeviceSelector
+		if sel.Driver != nil && *sel.Driver != slice.Spec.Driver || sel.Pool != nil && *sel.Pool != slice.Spec.Pool.Name {
+			continue
+		}
+		for i, d := range slice.Spec.Devices {
+			if sel.Device != nil && *sel.Device != d.Name {
+				continue
+			}
+			if out == slice {
+				out = slice.DeepCopy()
+			}
+			out.Spec.Devices[i].Taints = append(out.Spec.Devices[i].Taints, rule.Spec.Taint)
+		}
+	}
+	return out
+}
+
+// taintRules gives nearly half the scenarios with slices one to three
+// DeviceTaintRules, drawn from a stream of their own (see
+// [taintRuleStream]). Each selects devices of a slice of the scenario,
+// mostly one of GPUs, which claims ask for most: by driver, pool, device
+// name or a combination, all devices (an empty selector), or none (no
+// selector, or a driver and pool that do not go together). Its taint has
+// one of the keys of the slices' own taints, which claims' requests
+// sometimes tolerate, and the effect NoSchedule, NoExecute or, less
+// often, None.
+func (g *draGenerator) taintRules() {
+	r := &generator{r: rand.New(rand.NewPCG(g.s.Seed, taintRuleStream))}
+	if len(g.slices) == 0 || !r.chance(0.45) {
+		return
+	}
+	var gpus []*resourceapi.ResourceSlice
+	for _, s := range g.slices {
+		if s.Spec.Driver == driverGPU {
+			gpus = append(gpus, s)
+		}
+	}
+	for i := range 1 + r.r.IntN(3) {
+		slice := pick(r, g.slices)
+		if len(gpus) > 0 && r.chance(0.7) {
+			slice = pick(r, gpus)
+		}
+		driver, pool, device := slice.Spec.Driver, slice.Spec.Pool.Name, "gpu-0"
+		if len(slice.Spec.Devices) > 0 {
+			device = pick(r, slice.Spec.Devices).Name
+		}
+		other := driverNIC
+		if driver == driverNIC {
+			other = driverGPU
+		}
+		sel := &resourceapi.DeviceTaintSelector{}
+		switch x := r.r.Float64(); {
+		case x < 0.08:
+			sel = nil
+		case x < 0.12:
+			// Every device.
+		case x < 0.24:
+			sel.Driver = &driver
+		case x < 0.36:
+			sel.Pool = &pool
+		case x < 0.46:
+			sel.Device = &device
+		case x < 0.58:
+			sel.Driver, sel.Pool = &driver, &pool
+		case x < 0.72:
+			sel.Pool, sel.Device = &pool, &device
+		case x < 0.92:
+			sel.Driver, sel.Pool, sel.Device = &driver, &pool, &device
+		default:
+			sel.Driver, sel.Pool = &other, &pool
+		}
+		taint := resourceapi.DeviceTaint{
+			Key:    pick(r, deviceTaints),
+			Effect: pick(r, []resourceapi.DeviceTaintEffect{resourceapi.DeviceTaintEffectNoSchedule, resourceapi.DeviceTaintEffectNoSchedule, resourceapi.DeviceTaintEffectNoExecute, resourceapi.DeviceTaintEffectNoExecute, resourceapi.DeviceTaintEffectNone}),
+			// The API server sets it when the rule is created.
+			TimeAdded: &metav1.Time{Time: classCreation},
+		}
+		if r.chance(0.3) {
+			taint.Value = "true"
+		}
+		name := fmt.Sprintf("taint-%d", i)
+		g.s.Objects = append(g.s.Objects, &resourceapi.DeviceTaintRule{
+			TypeMeta:   metav1.TypeMeta{APIVersion: resourceapi.SchemeGroupVersion.String(), Kind: "DeviceTaintRule"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-devicetaintrule-" + name)},
+			Spec:       resourceapi.DeviceTaintRuleSpec{DeviceSelector: sel, Taint: taint},
+		})
 	}
 }

@@ -64,6 +64,9 @@ func run(m *testing.M) int {
 		return 2
 	}
 	tested = mustRelease(version)
+	// A release without DRADeviceTaintRules reads no DeviceTaintRules, and
+	// v1.36.3's API types cannot even decode them.
+	generateTaintRules = tested.Features.DRADeviceTaintRules
 	o, err := NewOracle()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "building the oracle:", err)

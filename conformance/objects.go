@@ -36,8 +36,9 @@ import (
 // resource.k8s.io kinds; DefaultPreemption reads PodDisruptionBudgets.
 // They are also the kinds kubesched's framework.WithObjects accepts, apart
 // from PodDisruptionBudgets, which no Filter or Score plugin reads (see
-// [schedulingObjects]).
-var objectKinds = []schema.GroupVersionKind{
+// [schedulingObjects]). The kinds only the linked release reads
+// ([linkedKinds]) come last.
+var objectKinds = append([]schema.GroupVersionKind{
 	v1.SchemeGroupVersion.WithKind("Namespace"),
 	v1.SchemeGroupVersion.WithKind("Service"),
 	v1.SchemeGroupVersion.WithKind("ReplicationController"),
@@ -54,7 +55,7 @@ var objectKinds = []schema.GroupVersionKind{
 	resourceapi.SchemeGroupVersion.WithKind("ResourceSlice"),
 	resourceapi.SchemeGroupVersion.WithKind("DeviceClass"),
 	policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"),
-}
+}, linkedKinds...)
 
 // podKind is the kind of the pods the preemption oracle writes to its fake
 // API server besides a scenario's Objects (see [newPreemptionOracle]).
@@ -187,7 +188,7 @@ const watchBatch = 50
 // tracker of allocated devices ignores an update from one allocation to
 // another (the API server never makes one), and holds the devices as a
 // set, so a claim deleted after another claim took its device would free
-// it.
+// it. DeviceTaintRules are deleted first and written last, see below.
 // Objects are written in the order of objs, which is the order informers'
 // event handlers see them in (scheduler.New's extended resource cache
 // depends on it).
@@ -217,40 +218,83 @@ func (c *clusterObjects) install(ctx context.Context, objs []runtime.Object) err
 	if c.installed == nil {
 		c.installed = map[objectKey]runtime.Object{}
 	}
-	for key, old := range c.installed {
-		if obj, keep := want[key]; keep && (key.kind != resourceClaimKind || sameObject(old, obj)) {
-			continue
+	// DeviceTaintRules ([linkedKinds]) go first and come last, while
+	// nothing else is on its way to the informers: a ResourceSlice tracker
+	// told of a rule while a slice's change has reached the slice informer
+	// but not the tracker compares the new slice's devices one by one with
+	// its old copy's, and panics when the slice has gained devices.
+	rule := func(key objectKey) bool { return slices.Contains(linkedKinds, key.kind) }
+	other := func(key objectKey) bool { return !rule(key) }
+	remove := func(which func(objectKey) bool) (int, error) {
+		n := 0
+		for key, old := range c.installed {
+			if !which(key) {
+				continue
+			}
+			if obj, keep := want[key]; keep && (key.kind != resourceClaimKind || sameObject(old, obj)) {
+				continue
+			}
+			if err := c.tracker.Delete(resourceOf(key.kind), key.namespace, key.name); err != nil {
+				return n, fmt.Errorf("deleting %s %s/%s: %w", key.kind.Kind, key.namespace, key.name, err)
+			}
+			delete(c.installed, key)
+			n++
+			if err := settle(); err != nil {
+				return n, err
+			}
 		}
-		if err := c.tracker.Delete(resourceOf(key.kind), key.namespace, key.name); err != nil {
-			return fmt.Errorf("deleting %s %s/%s: %w", key.kind.Kind, key.namespace, key.name, err)
+		return n, nil
+	}
+	write := func(which func(objectKey) bool) (int, error) {
+		n := 0
+		for i, key := range keys {
+			obj := objs[i]
+			old, exists := c.installed[key]
+			if !which(key) || exists && sameObject(old, obj) {
+				continue
+			}
+			// installed must not change when the caller's objs do.
+			copied := obj.DeepCopyObject()
+			var err error
+			if exists {
+				err = c.tracker.Update(resourceOf(key.kind), copied, key.namespace)
+			} else {
+				err = c.tracker.Create(resourceOf(key.kind), copied, key.namespace)
+			}
+			if err != nil {
+				// installed still says what the tracker holds.
+				return n, fmt.Errorf("writing %s %s/%s: %w", key.kind.Kind, key.namespace, key.name, err)
+			}
+			c.installed[key] = copied
+			n++
+			if err := settle(); err != nil {
+				return n, err
+			}
 		}
-		delete(c.installed, key)
-		if err := settle(); err != nil {
+		return n, nil
+	}
+	if n, err := remove(rule); err != nil {
+		return err
+	} else if n > 0 {
+		if err := c.waitForInformers(ctx, c.installed); err != nil {
 			return err
 		}
 	}
-	for i, key := range keys {
-		obj := objs[i]
+	if _, err := remove(other); err != nil {
+		return err
+	}
+	if n, err := write(other); err != nil {
+		return err
+	} else if n > 0 && slices.ContainsFunc(keys, func(key objectKey) bool {
 		old, exists := c.installed[key]
-		if exists && sameObject(old, obj) {
-			continue
-		}
-		// installed must not change when the caller's objs do.
-		copied := obj.DeepCopyObject()
-		var err error
-		if exists {
-			err = c.tracker.Update(resourceOf(key.kind), copied, key.namespace)
-		} else {
-			err = c.tracker.Create(resourceOf(key.kind), copied, key.namespace)
-		}
-		if err != nil {
-			// installed still says what the tracker holds.
-			return fmt.Errorf("writing %s %s/%s: %w", key.kind.Kind, key.namespace, key.name, err)
-		}
-		c.installed[key] = copied
-		if err := settle(); err != nil {
+		return rule(key) && (!exists || !sameObject(old, want[key]))
+	}) {
+		if err := c.waitForInformers(ctx, c.installed); err != nil {
 			return err
 		}
+	}
+	if _, err := write(rule); err != nil {
+		return err
 	}
 	return c.waitForInformers(ctx, want)
 }

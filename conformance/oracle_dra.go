@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -82,29 +83,64 @@ func newDRAManager(ctx context.Context, client kubernetes.Interface, factory inf
 // slicesLagging describes the first way m's view of ResourceSlices falls
 // behind want, or returns "" when it has caught up. With
 // DRADeviceTaintRules a DRA manager lists them from a ResourceSlice
-// tracker, which learns of them through event handlers, after the
-// informer's cache. Only the slices' names are compared: the tracker
-// hands out patched copies.
+// tracker, which learns of slices and DeviceTaintRules through event
+// handlers, after the informers' caches, and hands out each slice with
+// the rules' taints applied (see [withTaintRules]), in an order of its
+// own.
 func slicesLagging(m fwk.SharedDRAManager, want map[objectKey]runtime.Object) string {
 	slices, err := m.ResourceSlices().ListWithDeviceTaintRules()
 	if err != nil {
 		return err.Error()
 	}
-	wantNames := map[string]bool{}
+	rules := utilfeature.DefaultFeatureGate.Enabled(features.DRADeviceTaintRules)
+	wantSlices := map[string]*resourceapi.ResourceSlice{}
 	for _, obj := range want {
 		if slice, ok := obj.(*resourceapi.ResourceSlice); ok {
-			wantNames[slice.Name] = true
+			if rules {
+				slice = withTaintRules(slice, want)
+			}
+			wantSlices[slice.Name] = slice
 		}
 	}
 	for _, slice := range slices {
-		if !wantNames[slice.Name] {
+		w, ok := wantSlices[slice.Name]
+		if !ok {
 			return fmt.Sprintf("the ResourceSlice tracker still has %s", slice.Name)
 		}
+		if !sameObject(taintsSorted(slice), taintsSorted(w)) {
+			return fmt.Sprintf("the ResourceSlice tracker has old contents or taints of %s", slice.Name)
+		}
 	}
-	if len(slices) != len(wantNames) {
-		return fmt.Sprintf("the ResourceSlice tracker has %d of %d ResourceSlices", len(slices), len(wantNames))
+	if len(slices) != len(wantSlices) {
+		return fmt.Sprintf("the ResourceSlice tracker has %d of %d ResourceSlices", len(slices), len(wantSlices))
 	}
 	return ""
+}
+
+// taintsSorted returns slice with every device's taints in one order, a
+// copy when that changes any.
+func taintsSorted(slice *resourceapi.ResourceSlice) *resourceapi.ResourceSlice {
+	added := func(t resourceapi.DeviceTaint) int64 {
+		if t.TimeAdded == nil {
+			return 0
+		}
+		return t.TimeAdded.UnixNano()
+	}
+	compare := func(a, b resourceapi.DeviceTaint) int {
+		return cmp.Or(strings.Compare(a.Key, b.Key), strings.Compare(a.Value, b.Value),
+			strings.Compare(string(a.Effect), string(b.Effect)), cmp.Compare(added(a), added(b)))
+	}
+	out := slice
+	for i, d := range slice.Spec.Devices {
+		if slices.IsSortedFunc(d.Taints, compare) {
+			continue
+		}
+		if out == slice {
+			out = slice.DeepCopy()
+		}
+		slices.SortStableFunc(out.Spec.Devices[i].Taints, compare)
+	}
+	return out
 }
 
 // DeviceClassResolver maps extended resource names to the DeviceClasses
