@@ -85,6 +85,24 @@ func (w memoWorld) clone() memoWorld {
 
 // decide runs PreFilter and every node's Filter, and returns each node's
 // status and allocation, and the cycle's state.
+// decideAsAFreshPlugin has warm, which decided before in another world,
+// decide in w, and requires its decisions to be a fresh plugin's, with
+// hits nodes answered from warm's memory. It returns warm's state.
+func (w memoWorld) decideAsAFreshPlugin(t *testing.T, warm *Plugin, before map[string]string, hits int) *State {
+	t.Helper()
+	hits0, _ := warm.memo.counts()
+	got, s := w.decide(t, warm)
+	hits1, _ := warm.memo.counts()
+	want, _ := w.decide(t, New(Args{}))
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("after the change the remembering plugin decides\n%v\nwant, as a fresh one,\n%v\n(before: %v)", got, want, before)
+	}
+	if hits1-hits0 != hits {
+		t.Errorf("%d nodes answered from memory, want %d", hits1-hits0, hits)
+	}
+	return s
+}
+
 func (w memoWorld) decide(t *testing.T, p *Plugin) (map[string]string, *State) {
 	t.Helper()
 	keys := slices.Sorted(func(yield func(string) bool) {
@@ -168,16 +186,7 @@ func TestRememberedAllocationsAreTheAllocatorsAfterEveryChange(t *testing.T) {
 			before, _ := base.decide(t, warm)
 			changed := base.clone()
 			tc.change(changed)
-			hits0, _ := warm.memo.counts()
-			got, s := changed.decide(t, warm)
-			hits1, _ := warm.memo.counts()
-			want, _ := changed.decide(t, New(Args{}))
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("after the change the remembering plugin decides\n%v\nwant, as a fresh one,\n%v\n(before: %v)", got, want, before)
-			}
-			if hits1-hits0 != tc.hits {
-				t.Errorf("%d nodes answered from memory, want %d", hits1-hits0, tc.hits)
-			}
+			s := changed.decideAsAFreshPlugin(t, warm, before, tc.hits)
 			if built := s.allocator.a != nil; built != (tc.hits < len(changed.nodes)) {
 				t.Errorf("allocator built: %v, want it built exactly when some node is not answered from memory", built)
 			}
