@@ -37,8 +37,10 @@ import (
 // request is one line [Serve] reads.
 type request struct {
 	// Kind is what to run: "release", "gates", "config", "layout",
-	// "configured", "scenario", "preemption", "nominated", or the timings'
-	// "time-setup", "time" and "time-clear".
+	// "configured", "scenario", "preemption", "nominated", the timings'
+	// "time-setup", "time" and "time-clear", or the simulations'
+	// "sim-setup", "sim-evaluate", "sim-bind", "sim-place", "sim-undo" and
+	// "sim-round".
 	Kind string `json:"kind"`
 	// Scenario is the scenario to run.
 	Scenario *wireScenario `json:"scenario,omitempty"`
@@ -56,6 +58,14 @@ type request struct {
 	Percentage *int32        `json:"percentage,omitempty"`
 	Preempt    bool          `json:"preempt,omitempty"`
 	Duration   time.Duration `json:"duration,omitempty"`
+	// FirstFit and Pending are a "sim-setup" request's way of placing
+	// pods and the pods each round places; Pod and Node are the pod a
+	// "sim-evaluate", "sim-bind" or "sim-place" request is about and the
+	// node "sim-bind" binds it to.
+	FirstFit bool      `json:"firstFit,omitempty"`
+	Pending  []*v1.Pod `json:"pending,omitempty"`
+	Pod      *v1.Pod   `json:"pod,omitempty"`
+	Node     string    `json:"node,omitempty"`
 }
 
 // response is one line [Serve] writes: Result's JSON, or Error.
@@ -288,6 +298,11 @@ func (s *server) answer(ctx context.Context, line []byte) (any, error) {
 		return s.timer.round(req.Duration)
 	case "time-clear":
 		return true, s.timer.clear(ctx)
+	case "sim-evaluate", "sim-bind", "sim-place", "sim-undo", "sim-round":
+		if err := lossless(line, &req, nil); err != nil {
+			return nil, err
+		}
+		return s.timer.simStep(ctx, &req)
 	}
 	scenario, err := req.Scenario.scenario()
 	if err != nil {
@@ -315,6 +330,8 @@ func (s *server) answer(ctx context.Context, line []byte) (any, error) {
 		return s.configured.RunScenario(ctx, req.Config, scenario)
 	case "time-setup":
 		return s.timer.setup(ctx, req.Percentage, req.Preempt, scenario)
+	case "sim-setup":
+		return true, s.timer.simSetup(ctx, req.Percentage, req.FirstFit, scenario, req.Pending)
 	case "nominated":
 		if s.nominated == nil {
 			if s.nominated, err = NewNominatedOracle(); err != nil {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime"
 	"time"
+
+	v1 "k8s.io/api/core/v1"
 )
 
 // The side-by-side timings compare kubesched with a kube-scheduler
@@ -36,9 +38,40 @@ type timer struct {
 	upstreams map[int32]*Upstream
 	current   *Upstream
 	call      func() error
+	// sim and pending are the installed simulation and the pods each of
+	// its rounds places.
+	sim     *UpstreamSim
+	pending []*v1.Pod
 }
 
 func (t *timer) setup(ctx context.Context, percentage *int32, preempt bool, s *Scenario) (*TimingSetup, error) {
+	u, err := t.install(ctx, percentage, s)
+	if err != nil {
+		return nil, err
+	}
+	if !preempt {
+		res, err := u.Schedule(ctx, s.Pod)
+		if err != nil {
+			return nil, err
+		}
+		t.call = func() error { _, err := u.Schedule(ctx, s.Pod); return err }
+		return &TimingSetup{Feasible: res.FeasibleNodes, Evaluated: res.EvaluatedNodes}, nil
+	}
+	p, err := NewUpstreamPreemption(u)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := p.Reference(ctx, s.Pod)
+	if err != nil {
+		return nil, err
+	}
+	t.call = func() error { _, err := p.Schedule(ctx, s.Pod); return err }
+	return &TimingSetup{Evaluated: len(s.Nodes), Reference: ref}, nil
+}
+
+// install lets the installed workload go and installs s's nodes, pods
+// and objects in the Upstream for percentage, building it the first time.
+func (t *timer) install(ctx context.Context, percentage *int32, s *Scenario) (*Upstream, error) {
 	key := int32(-1)
 	if percentage != nil {
 		key = *percentage
@@ -64,24 +97,7 @@ func (t *timer) setup(ctx context.Context, percentage *int32, preempt bool, s *S
 	if err := u.SetCluster(s.Nodes, s.Pods); err != nil {
 		return nil, err
 	}
-	if !preempt {
-		res, err := u.Schedule(ctx, s.Pod)
-		if err != nil {
-			return nil, err
-		}
-		t.call = func() error { _, err := u.Schedule(ctx, s.Pod); return err }
-		return &TimingSetup{Feasible: res.FeasibleNodes, Evaluated: res.EvaluatedNodes}, nil
-	}
-	p, err := NewUpstreamPreemption(u)
-	if err != nil {
-		return nil, err
-	}
-	ref, err := p.Reference(ctx, s.Pod)
-	if err != nil {
-		return nil, err
-	}
-	t.call = func() error { _, err := p.Schedule(ctx, s.Pod); return err }
-	return &TimingSetup{Evaluated: len(s.Nodes), Reference: ref}, nil
+	return u, nil
 }
 
 // round calls the installed workload's pod for about d, at least once,
@@ -105,7 +121,7 @@ func (t *timer) round(d time.Duration) (*TimingRound, error) {
 }
 
 func (t *timer) clear(ctx context.Context) error {
-	t.call = nil
+	t.call, t.sim, t.pending = nil, nil, nil
 	if t.current == nil {
 		return nil
 	}

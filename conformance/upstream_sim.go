@@ -235,3 +235,78 @@ func (u *Upstream) Evaluate(ctx context.Context, pod *v1.Pod) (UpstreamVerdict, 
 	v.Best = c.topNodes()
 	return v, nil
 }
+
+// UpstreamSim is upstream's side of a simulation over an [Upstream]
+// holding a cluster: pods placed one after another, each committed before
+// the next, by best fit ([Upstream.Place]) or by first fit
+// ([Upstream.FirstFit]) from just past the node the last search chose, as
+// cluster-autoscaler searches. cmd/simbyside times it, in its own process
+// or, for a release it cannot link, in the oracle's.
+type UpstreamSim struct {
+	u        *Upstream
+	firstFit bool
+	// order is the nodes' names in the order first fit searches them,
+	// kubesched's: the order the cluster lists them in.
+	order []string
+	// next is where the next first-fit search starts in order.
+	next int
+}
+
+// NewUpstreamSim returns a simulation over u, which holds the cluster of
+// nodes; firstFit chooses first fit over best fit.
+func NewUpstreamSim(u *Upstream, nodes []*v1.Node, firstFit bool) *UpstreamSim {
+	s := &UpstreamSim{u: u, firstFit: firstFit, order: make([]string, len(nodes))}
+	for i, n := range nodes {
+		s.order[i] = n.Name
+	}
+	return s
+}
+
+// Upstream is the Upstream the simulation places pods on.
+func (s *UpstreamSim) Upstream() *Upstream { return s.u }
+
+// Place places pod and commits it, returning its node, or "" when it fits
+// nowhere.
+func (s *UpstreamSim) Place(ctx context.Context, pod *v1.Pod) (string, error) {
+	if s.firstFit {
+		node, i, err := s.u.FirstFit(ctx, pod, s.order, s.next)
+		if errors.Is(err, ErrNoNodeFits) {
+			return "", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		s.next = (i + 1) % len(s.order)
+		return node, nil
+	}
+	res, err := s.u.Place(ctx, pod)
+	var fitErr *schedframework.FitError
+	if errors.As(err, &fitErr) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return res.SuggestedHost, nil
+}
+
+// PlaceAll places pods one after another, as Place does, and returns how
+// many fit nowhere.
+func (s *UpstreamSim) PlaceAll(ctx context.Context, pods []*v1.Pod) (int, error) {
+	unplaced := 0
+	for _, pod := range pods {
+		node, err := s.Place(ctx, pod)
+		if err != nil {
+			return 0, fmt.Errorf("pod %s: %w", pod.Name, err)
+		}
+		if node == "" {
+			unplaced++
+		}
+	}
+	return unplaced, nil
+}
+
+// Undo takes back every placement since the cluster was set
+// ([Upstream.Unbind]); first fit's next search starts where it would
+// have.
+func (s *UpstreamSim) Undo() error { return s.u.Unbind() }

@@ -73,6 +73,17 @@
 //	go run ./cmd/simbyside -pending 1000 -modes firstfit -rounds 5
 //	go run ./cmd/simbyside -workloads Replicas -cpuprofile /tmp/simbyside
 //
+// With -kubernetes-version (e.g. 1.36), kubesched decides as
+// kubesched.ReleaseFor that release, and upstream's side is that release
+// of kube-scheduler, which this module cannot link: cmd/oracle, built
+// from this directory with the release's module file, holds the cluster
+// in a process of its own, answers the checks' steps one request each,
+// and times each of its rounds itself, so that neither the pipe nor
+// encoding weighs on its rate. Such rounds report no progress and write
+// no CPU profile.
+//
+//	go run ./cmd/simbyside -kubernetes-version 1.36
+//
 // Progress goes to stderr: upstream can take a minute or more per round.
 package main
 
@@ -92,7 +103,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	schedframework "k8s.io/kubernetes/pkg/scheduler/framework"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubesched/kubesched"
@@ -131,10 +141,14 @@ type config struct {
 	// cpuProfile, when set, is the prefix of the CPU profiles written of
 	// each side's last round.
 	cpuProfile string
+	// release is the kube-scheduler release to compare with, out of
+	// process; empty for the linked one, in process. oracleDir is the
+	// conformance module's directory, where its oracle is built.
+	release, oracleDir string
 }
 
 func main() {
-	var cfg config
+	cfg := config{oracleDir: "."}
 	flag.IntVar(&cfg.nodes, "nodes", 5000, "nodes in the cluster")
 	flag.IntVar(&cfg.running, "running", 10000, "pods already running in the cluster")
 	flag.IntVar(&cfg.pending, "pending", 5000, "pending pods each round places, one after another")
@@ -142,6 +156,7 @@ func main() {
 	modesFlag := flag.String("modes", strings.Join(modeNames(modes), ","), "comma-separated modes to time")
 	flag.IntVar(&cfg.rounds, "rounds", 2, "rounds per side, alternating between the sides")
 	flag.IntVar(&cfg.check, "check", 200, "pending pods whose decisions are checked against upstream's before timing; -1 for all")
+	flag.StringVar(&cfg.release, "kubernetes-version", "", "the kube-scheduler release to compare with, as 1.36 or v1.36.3: kubesched.ReleaseFor's, against that release run out of process (cmd/oracle, built from this directory); empty for the one this module links, in process")
 	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of each side's last round of each workload and mode to `prefix`.<workload>.<mode>.<side>.pprof")
 	flag.Parse()
 
@@ -165,16 +180,37 @@ func main() {
 // run times every workload of cfg in every mode and prints the table to
 // out, progress to progress.
 func run(ctx context.Context, cfg config, out, progress io.Writer) error {
-	// One upstream scheduler per mode, since the percentage is part of
-	// its profile; each holds a cluster only while it is timed.
-	upstreams := make([]*conformance.Upstream, len(cfg.modes))
-	for i, m := range cfg.modes {
-		u, err := conformance.NewUpstream(upstreamPercentage(m))
+	plugins := kubesched.DefaultPlugins()
+	var us upstreams
+	if cfg.release != "" {
+		r, err := kubesched.ReleaseFor(cfg.release)
 		if err != nil {
-			return fmt.Errorf("building upstream's scheduler: %w", err)
+			return fmt.Errorf("-kubernetes-version: %w", err)
 		}
-		defer u.Close()
-		upstreams[i] = u
+		plugins = r.DefaultPlugins()
+		fmt.Fprintf(progress, "building kube-scheduler %s's oracle\n", r.Version())
+		bin, cleanup, err := conformance.BuildReleaseOracle(cfg.oracleDir, r.Version())
+		if err != nil {
+			return err
+		}
+		us.remote, err = conformance.StartRemoteOracle(bin)
+		cleanup()
+		if err != nil {
+			return err
+		}
+		defer us.remote.Close()
+		fmt.Fprintf(out, "kubesched as kube-scheduler %s against kube-scheduler %s out of process\n\n", r.Version(), r.Version())
+	} else {
+		// One upstream scheduler per mode, since the percentage is part
+		// of its profile; each holds a cluster only while it is timed.
+		for _, m := range cfg.modes {
+			u, err := conformance.NewUpstream(upstreamPercentage(m))
+			if err != nil {
+				return fmt.Errorf("building upstream's scheduler: %w", err)
+			}
+			defer u.Close()
+			us.local = append(us.local, u)
+		}
 	}
 	table := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(table, "workload\tnodes\trunning\tpending\tmode\tchecked\tupstream pods/s\tkubesched pods/s\tratio\tunplaced (upstream/kubesched)\t")
@@ -183,7 +219,7 @@ func run(ctx context.Context, cfg config, out, progress io.Writer) error {
 		runtime.GC()
 		w := conformance.NewSimWorkload(name, cfg.nodes, cfg.running, cfg.pending)
 		for i, m := range cfg.modes {
-			row, err := timeMode(ctx, cfg, m, upstreams[i], w, progress)
+			row, err := timeMode(ctx, cfg, plugins, m, us.setUp(i), w, progress)
 			if err != nil {
 				return fmt.Errorf("%s, %s: %w", name, m.name, err)
 			}
@@ -195,6 +231,42 @@ func run(ctx context.Context, cfg config, out, progress io.Writer) error {
 	return table.Flush()
 }
 
+// upstreams holds upstream's schedulers: one per mode in this process,
+// or the oracle's process of another release.
+type upstreams struct {
+	local  []*conformance.Upstream
+	remote *conformance.RemoteOracle
+}
+
+// setUpFunc installs a workload in upstream's scheduler for a mode and
+// returns its side of the simulation and what lets the workload go.
+type setUpFunc func(ctx context.Context, m mode, w conformance.SimWorkload) (upstreamSide, func() error, error)
+
+// setUp is the setUpFunc of the i-th mode.
+func (us upstreams) setUp(i int) setUpFunc {
+	if us.remote != nil {
+		return func(ctx context.Context, m mode, w conformance.SimWorkload) (upstreamSide, func() error, error) {
+			if err := us.remote.SetUpSim(ctx, upstreamPercentage(m), m.firstFit, w.Nodes, w.Pods, w.Objects, w.Pending); err != nil {
+				return nil, nil, err
+			}
+			return remoteSim{us.remote}, us.remote.ClearTiming, nil
+		}
+	}
+	u := us.local[i]
+	return func(ctx context.Context, m mode, w conformance.SimWorkload) (upstreamSide, func() error, error) {
+		if err := u.SetObjects(ctx, w.Objects); err != nil {
+			return nil, nil, err
+		}
+		if err := u.SetCluster(w.Nodes, w.Pods); err != nil {
+			return nil, nil, err
+		}
+		letGo := func() error {
+			return errors.Join(u.SetCluster(nil, nil), u.SetObjects(ctx, nil))
+		}
+		return upstreamSim{conformance.NewUpstreamSim(u, w.Nodes, m.firstFit)}, letGo, nil
+	}
+}
+
 // row is what timeMode measured: per side, upstream's first.
 type row struct {
 	checked  int
@@ -203,25 +275,19 @@ type row struct {
 }
 
 // timeMode checks, then times, w's simulation in mode m on both sides,
-// upstream's on u.
-func timeMode(ctx context.Context, cfg config, m mode, u *conformance.Upstream, w conformance.SimWorkload, progress io.Writer) (row, error) {
-	if err := u.SetObjects(ctx, w.Objects); err != nil {
-		return row{}, err
-	}
-	if err := u.SetCluster(w.Nodes, w.Pods); err != nil {
+// kubesched's with plugins, upstream's as setUp installs it.
+func timeMode(ctx context.Context, cfg config, plugins kubesched.Plugins, m mode, setUp setUpFunc, w conformance.SimWorkload, progress io.Writer) (row, error) {
+	theirs, letGo, err := setUp(ctx, m, w)
+	if err != nil {
 		return row{}, err
 	}
 	// Let the cluster go before the next one is built.
 	defer func() {
-		if err := u.SetCluster(nil, nil); err != nil {
+		if err := letGo(); err != nil {
 			fmt.Fprintf(progress, "clearing upstream's cluster: %v\n", err)
 		}
-		if err := u.SetObjects(ctx, nil); err != nil {
-			fmt.Fprintf(progress, "clearing upstream's objects: %v\n", err)
-		}
 	}()
-	theirs := newUpstreamSim(u, w.Nodes, m)
-	ours, err := newKubeschedSim(w, m)
+	ours, err := newKubeschedSim(plugins, w, m)
 	if err != nil {
 		return row{}, err
 	}
@@ -282,6 +348,9 @@ const progressEvery = 1000
 // are CPU-profiled into that file. tick is called every progressEvery
 // pods once the round has run for 5 seconds.
 func placeAll(ctx context.Context, s simulator, pods []*v1.Pod, profile string, tick func(done int, elapsed time.Duration)) (int, time.Duration, error) {
+	if r, ok := s.(rounder); ok {
+		return r.round()
+	}
 	runtime.GC()
 	if profile != "" {
 		f, err := os.Create(profile)
@@ -330,6 +399,13 @@ func placeEach(ctx context.Context, s simulator, pods []*v1.Pod, tick func(done 
 	return unplaced, nil
 }
 
+// rounder is a simulator that times its rounds itself, elsewhere: the
+// pods are those it was set up with, and it takes them back itself; it
+// reports no progress and writes no profile.
+type rounder interface {
+	round() (unplaced int, spent time.Duration, err error)
+}
+
 // simulator is one side's simulation: pods placed one at a time, each
 // committed before the next, and a round's placements taken back.
 type simulator interface {
@@ -349,9 +425,10 @@ type kubeschedSim struct {
 	firstFit bool
 }
 
-// newKubeschedSim builds kubesched's cluster of w for mode m.
-func newKubeschedSim(w conformance.SimWorkload, m mode) (*kubeschedSim, error) {
-	fw, err := kubesched.DefaultFramework(framework.WithPercentageOfNodesToScore(m.percentage))
+// newKubeschedSim builds kubesched's cluster of w for mode m, with
+// plugins.
+func newKubeschedSim(plugins kubesched.Plugins, w conformance.SimWorkload, m mode) (*kubeschedSim, error) {
+	fw, err := plugins.Framework(framework.WithPercentageOfNodesToScore(m.percentage))
 	if err != nil {
 		return nil, fmt.Errorf("building kubesched: %w", err)
 	}
@@ -389,64 +466,71 @@ func (k *kubeschedSim) place(ctx context.Context, pod *v1.Pod) (string, error) {
 
 func (k *kubeschedSim) undo() error { return k.c.Revert() }
 
-// upstreamSim is upstream's side, over a [conformance.Upstream] holding
-// the cluster.
-type upstreamSim struct {
-	u *conformance.Upstream
-	// order is the nodes' names in the order first fit searches them,
-	// kubesched's: the order the workload lists them in.
-	order    []string
-	firstFit bool
-	// next is where the next first-fit search starts in order: just past
-	// the node the last one chose, as in cluster-autoscaler.
-	next int
+// upstreamSide is upstream's side of a mode: a simulator, and the steps
+// of the checks on it.
+type upstreamSide interface {
+	simulator
+	// evaluate is [conformance.Upstream.Evaluate] on the cluster as
+	// placed so far.
+	evaluate(ctx context.Context, pod *v1.Pod) (conformance.UpstreamVerdict, error)
+	// bind commits pod on node, as a placement would.
+	bind(pod *v1.Pod, node string) error
 }
 
-// newUpstreamSim is upstream's side of mode m, over u, which holds a
-// cluster of nodes.
-func newUpstreamSim(u *conformance.Upstream, nodes []*v1.Node, m mode) *upstreamSim {
-	s := &upstreamSim{u: u, firstFit: m.firstFit}
-	for _, n := range nodes {
-		s.order = append(s.order, n.Name)
-	}
-	return s
+// upstreamSim is upstream's side in this process, over a
+// [conformance.UpstreamSim].
+type upstreamSim struct{ s *conformance.UpstreamSim }
+
+func (s upstreamSim) name() string { return "upstream" }
+
+func (s upstreamSim) begin() {}
+
+func (s upstreamSim) place(ctx context.Context, pod *v1.Pod) (string, error) {
+	return s.s.Place(ctx, pod)
 }
 
-func (s *upstreamSim) name() string { return "upstream" }
+func (s upstreamSim) undo() error { return s.s.Undo() }
 
-func (s *upstreamSim) begin() {}
+func (s upstreamSim) evaluate(ctx context.Context, pod *v1.Pod) (conformance.UpstreamVerdict, error) {
+	return s.s.Upstream().Evaluate(ctx, pod)
+}
 
-func (s *upstreamSim) place(ctx context.Context, pod *v1.Pod) (string, error) {
-	if s.firstFit {
-		node, i, err := s.u.FirstFit(ctx, pod, s.order, s.next)
-		if errors.Is(err, conformance.ErrNoNodeFits) {
-			return "", nil
-		}
-		if err != nil {
-			return "", err
-		}
-		s.next = (i + 1) % len(s.order)
-		return node, nil
-	}
-	res, err := s.u.Place(ctx, pod)
-	var fitErr *schedframework.FitError
-	if errors.As(err, &fitErr) {
-		return "", nil
-	}
+func (s upstreamSim) bind(pod *v1.Pod, node string) error { return s.s.Upstream().Bind(pod, node) }
+
+// remoteSim is upstream's side in the oracle's process, for a release
+// this one cannot link: each step is a request, and a round is timed
+// there, so that neither the pipe nor encoding weighs on upstream's rate.
+type remoteSim struct{ r *conformance.RemoteOracle }
+
+func (s remoteSim) name() string { return "upstream" }
+
+func (s remoteSim) begin() {}
+
+func (s remoteSim) place(_ context.Context, pod *v1.Pod) (string, error) { return s.r.SimPlace(pod) }
+
+func (s remoteSim) undo() error { return s.r.SimUndo() }
+
+func (s remoteSim) evaluate(_ context.Context, pod *v1.Pod) (conformance.UpstreamVerdict, error) {
+	return s.r.SimEvaluate(pod)
+}
+
+func (s remoteSim) bind(pod *v1.Pod, node string) error { return s.r.SimBind(pod, node) }
+
+// round places the pending pods SetUpSim gave the oracle, which are the
+// round's, and takes them back.
+func (s remoteSim) round() (int, time.Duration, error) {
+	r, err := s.r.SimRound()
 	if err != nil {
-		return "", err
+		return 0, 0, err
 	}
-	return res.SuggestedHost, nil
+	return r.Unplaced, r.Spent, nil
 }
-
-func (s *upstreamSim) undo() error { return s.u.Unbind() }
 
 // check places pods one after another on kubesched's side and checks
 // each decision against upstream's, as the package doc says, then takes
 // every placement back on both sides. It returns a summary of what was
 // checked, or the first disagreement.
-func check(ctx context.Context, m mode, theirs *upstreamSim, ours *kubeschedSim, pods []*v1.Pod) (string, error) {
-	u := theirs.u
+func check(ctx context.Context, m mode, theirs upstreamSide, ours *kubeschedSim, pods []*v1.Pod) (string, error) {
 	ours.begin()
 	theirs.begin()
 	var best, unplaced int
@@ -471,7 +555,7 @@ func check(ctx context.Context, m mode, theirs *upstreamSim, ours *kubeschedSim,
 		}
 		// Upstream's verdict on the cluster as kubesched committed it so
 		// far, and, when kubesched placed the pod, the same placement.
-		v, err := u.Evaluate(ctx, pod)
+		v, err := theirs.evaluate(ctx, pod)
 		if err != nil {
 			return "", fmt.Errorf("upstream, pod %s: %w", pod.Name, err)
 		}
@@ -485,7 +569,7 @@ func check(ctx context.Context, m mode, theirs *upstreamSim, ours *kubeschedSim,
 		case !slices.Contains(v.Feasible, got):
 			return "", disagreement(i, pod, answer(got), fmt.Sprintf("the %d feasible nodes %s", len(v.Feasible), names(v.Feasible)))
 		}
-		if err := u.Bind(pod, got); err != nil {
+		if err := theirs.bind(pod, got); err != nil {
 			return "", err
 		}
 		best += len(v.Best)

@@ -11,6 +11,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
 
+	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/conformance"
 )
 
@@ -34,6 +35,39 @@ func TestRunChecksAndTimesEveryWorkloadInEveryMode(t *testing.T) {
 		fields := strings.Fields(line)
 		// Every pod fits on both sides.
 		if fields[len(fields)-1] != "0/0" {
+			t.Errorf("some pods fit nowhere: %s", line)
+		}
+	}
+}
+
+// TestRunAgainstAnOlderReleaseOutOfProcess runs the whole command
+// against the oldest release kubesched reproduces, which runs in the
+// oracle's process: every decision checked, every row placing every pod.
+func TestRunAgainstAnOlderReleaseOutOfProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds cmd/oracle against an older release")
+	}
+	releases := kubesched.Releases()
+	oldest := releases[len(releases)-1]
+	if len(releases) == 1 {
+		t.Skip("kubesched reproduces one release")
+	}
+	cfg := config{nodes: 30, running: 60, pending: 40, workloads: conformance.SimWorkloadNames, modes: modes, rounds: 1, check: -1,
+		release: oldest.Version(), oracleDir: "../.."}
+	var out bytes.Buffer
+	if err := run(context.Background(), cfg, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	text := strings.TrimSpace(out.String())
+	if want := "kubesched as kube-scheduler " + oldest.Version() + " against kube-scheduler " + oldest.Version() + " out of process"; !strings.HasPrefix(text, want) {
+		t.Errorf("the output begins\n%s\nwant it to say %q", text, want)
+	}
+	lines := strings.Split(text, "\n")
+	if want := 3 + len(cfg.workloads)*len(cfg.modes); len(lines) != want {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), want, text)
+	}
+	for _, line := range lines[3:] {
+		if fields := strings.Fields(line); fields[len(fields)-1] != "0/0" {
 			t.Errorf("some pods fit nowhere: %s", line)
 		}
 	}
