@@ -38,6 +38,23 @@ func (f *Framework) UsingListers(l Listers) *Framework {
 	return g
 }
 
+// RunPreEnqueuePlugins returns a [*NotTriedError] for a pod
+// kube-scheduler would not try to schedule, being deleted or turned down
+// by a PreEnqueue plugin (scheduling gates, a missing ResourceClaim), as
+// [Framework.Schedule] does before its cycle; nil for a pod it would try.
+// A simulator that searches nodes itself, as first fit does, asks it
+// first.
+func (f *Framework) RunPreEnqueuePlugins(ctx context.Context, pod *v1.Pod) error {
+	if pod == nil {
+		return errors.New("preenqueue: nil pod")
+	}
+	var notTried *NotTriedError
+	if err := f.checkCall(ctx, pod, 1); errors.As(err, &notTried) {
+		return notTried
+	}
+	return nil
+}
+
 // RunPreFilterPlugins starts a scheduling cycle for pod over the nodes
 // of snap, as [Framework.ScheduleSnapshot] does, and runs its PreFilter
 // plugins. It returns the cycle's state, with which

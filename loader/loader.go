@@ -203,14 +203,15 @@ func (c *Cluster) Bound() []*v1.Pod {
 }
 
 // Pending returns the pods waiting to be scheduled: those without
-// spec.nodeName, except those in phase Succeeded or Failed and those being
-// deleted (metadata.deletionTimestamp set), which kube-scheduler does not
-// schedule. Pods are returned whatever scheduler they name and whatever
-// scheduling gates they carry. The pods are c.Pods', not copies.
+// spec.nodeName, except those in phase Succeeded or Failed. Pods are
+// returned whatever scheduler they name, and also when kube-scheduler
+// would not try them (scheduling gates, being deleted): the framework
+// says so for each with a *framework.NotTriedError. The pods are
+// c.Pods', not copies.
 func (c *Cluster) Pending() []*v1.Pod {
 	var pods []*v1.Pod
 	for _, p := range c.Pods {
-		if p.Spec.NodeName == "" && !terminated(p) && p.DeletionTimestamp == nil {
+		if p.Spec.NodeName == "" && !terminated(p) {
 			pods = append(pods, p)
 		}
 	}

@@ -755,7 +755,7 @@ func TestClusterPods(t *testing.T) {
 		{name: "A pod without a node is pending.", pod: v1.Pod{Status: v1.PodStatus{Phase: v1.PodPending}}, wantPending: true},
 		{name: "A pod without a node or status is pending.", pod: v1.Pod{}, wantPending: true},
 		{name: "A pod without a node nominated to one is pending.", pod: v1.Pod{Status: v1.PodStatus{NominatedNodeName: "a"}}, wantPending: true},
-		{name: "A pod without a node being deleted is neither bound nor pending.", pod: v1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &deleted}}},
+		{name: "A pod without a node being deleted is pending, for kube-scheduler to skip with its message.", pod: v1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &deleted}}, wantPending: true},
 		{name: "A pod without a node that failed is neither bound nor pending.", pod: v1.Pod{Status: v1.PodStatus{Phase: v1.PodFailed}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

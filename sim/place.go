@@ -50,7 +50,8 @@ func (c *Cluster) Place(ctx context.Context, pod *v1.Pod) (*framework.Result, er
 // added, starting just past the node the previous search chose (or
 // stopped at), and the first node that fits takes the pod, committed as
 // by [Cluster.Place]. It returns the node's name, or an error wrapping
-// ErrNoNodeFits with the last node's reasons when none fits.
+// ErrNoNodeFits with the last node's reasons when none fits, or a
+// *framework.NotTriedError for a pod kube-scheduler would not try.
 func (c *Cluster) PlaceFirstFit(ctx context.Context, pod *v1.Pod) (string, error) {
 	res, err := c.placeFirstFit(ctx, pod)
 	if err != nil {
@@ -61,6 +62,9 @@ func (c *Cluster) PlaceFirstFit(ctx context.Context, pod *v1.Pod) (string, error
 
 func (c *Cluster) placeFirstFit(ctx context.Context, pod *v1.Pod) (*framework.Result, error) {
 	if err := c.placeable(pod); err != nil {
+		return nil, err
+	}
+	if err := c.fw.RunPreEnqueuePlugins(ctx, pod); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
@@ -186,7 +190,8 @@ func FirstFit() PlaceOption { return func(c *placeConfig) { c.firstFit = true } 
 // AfterEach has fn called after each pod is placed or found to fit
 // nowhere, in the order the pods are placed, with the pod's position in
 // the list, its Result, and for a pod that fits nowhere the
-// *framework.FitError (or ErrNoNodeFits, first fit) that says why. The
+// *framework.FitError (or ErrNoNodeFits, first fit) that says why, or the
+// *framework.NotTriedError of a pod kube-scheduler would not try. The
 // cluster is then as that placement left it, so fn may read it, or
 // explain the pod on it ([Cluster.Explain]), before the next; fn must not
 // change it. Count the calls to report progress on long runs.
@@ -196,8 +201,11 @@ func AfterEach(fn func(i int, res *framework.Result, err error)) PlaceOption {
 
 // PlaceAll places pods one after the other, each placement committed
 // before the next, and returns one Result per pod, in the order given,
-// nil for a pod no node fits. It stops at the first other error (a
-// cancelled context, a plugin error), returning the results so far.
+// nil for a pod no node fits and for one kube-scheduler would not try (a
+// *framework.NotTriedError: scheduling gates, a missing ResourceClaim,
+// being deleted), which the other pods do not wait for. It stops at the
+// first other error (a cancelled context, a plugin error), naming the
+// pod, and returns the results so far.
 func (c *Cluster) PlaceAll(ctx context.Context, pods []*v1.Pod, opts ...PlaceOption) ([]*framework.Result, error) {
 	var cfg placeConfig
 	for _, o := range opts {
@@ -227,13 +235,18 @@ func (c *Cluster) PlaceAll(ctx context.Context, pods []*v1.Pod, opts ...PlaceOpt
 		} else {
 			res, err = c.Place(ctx, pods[i])
 		}
-		var fitErr *framework.FitError
+		var (
+			fitErr   *framework.FitError
+			notTried *framework.NotTriedError
+		)
 		switch {
 		case err == nil:
 			results[i] = res
-		case errors.As(err, &fitErr), errors.Is(err, ErrNoNodeFits):
-		default:
+		case errors.As(err, &fitErr), errors.Is(err, ErrNoNodeFits), errors.As(err, &notTried):
+		case pods[i] == nil:
 			return results, fmt.Errorf("pod %d: %w", i, err)
+		default:
+			return results, fmt.Errorf("pod %s/%s: %w", pods[i].Namespace, pods[i].Name, err)
 		}
 		if cfg.afterEach != nil {
 			cfg.afterEach(i, res, err)

@@ -341,6 +341,50 @@ func TestPlaceAll(t *testing.T) {
 	}
 }
 
+// TestPlaceAllGoesPastPodsKubeSchedulerDoesNotTry: a gated pod and a pod
+// being deleted get no placement and their NotTriedError, and the pods
+// after them are placed.
+func TestPlaceAllGoesPastPodsKubeSchedulerDoesNotTry(t *testing.T) {
+	t.Parallel()
+	gated := pod("gated", "1")
+	gated.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/hold"}}
+	deleting := pod("deleting", "1")
+	deleting.DeletionTimestamp = &metav1.Time{}
+	for _, tc := range []struct {
+		name string
+		opts []sim.PlaceOption
+	}{
+		{name: "best fit"},
+		{name: "first fit", opts: []sim.PlaceOption{sim.FirstFit()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := newCluster(t, []*v1.Node{node("a", "4")}, nil)
+			pods := []*v1.Pod{gated, deleting, pod("after", "1")}
+			var messages []string
+			res, err := c.PlaceAll(context.Background(), pods, append(tc.opts, sim.AfterEach(func(i int, res *framework.Result, err error) {
+				var notTried *framework.NotTriedError
+				if errors.As(err, &notTried) {
+					messages = append(messages, notTried.Plugin+": "+err.Error())
+				}
+			}))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res[0] != nil || res[1] != nil || res[2] == nil || res[2].SuggestedHost != "a" {
+				t.Errorf("results %v, want none for the pods not tried and node a for the last", res)
+			}
+			want := []string{"SchedulingGates: waiting for scheduling gates: [example.com/hold]", ": skip schedule deleting pod: default/deleting"}
+			if !slices.Equal(messages, want) {
+				t.Errorf("AfterEach saw %q, want %q", messages, want)
+			}
+			if got := layout(c.Nodes()); got != "a:after" {
+				t.Errorf("layout %s, want the last pod alone placed", got)
+			}
+		})
+	}
+}
+
 func TestPlaceAllStopsAtACancelledContext(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t, []*v1.Node{node("a", "4")}, nil)

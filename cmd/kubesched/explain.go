@@ -50,12 +50,15 @@ func explain(ctx context.Context, st *state, o *options, stdout, stderr io.Write
 			pending.Spec.NodeName = ""
 			pod = pending
 		}
+		var r *podReport
 		e, err := fw.Explain(ctx, pod, nodes)
-		if err != nil {
+		if nt := notTriedOf(err); nt != nil {
+			// Not tried is a verdict: the other pods go on.
+			r = &podReport{Pod: pod.Namespace + "/" + pod.Name, Profile: profile, Message: nt.Message, NotTried: nt,
+				PreFilter: []verdictReport{}, Filters: []string{}, Scores: []pluginWeight{}, Nodes: []nodeReport{}}
+		} else if err != nil {
 			return 0, fmt.Errorf("%s/%s: %w", pod.Namespace, pod.Name, err)
-		}
-		r, err := report(e, profile, o.closest)
-		if err != nil {
+		} else if r, err = report(e, profile, o.closest); err != nil {
 			return 0, fmt.Errorf("%s/%s: %w", pod.Namespace, pod.Name, err)
 		}
 		r.KubeScheduler = st.release.Version()

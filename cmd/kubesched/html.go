@@ -53,8 +53,10 @@ Hover over a cell for reasons, details and raw scores. The chosen node is dark g
 {{range .Pods}}
 <h2 id="{{.Pod}}">Pod {{.Pod}} <small>(profile {{.Profile}})</small></h2>
 {{if .Node}}<p class="answer">kube-scheduler {{.KubeScheduler}} binds it to <b>{{.Node}}</b>: {{.FeasibleNodes}} of {{.EvaluatedNodes}} nodes evaluated are feasible{{if .Tied}}; tied with {{range $i, $t := .Tied}}{{if $i}}, {{end}}{{$t}}{{end}}, of which it picks one at random{{end}}.</p>
-{{else}}<p class="answer">kube-scheduler {{.KubeScheduler}}: <span class="msg">{{.Message}}</span></p>{{end}}
-{{$r := .}}
+{{else if .NotTried}}<p class="answer">kube-scheduler {{.KubeScheduler}} does not try it: <span class="msg">{{.Message}}</span>{{with .NotTried.Plugin}} ({{.}}){{end}}</p>
+{{else}}<p class="answer">kube-scheduler {{.KubeScheduler}}: <span class="msg">{{.Message}}</span></p>
+{{with .Preemption}}<p class="answer preemption">DefaultPreemption {{.Sentence}}.</p>{{end}}{{end}}
+{{$r := .}}{{if not .NotTried}}
 <table>
 <thead><tr><th class="node">node</th>{{range .Filters}}<th class="plugin">{{.}}</th>{{end}}{{range .Scores}}<th class="plugin">{{.Plugin}} ×{{.Weight}}</th>{{end}}{{if .Scores}}<th>total</th>{{end}}</tr></thead>
 <tbody>
@@ -64,14 +66,14 @@ Hover over a cell for reasons, details and raw scores. The chosen node is dark g
 {{else}}{{range $r.Scores}}<td class="none"></td>{{end}}{{if $r.Scores}}<td class="none"></td>{{end}}{{end}}</tr>
 {{end}}</tbody>
 </table>
-{{end}}
+{{end}}{{end}}
 {{with .Place}}
 {{range .Changes}}<p>What if: {{.}}.</p>{{end}}
-<p class="answer">Placed {{.Placed}} of {{.Total}} pending pods, each placement kept for the next.</p>
+<p class="answer">Placed {{.Placed}} of {{.Total}} pending pods, each placement kept for the next{{if .NotTried}}; {{.NotTried}} not tried, as kube-scheduler does not try them{{end}}.</p>
 <table>
 <thead><tr><th class="node">pod</th><th class="node">node</th><th class="node">why not, when it was tried</th></tr></thead>
 <tbody>
-{{range .Placements}}<tr><td class="node">{{.Pod}}</td>{{if .Node}}<td class="node pass">{{.Node}}</td><td></td>{{else}}<td class="node reject">none</td><td class="node" style="text-align:left;white-space:normal"><span class="msg">{{.Message}}</span>{{range .Closest}}<br>{{.Name}}: {{range $i, $r := .Reasons}}{{if $i}}; {{end}}{{$r}}{{end}}{{end}}</td>{{end}}</tr>
+{{range .Placements}}<tr><td class="node">{{.Pod}}</td>{{if .Node}}<td class="node pass">{{.Node}}</td><td></td>{{else}}<td class="node reject">{{if .NotTried}}not tried{{else}}none{{end}}</td><td class="node" style="text-align:left;white-space:normal"><span class="msg">{{.Message}}</span>{{with .Preemption}}<br>DefaultPreemption {{.Sentence}} (not acted on){{end}}{{range .Closest}}<br>{{.Name}}: {{range $i, $r := .Reasons}}{{if $i}}; {{end}}{{$r}}{{end}}{{end}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table>
 {{end}}

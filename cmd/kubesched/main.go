@@ -59,9 +59,17 @@ Examples:
 
 Flags:
 %s
+explain judges each pod alone, on the cluster as the input has it, as
+kube-scheduler's next cycle would; place and whatif place the pods one
+after another, each placement kept for the next. Pods kube-scheduler does
+not try (scheduling gates, being deleted, a missing ResourceClaim) are
+reported with its message and do not stop the others. For a pod that fits
+nowhere, both show what preemption kube-scheduler would decide (not acted
+on). Dumps written with -o json load faster than YAML.
+
 Exit status: 0 when every pod fits (explain) or is placed (place, whatif),
-1 when some pod fits nowhere, 2 for bad flags or input (or any other
-error, such as an interrupt).
+1 when some pod fits nowhere or is not tried, 2 for bad flags or input (or
+any other error, such as an interrupt).
 `
 
 // options are the flags of every subcommand.

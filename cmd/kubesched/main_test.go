@@ -60,6 +60,9 @@ const (
 	kubectlJSON = "../../loader/testdata/kubectl-get.json"
 	quickstart  = "../../examples/quickstart/cluster.yaml"
 	quickPods   = "../../examples/quickstart/pods.yaml"
+	// verdicts has one pod of each outcome: placed, preempting, and not
+	// tried for scheduling gates, deletion and a missing claim.
+	verdicts = "testdata/verdicts.yaml"
 )
 
 func TestOutputsMatchTheGoldenFiles(t *testing.T) {
@@ -75,6 +78,12 @@ func TestOutputsMatchTheGoldenFiles(t *testing.T) {
 		{"place-quickstart.txt", []string{"place", "-q", "-f", quickstart, "-f", quickPods}, 1},
 		{"place-quickstart.json", []string{"place", "-q", "-o", "json", "-f", quickstart, "-f", quickPods}, 1},
 		{"whatif-quickstart.txt", []string{"whatif", "-q", "-f", quickstart, "-f", quickPods, "--add-node", "testdata/big-node.yamlx2", "--remove-node", "node-a1"}, 0},
+		// A pod placed, one preempting, three kube-scheduler does not try.
+		{"explain-verdicts.txt", []string{"explain", "-q", "-f", verdicts}, 1},
+		{"explain-verdicts.json", []string{"explain", "-q", "-o", "json", "-f", verdicts}, 1},
+		{"place-verdicts.txt", []string{"place", "-q", "-f", verdicts}, 1},
+		{"place-verdicts.json", []string{"place", "-q", "-o", "json", "-f", verdicts}, 1},
+		{"place-verdicts-firstfit.txt", []string{"place", "-q", "--first-fit", "-f", verdicts}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {
@@ -202,28 +211,7 @@ func TestUnknownKindsAreCountedOnStderr(t *testing.T) {
 // apt-get install chromium).
 func TestHTMLRendersInABrowser(t *testing.T) {
 	t.Parallel()
-	browser := ""
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			browser = p
-			break
-		}
-	}
-	if browser == "" {
-		t.Skip("no Chromium on this machine (apt-get install chromium): the HTML is not checked in a browser")
-	}
-	_, out, _ := runCmd(t, "", "explain", "-q", "-o", "html", "-f", quickstart, "-f", quickPods)
-	page := filepath.Join(t.TempDir(), "explain.html")
-	if err := os.WriteFile(page, []byte(out), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir="+t.TempDir(), "--dump-dom", "file://"+page)
-	dom, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s: %v", browser, err)
-	}
+	dom := renderInBrowser(t, "explain", "-q", "-o", "html", "-f", quickstart, "-f", quickPods)
 	checks := []struct {
 		what string
 		re   string
@@ -239,6 +227,66 @@ func TestHTMLRendersInABrowser(t *testing.T) {
 			t.Errorf("%s: %d matches of %s, want %d", c.what, got, c.re, c.n)
 		}
 	}
+}
+
+// TestHTMLShowsPodsNotTriedAndPreemption: in the browser, explain's page
+// says which pods kube-scheduler does not try, and why, without a node
+// table, and what preemption decided; place's page the same per row.
+func TestHTMLShowsPodsNotTriedAndPreemption(t *testing.T) {
+	t.Parallel()
+	checks := []struct {
+		what string
+		args []string
+		re   string
+		n    int
+	}{
+		{"explain: a section per pending pod", []string{"explain"}, `<h2 id="default/[a-z-]+">`, 5},
+		{"explain: node tables for the pods tried alone", []string{"explain"}, `<table>`, 2},
+		{"explain: the gated pod not tried, with its plugin", []string{"explain"}, `does not try it: <span class="msg">waiting for scheduling gates: \[example.com/hold\]</span> \(SchedulingGates\)`, 1},
+		{"explain: the preemption", []string{"explain"}, `DefaultPreemption preempts: nominates the pod to n1 and evicts 1 pod\(s\) there: default/low \(priority 0\)\.`, 1},
+		{"place: three rows not tried", []string{"place"}, `<td class="node reject">not tried</td>`, 3},
+		{"place: the preemption, not acted on", []string{"place"}, `evicts 1 pod\(s\) there: default/low \(priority 0\) \(not acted on\)`, 1},
+	}
+	doms := map[string][]byte{}
+	for _, c := range checks {
+		cmd := c.args[0]
+		if doms[cmd] == nil {
+			doms[cmd] = renderInBrowser(t, cmd, "-q", "-o", "html", "-f", verdicts)
+		}
+		if got := len(regexp.MustCompile(c.re).FindAll(doms[cmd], -1)); got != c.n {
+			t.Errorf("%s: %d matches of %s, want %d", c.what, got, c.re, c.n)
+		}
+	}
+}
+
+// renderInBrowser runs the command with args, which write a page, loads
+// the page in headless Chromium and returns its DOM. It skips the test
+// where Chromium is not installed.
+func renderInBrowser(t *testing.T, args ...string) []byte {
+	t.Helper()
+	browser := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			browser = p
+			break
+		}
+	}
+	if browser == "" {
+		t.Skip("no Chromium on this machine (apt-get install chromium): the HTML is not checked in a browser")
+	}
+	_, out, _ := runCmd(t, "", args...)
+	page := filepath.Join(t.TempDir(), "page.html")
+	if err := os.WriteFile(page, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir="+t.TempDir(), "--dump-dom", "file://"+page)
+	dom, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v", browser, err)
+	}
+	return dom
 }
 
 func TestKubernetesVersionPicksTheReleaseDecidedAs(t *testing.T) {

@@ -40,7 +40,7 @@ func place(ctx context.Context, st *state, o *options, whatif bool, stdout, stde
 	if err != nil {
 		return 0, err
 	}
-	rep := placeReport{KubeScheduler: st.release.Version()}
+	rep := placeReport{KubeScheduler: st.release.Version(), Placements: []placement{}}
 	if whatif {
 		if len(o.addNodes) == 0 && len(o.rmNodes) == 0 {
 			return 0, errors.New("whatif without --add-node or --remove-node: use place")
@@ -66,12 +66,21 @@ func place(ctx context.Context, st *state, o *options, whatif bool, stdout, stde
 		progress.step()
 		pod := pending[i]
 		pl := placement{Pod: pod.Namespace + "/" + pod.Name}
-		if res != nil {
+		var fe *framework.FitError
+		switch {
+		case res != nil:
 			pl.Node = res.SuggestedHost
 			rep.Placed++
-		} else {
+		case notTriedOf(err) != nil:
+			pl.NotTried, pl.Message = notTriedOf(err), err.Error()
+			rep.Pending++
+			rep.NotTried++
+		default:
 			pl.Message = err.Error()
 			rep.Pending++
+			if errors.As(err, &fe) {
+				pl.Preemption = preemptionOf(fe)
+			}
 			// Why, node by node, on the cluster as it stands now.
 			if e, err := c.Explain(ctx, pod); err == nil {
 				pl.Closest = closeNodes(e, o.closest)
@@ -207,18 +216,36 @@ func writePlaceTable(w io.Writer, rep *placeReport, o *options) {
 	if o.firstFit {
 		how = "first fit"
 	}
-	fmt.Fprintf(w, "Placed %d of %d pending pods as kube-scheduler %s would, in %s, each on %s, each placement kept for the next.\n\n", rep.Placed, rep.Placed+rep.Pending, rep.KubeScheduler, order, how)
+	fmt.Fprintf(w, "Placed %d of %d pending pods as kube-scheduler %s would, in %s, each on %s, each placement kept for the next", rep.Placed, rep.Placed+rep.Pending, rep.KubeScheduler, order, how)
+	if rep.NotTried > 0 {
+		fmt.Fprintf(w, "; %d not tried, as kube-scheduler does not try them", rep.NotTried)
+	}
+	fmt.Fprint(w, ".\n\n")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "POD\tNODE")
 	for _, p := range rep.Placements {
 		node := p.Node
-		if node == "" {
+		switch {
+		case p.NotTried != nil:
+			node = "(not tried) " + p.Message
+		case node == "":
 			node = "(none) " + p.Message
 		}
 		fmt.Fprintf(tw, "%s\t%s\n", p.Pod, node)
 	}
 	tw.Flush()
 	first := true
+	for _, p := range rep.Placements {
+		if p.Preemption == nil {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "\nPreemption, as kube-scheduler would decide it when the pod was tried (not acted on):")
+			first = false
+		}
+		fmt.Fprintf(w, "  %s %s\n", p.Pod, p.Preemption.Sentence())
+	}
+	first = true
 	for _, p := range rep.Placements {
 		if p.Node != "" || len(p.Closest) == 0 {
 			continue

@@ -3,10 +3,12 @@ package main
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/kubesched/kubesched/framework"
 )
@@ -34,6 +36,88 @@ type podReport struct {
 	Nodes          []nodeReport    `json:"nodes"`
 	// Closest names the nodes nearest to fitting, nearest first.
 	Closest []string `json:"closest,omitempty"`
+	// NotTried is set for a pod kube-scheduler does not try to schedule;
+	// such a pod has no node verdicts.
+	NotTried *notTriedReport `json:"notTried,omitempty"`
+	// Preemption is what DefaultPreemption decided for a pod no node
+	// fits, when it found room by evicting pods.
+	Preemption *preemptionReport `json:"preemption,omitempty"`
+}
+
+// notTriedReport says why kube-scheduler does not try a pod: the
+// PreEnqueue plugin that turns it down (none for a pod being deleted)
+// and its message.
+type notTriedReport struct {
+	Plugin  string `json:"plugin,omitempty"`
+	Message string `json:"message"`
+}
+
+// notTriedOf returns the report of err when it is a *NotTriedError.
+func notTriedOf(err error) *notTriedReport {
+	var nt *framework.NotTriedError
+	if !errors.As(err, &nt) {
+		return nil
+	}
+	return &notTriedReport{Plugin: nt.Plugin, Message: nt.Error()}
+}
+
+// preemptionReport is DefaultPreemption's decision: the node the pod is
+// nominated to and the pods evicted there first.
+type preemptionReport struct {
+	NominatedNode string         `json:"nominatedNode"`
+	Victims       []victimReport `json:"victims"`
+	// PDBViolations counts the victims whose eviction a
+	// PodDisruptionBudget does not allow.
+	PDBViolations int `json:"pdbViolations"`
+	// NominationsCleared are the lower-priority pods nominated to that
+	// node that lose their nomination.
+	NominationsCleared []string `json:"nominationsCleared,omitempty"`
+}
+
+type victimReport struct {
+	Pod      string `json:"pod"`
+	Priority int32  `json:"priority"`
+}
+
+// preemptionOf returns the report of fe's preemption, nil without one.
+func preemptionOf(fe *framework.FitError) *preemptionReport {
+	if fe == nil || fe.Preemption == nil {
+		return nil
+	}
+	p := fe.Preemption
+	r := &preemptionReport{NominatedNode: p.NominatedNodeName, Victims: []victimReport{}, PDBViolations: p.NumPDBViolations}
+	for _, v := range p.Victims {
+		r.Victims = append(r.Victims, victimReport{Pod: v.Namespace + "/" + v.Name, Priority: corev1helpers.PodPriority(v)})
+	}
+	for _, n := range p.NominationsToClear {
+		r.NominationsCleared = append(r.NominationsCleared, n.Namespace+"/"+n.Name)
+	}
+	return r
+}
+
+// Sentence says what kube-scheduler does about the preemption, for
+// people.
+func (p *preemptionReport) Sentence() string {
+	victims := make([]string, len(p.Victims))
+	for i, v := range p.Victims {
+		victims[i] = fmt.Sprintf("%s (priority %d)", v.Pod, v.Priority)
+	}
+	s := fmt.Sprintf("preempts: nominates the pod to %s and evicts %d pod(s) there: %s", p.NominatedNode, len(p.Victims), summarize(victims, 20))
+	if p.PDBViolations > 0 {
+		s += fmt.Sprintf("; %d of them against a PodDisruptionBudget", p.PDBViolations)
+	}
+	if len(p.NominationsCleared) > 0 {
+		s += fmt.Sprintf("; %s lose their nomination", summarize(p.NominationsCleared, 10))
+	}
+	return s
+}
+
+// summarize joins names, the first most of them and how many more.
+func summarize(names []string, most int) string {
+	if len(names) <= most {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:most], ", "), len(names)-most)
 }
 
 type pluginWeight struct {
@@ -117,6 +201,7 @@ func report(e *framework.Explanation, profile string, closest int) (*podReport, 
 	case errors.As(e.Err, &fe):
 		r.Message = fe.Error()
 		r.EvaluatedNodes = fe.NumAllNodes
+		r.Preemption = preemptionOf(fe)
 	default:
 		return nil, e.Err
 	}
@@ -214,8 +299,14 @@ func (r *podReport) shown(limit int) []*nodeReport {
 type placement struct {
 	Pod  string `json:"pod"`
 	Node string `json:"node,omitempty"`
-	// Message is kube-scheduler's message for a pod that fits nowhere.
+	// Message is kube-scheduler's message for a pod that fits nowhere or
+	// that it does not try.
 	Message string `json:"message,omitempty"`
+	// NotTried is set for a pod kube-scheduler does not try.
+	NotTried *notTriedReport `json:"notTried,omitempty"`
+	// Preemption is what DefaultPreemption decided for a pod that fits
+	// nowhere, as the cluster stood when it was tried; nothing is evicted.
+	Preemption *preemptionReport `json:"preemption,omitempty"`
 	// Closest names the nodes nearest to fitting a pod that fits nowhere,
 	// as the cluster stood when it was tried.
 	Closest []closeNode `json:"closest,omitempty"`
@@ -232,9 +323,12 @@ type placeReport struct {
 	// KubeScheduler is the kube-scheduler release decided as.
 	KubeScheduler string `json:"kubeScheduler"`
 	// Changes lists what whatif changed before placing.
-	Changes    []string    `json:"changes,omitempty"`
-	Placed     int         `json:"placed"`
-	Pending    int         `json:"pending"`
+	Changes []string `json:"changes,omitempty"`
+	Placed  int      `json:"placed"`
+	Pending int      `json:"pending"`
+	// NotTried counts the pods kube-scheduler does not try, which
+	// Pending counts too.
+	NotTried   int         `json:"notTried"`
 	Placements []placement `json:"placements"`
 }
 

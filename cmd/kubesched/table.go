@@ -22,8 +22,18 @@ func writeTable(w io.Writer, r *podReport, maxNodes int) {
 			fmt.Fprintf(w, "; tied with %s, of which it picks one at random", strings.Join(r.Tied, ", "))
 		}
 		fmt.Fprintln(w, ".")
+	} else if r.NotTried != nil {
+		by := ""
+		if r.NotTried.Plugin != "" {
+			by = " (" + r.NotTried.Plugin + ")"
+		}
+		fmt.Fprintf(w, "kube-scheduler %s does not try it: %s%s\n", r.KubeScheduler, r.Message, by)
+		return
 	} else {
 		fmt.Fprintf(w, "kube-scheduler %s: %s\n", r.KubeScheduler, r.Message)
+		if r.Preemption != nil {
+			fmt.Fprintf(w, "DefaultPreemption %s.\n", r.Preemption.Sentence())
+		}
 	}
 	for _, v := range r.PreFilter {
 		switch v.Verdict {
