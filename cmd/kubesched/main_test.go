@@ -84,6 +84,10 @@ func TestOutputsMatchTheGoldenFiles(t *testing.T) {
 		{"place-verdicts.txt", []string{"place", "-q", "-f", verdicts}, 1},
 		{"place-verdicts.json", []string{"place", "-q", "-o", "json", "-f", verdicts}, 1},
 		{"place-verdicts-firstfit.txt", []string{"place", "-q", "--first-fit", "-f", verdicts}, 1},
+		// Six pods claiming a GPU each, two GPUs per node: the nodes added
+		// bring their ResourceSlices.
+		{"place-gpus.txt", []string{"place", "-q", "-f", "testdata/gpu-cluster.yaml"}, 1},
+		{"whatif-gpus.txt", []string{"whatif", "-q", "-f", "testdata/gpu-cluster.yaml", "--add-node", "testdata/gpu-node.yamlx2"}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {
@@ -171,6 +175,9 @@ func TestBadInputExitsWithTwoAndSaysWhy(t *testing.T) {
 		{"whatif without a change", []string{"whatif", "-f", quickstart}, "whatif without --add-node or --remove-node"},
 		{"removing a node the cluster lacks", []string{"whatif", "-f", quickstart, "--remove-node", "ghost"}, "--remove-node ghost: no such node"},
 		{"adding a node from a file without one", []string{"whatif", "-f", quickstart, "--add-node", noNodes}, "the file holds no Node"},
+		{"adding more nodes than kubesched adds", []string{"whatif", "-f", quickstart, "--add-node", "testdata/big-node.yamlx100000000"}, "100000000 copies: kubesched adds at most 100000 nodes"},
+		{"adding no copies", []string{"whatif", "-f", quickstart, "--add-node", "testdata/big-node.yamlx0"}, `"0" after the last x is not a count of nodes`},
+		{"adding a node the cluster has", []string{"whatif", "-f", quickstart, "--add-node", "testdata/big-node.yaml", "--add-node", "testdata/big-node.yaml"}, `node "big" is already in the cluster`},
 		{"a configuration that does not exist", []string{"explain", "-f", quickstart, "--config", filepath.Join(dir, "none.yaml")}, "no such file"},
 		{"a profile the configuration lacks", []string{"place", "-f", quickstart, "--profile", "other"}, `no profile "other"`},
 		{"an unsupported kube-scheduler release", []string{"explain", "-f", quickstart, "--kubernetes-version", "1.20"}, `--kubernetes-version: kube-scheduler "1.20" is not a supported release; supported: v1.37.2, v1.36.3`},

@@ -6,11 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/loader"
@@ -36,20 +41,32 @@ func place(ctx context.Context, st *state, o *options, whatif bool, stdout, stde
 	if others > 0 {
 		fmt.Fprintf(stderr, "kubesched: %d pending pods of other profiles than %s left alone\n", others, profile)
 	}
-	c, err := sim.New(fw, st.cluster.Nodes, st.cluster.Bound(), st.cluster.Objects...)
-	if err != nil {
-		return 0, err
-	}
 	rep := placeReport{KubeScheduler: st.release.Version(), Placements: []placement{}}
+	nodes, objects := st.cluster.Nodes, st.cluster.Objects
 	if whatif {
 		if len(o.addNodes) == 0 && len(o.rmNodes) == 0 {
 			return 0, errors.New("whatif without --add-node or --remove-node: use place")
 		}
-		evicted, changes, err := change(c, o)
+		// The nodes added come after the cluster's, in first-fit order,
+		// with the objects that belong to them.
+		added, err := addedNodes(o.addNodes)
 		if err != nil {
 			return 0, err
 		}
-		rep.Changes = changes
+		nodes = slices.Concat(nodes, added.nodes)
+		objects = slices.Concat(objects, added.objects)
+		rep.Changes = added.changes
+	}
+	c, err := sim.New(fw, nodes, st.cluster.Bound(), objects...)
+	if err != nil {
+		return 0, err
+	}
+	if whatif {
+		evicted, changes, err := removeNodes(c, o.rmNodes)
+		if err != nil {
+			return 0, err
+		}
+		rep.Changes = append(changes, rep.Changes...)
 		pending = append(pending, evicted...)
 	}
 
@@ -113,12 +130,12 @@ func place(ctx context.Context, st *state, o *options, whatif bool, stdout, stde
 	return status, nil
 }
 
-// change applies whatif's --remove-node and --add-node to c. It returns
-// the pods of removed nodes to place again, and what it did.
-func change(c *sim.Cluster, o *options) ([]*v1.Pod, []string, error) {
+// removeNodes removes the nodes called names from c. It returns the pods
+// of those nodes to place again, and what it did.
+func removeNodes(c *sim.Cluster, names []string) ([]*v1.Pod, []string, error) {
 	var evicted []*v1.Pod
 	var changes []string
-	for _, name := range o.rmNodes {
+	for _, name := range names {
 		ni, ok := c.NodeInfo(name)
 		if !ok {
 			return nil, nil, fmt.Errorf("--remove-node %s: no such node", name)
@@ -142,48 +159,158 @@ func change(c *sim.Cluster, o *options) ([]*v1.Pod, []string, error) {
 		}
 		changes = append(changes, fmt.Sprintf("removed %s: %d of its pods to place again, %d DaemonSet or static pods gone with it", name, moved, stay))
 	}
-	for _, spec := range o.addNodes {
-		file, n := parseAddNode(spec)
-		nodes, err := loadNodes(file)
+	return evicted, changes, nil
+}
+
+// maxAddedNodes bounds the nodes --add-node adds in all, so that a typo
+// (x100000000) is an error rather than a machine out of memory.
+const maxAddedNodes = 100_000
+
+// additions are the nodes --add-node adds, with the objects that belong
+// to each: its node-local ResourceSlices and its CSINode.
+type additions struct {
+	nodes   []*v1.Node
+	objects []runtime.Object
+	changes []string
+}
+
+// addedNodes reads each --add-node FILE[xN] and makes N copies of each
+// node in FILE, named <name>-1 to <name>-N when N > 1, each with copies
+// of the ResourceSlices of that node (spec.nodeName) and its CSINode
+// found in FILE, renamed after the copy.
+func addedNodes(specs []string) (*additions, error) {
+	add := &additions{}
+	for _, spec := range specs {
+		file, n, err := parseAddNode(spec)
 		if err != nil {
-			return nil, nil, fmt.Errorf("--add-node %s: %w", spec, err)
+			return nil, fmt.Errorf("--add-node %s: %w", spec, err)
 		}
-		for _, template := range nodes {
+		tmpl, err := loadTemplate(file)
+		if err != nil {
+			return nil, fmt.Errorf("--add-node %s: %w", spec, err)
+		}
+		if total := len(add.nodes) + n*len(tmpl.Nodes); total > maxAddedNodes {
+			return nil, fmt.Errorf("--add-node %s: %d nodes in all, more than the %d kubesched adds", spec, total, maxAddedNodes)
+		}
+		for _, template := range tmpl.Nodes {
+			nodeSlices, csiNode := nodeObjects(tmpl, template.Name)
 			for i := range n {
-				node := template.DeepCopy()
+				name := template.Name
 				if n > 1 {
-					node.Name = fmt.Sprintf("%s-%d", template.Name, i+1)
-					if node.Labels[v1.LabelHostname] != "" {
-						node.Labels[v1.LabelHostname] = node.Name
-					}
+					name = fmt.Sprintf("%s-%d", template.Name, i+1)
 				}
-				if err := c.AddNode(node); err != nil {
-					return nil, nil, fmt.Errorf("--add-node %s: %w", spec, err)
+				add.nodes = append(add.nodes, copyNode(template, name))
+				for _, s := range nodeSlices {
+					add.objects = append(add.objects, copySlice(s, template.Name, name))
+				}
+				if csiNode != nil {
+					cn := csiNode.DeepCopy()
+					cn.Name, cn.UID, cn.ResourceVersion = name, "", ""
+					add.objects = append(add.objects, cn)
 				}
 			}
 			what := "node " + template.Name
 			if n > 1 {
 				what = fmt.Sprintf("%d nodes like %s (%s-1 to %s-%d)", n, template.Name, template.Name, template.Name, n)
 			}
-			changes = append(changes, fmt.Sprintf("added %s from %s", what, file))
+			if len(nodeSlices) > 0 || csiNode != nil {
+				what += fmt.Sprintf(", each with its %d ResourceSlice(s)", len(nodeSlices))
+				if csiNode != nil {
+					what += " and its CSINode"
+				}
+			}
+			add.changes = append(add.changes, fmt.Sprintf("added %s from %s", what, file))
 		}
 	}
-	return evicted, changes, nil
+	return add, nil
+}
+
+// nodeObjects returns the ResourceSlices of c local to the node called
+// node and its CSINode, nil without one.
+func nodeObjects(c *loader.Cluster, node string) ([]*resourceapi.ResourceSlice, *storagev1.CSINode) {
+	var (
+		out     []*resourceapi.ResourceSlice
+		csiNode *storagev1.CSINode
+	)
+	for _, o := range c.Objects {
+		switch o := o.(type) {
+		case *resourceapi.ResourceSlice:
+			if o.Spec.NodeName != nil && *o.Spec.NodeName == node {
+				out = append(out, o)
+			}
+		case *storagev1.CSINode:
+			if o.Name == node {
+				csiNode = o
+			}
+		}
+	}
+	return out, csiNode
+}
+
+// copyNode copies template under name, with its kubernetes.io/hostname
+// label, if any, set to it.
+func copyNode(template *v1.Node, name string) *v1.Node {
+	node := template.DeepCopy()
+	node.UID, node.ResourceVersion = "", ""
+	if name != template.Name {
+		node.Name = name
+		if node.Labels[v1.LabelHostname] != "" {
+			node.Labels[v1.LabelHostname] = name
+		}
+	}
+	return node
+}
+
+// copySlice copies a ResourceSlice of node from for node to: its
+// spec.nodeName, and its name and pool name with from replaced by to (or
+// to appended where they do not hold from), so that each copy is a pool
+// of its own, as each node's driver publishes one.
+func copySlice(s *resourceapi.ResourceSlice, from, to string) *resourceapi.ResourceSlice {
+	c := s.DeepCopy()
+	c.UID, c.ResourceVersion = "", ""
+	if from == to {
+		return c
+	}
+	rename := func(v string) string {
+		if strings.Contains(v, from) {
+			return strings.ReplaceAll(v, from, to)
+		}
+		return v + "-" + to
+	}
+	c.Name = rename(c.Name)
+	c.Spec.Pool.Name = rename(c.Spec.Pool.Name)
+	c.Spec.NodeName = &to
+	return c
 }
 
 // parseAddNode splits FILExN into the file and the count, 1 without a
-// suffix.
-func parseAddNode(spec string) (string, int) {
-	if i := strings.LastIndexByte(spec, 'x'); i > 0 {
-		if n, err := strconv.Atoi(spec[i+1:]); err == nil && n > 0 {
-			return spec[:i], n
-		}
+// suffix. A count that is not a positive number is an error.
+func parseAddNode(spec string) (string, int, error) {
+	i := strings.LastIndexByte(spec, 'x')
+	if i <= 0 {
+		return spec, 1, nil
 	}
-	return spec, 1
+	suffix := spec[i+1:]
+	if suffix == "" || strings.ContainsAny(suffix, "/.") {
+		// A file whose name has an x in it, not a count.
+		return spec, 1, nil
+	}
+	n, err := strconv.Atoi(suffix)
+	if err != nil || n < 1 {
+		if _, statErr := os.Stat(spec); statErr == nil {
+			return spec, 1, nil
+		}
+		return "", 0, fmt.Errorf("%q after the last x is not a count of nodes (FILExN, N from 1 to %d)", suffix, maxAddedNodes)
+	}
+	if n > maxAddedNodes {
+		return "", 0, fmt.Errorf("%d copies: kubesched adds at most %d nodes", n, maxAddedNodes)
+	}
+	return spec[:i], n, nil
 }
 
-// loadNodes reads the Nodes of a file; it must hold at least one.
-func loadNodes(file string) ([]*v1.Node, error) {
+// loadTemplate reads a node file: at least one Node, with any objects
+// that belong to its nodes.
+func loadTemplate(file string) (*loader.Cluster, error) {
 	c, err := loader.Load(file)
 	if err != nil {
 		return nil, err
@@ -191,7 +318,7 @@ func loadNodes(file string) ([]*v1.Node, error) {
 	if len(c.Nodes) == 0 {
 		return nil, errors.New("the file holds no Node")
 	}
-	return c.Nodes, nil
+	return c, nil
 }
 
 func ownedByDaemonSet(p *v1.Pod) bool {
