@@ -22,12 +22,11 @@ func explain(ctx context.Context, st *state, o *options, stdout, stderr io.Write
 	}
 	if len(pods) == 0 {
 		fmt.Fprintln(stderr, "kubesched explain: no pending pod in the input; name one with --pod NAMESPACE/NAME")
-		return exitOK, nil
 	}
 	bound := st.cluster.Bound()
 	var all []*nodeinfo.NodeInfo // the cluster, built once for the pending pods
 	progress := newProgress(stderr, "explained", len(pods), o.quiet)
-	var reports []*podReport
+	reports := []*podReport{}
 	status := exitOK
 	for _, pod := range pods {
 		profile := profileOf(pod)
@@ -74,8 +73,10 @@ func explain(ctx context.Context, st *state, o *options, stdout, stderr io.Write
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return status, enc.Encode(struct {
-			Pods []*podReport `json:"pods"`
-		}{reports})
+			APIVersion string       `json:"apiVersion"`
+			Kind       string       `json:"kind"`
+			Pods       []*podReport `json:"pods"`
+		}{jsonAPIVersion, "Explanation", reports})
 	case "html":
 		return status, writeHTML(stdout, reports)
 	}

@@ -38,6 +38,8 @@ tr.tied td.node { background: #a5d6a7; }
 .legend span { display: inline-block; padding: 1px 8px; margin-right: 6px; border: 1px solid #ccc; }
 .legend .first { outline: 2px solid #b3261e; outline-offset: -2px; }
 .msg { font-family: ui-monospace, monospace; background: #f4f4f4; padding: 4px 6px; }
+ul.closest, details.findings ul { margin: 0.2em 0 1em; font-size: 13px; }
+span.node { font-family: ui-monospace, monospace; }
 </style>
 </head>
 <body>
@@ -49,7 +51,7 @@ tr.tied td.node { background: #a5d6a7; }
 <span style="background:#eee">skipped by PreFilter</span>
 <span style="background:#ffd79a">error</span>
 Scores: darker green is a higher normalized score; each cell shows the weighted score.
-Hover over a cell for reasons, details and raw scores. The chosen node is dark green.</p>
+Hover over a cell for its reasons and raw scores; what the filters found is listed under each table. The chosen node is dark green.</p>
 {{range .Pods}}
 <h2 id="{{.Pod}}">Pod {{.Pod}} <small>(profile {{.Profile}})</small></h2>
 {{if .Node}}<p class="answer">kube-scheduler {{.KubeScheduler}} binds it to <b>{{.Node}}</b>: {{.FeasibleNodes}} of {{.EvaluatedNodes}} nodes evaluated are feasible{{if .Tied}}; tied with {{range $i, $t := .Tied}}{{if $i}}, {{end}}{{$t}}{{end}}, of which it picks one at random{{end}}.</p>
@@ -66,6 +68,8 @@ Hover over a cell for reasons, details and raw scores. The chosen node is dark g
 {{else}}{{range $r.Scores}}<td class="none"></td>{{end}}{{if $r.Scores}}<td class="none"></td>{{end}}{{end}}</tr>
 {{end}}</tbody>
 </table>
+{{with .ClosestWhy}}<p class="closest">Closest to fitting:</p><ul class="closest">{{range .}}<li><span class="node">{{.Name}}</span>: {{range $i, $r := .Reasons}}{{if $i}}; {{end}}{{$r}}{{end}}</li>{{end}}</ul>{{end}}
+{{with .Findings}}<details class="findings" open><summary>What the filters found</summary><ul>{{range .}}<li>{{.}}</li>{{end}}</ul></details>{{end}}
 {{end}}{{end}}
 {{with .Place}}
 {{range .Changes}}<p>What if: {{.}}.</p>{{end}}

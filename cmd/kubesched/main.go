@@ -157,6 +157,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "kubesched %s: %v; run kubesched help\n", cmd, err)
 		return exitBadInput
 	}
+	// What reaches a terminal is escaped; JSON escapes itself, and HTML
+	// is escaped by its template.
+	stderr = terminalSafe(stderr)
+	if o.output == "table" {
+		stdout = terminalSafe(stdout)
+	}
 	status, err := dispatch(ctx, cmd, &o, fs.Args(), stdin, stdout, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "kubesched %s: %v\n", cmd, err)

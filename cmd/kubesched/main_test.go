@@ -251,6 +251,8 @@ func TestHTMLShowsPodsNotTriedAndPreemption(t *testing.T) {
 		{"explain: node tables for the pods tried alone", []string{"explain"}, `<table>`, 2},
 		{"explain: the gated pod not tried, with its plugin", []string{"explain"}, `does not try it: <span class="msg">waiting for scheduling gates: \[example.com/hold\]</span> \(SchedulingGates\)`, 1},
 		{"explain: the preemption", []string{"explain"}, `DefaultPreemption preempts: nominates the pod to n1 and evicts 1 pod\(s\) there: default/low \(priority 0\)\.`, 1},
+		{"explain: the closest nodes, without hovering", []string{"explain"}, `<ul class="closest"><li><span class="node">n1</span>: NodeResourcesFit \(1 cpu short\)</li>`, 1},
+		{"explain: what the filters found, without hovering", []string{"explain"}, `<li>n2: NodeResourcesFit: cpu: the pod requests 1.5, the node has 1 allocatable`, 1},
 		{"place: three rows not tried", []string{"place"}, `<td class="node reject">not tried</td>`, 3},
 		{"place: the preemption, not acted on", []string{"place"}, `evicts 1 pod\(s\) there: default/low \(priority 0\) \(not acted on\)`, 1},
 	}

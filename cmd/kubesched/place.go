@@ -41,7 +41,7 @@ func place(ctx context.Context, st *state, o *options, whatif bool, stdout, stde
 	if others > 0 {
 		fmt.Fprintf(stderr, "kubesched: %d pending pods of other profiles than %s left alone\n", others, profile)
 	}
-	rep := placeReport{KubeScheduler: st.release.Version(), Placements: []placement{}}
+	rep := placeReport{APIVersion: jsonAPIVersion, Kind: "Placement", KubeScheduler: st.release.Version(), Placements: []placement{}}
 	nodes, objects := st.cluster.Nodes, st.cluster.Objects
 	if whatif {
 		if len(o.addNodes) == 0 && len(o.rmNodes) == 0 {

@@ -152,11 +152,18 @@ type verdictReport struct {
 	Shortfalls []shortfallReport `json:"shortfalls,omitempty"`
 }
 
+// jsonAPIVersion is the version of the -o json output's form; it changes
+// when a field changes meaning or goes.
+const jsonAPIVersion = "kubesched/v1"
+
 type shortfallReport struct {
-	Resource    v1.ResourceName `json:"resource"`
-	Requested   int64           `json:"requested"`
-	Allocatable int64           `json:"allocatable"`
-	Used        int64           `json:"used"`
+	Resource v1.ResourceName `json:"resource"`
+	// Unit is the unit of the three amounts: millicores for cpu, bytes
+	// for memory, ephemeral storage and huge pages, a count otherwise.
+	Unit        string `json:"unit"`
+	Requested   int64  `json:"requested"`
+	Allocatable int64  `json:"allocatable"`
+	Used        int64  `json:"used"`
 }
 
 type scoreReport struct {
@@ -164,6 +171,17 @@ type scoreReport struct {
 	Raw        int64  `json:"raw"`
 	Normalized int64  `json:"normalized"`
 	Weighted   int64  `json:"weighted"`
+}
+
+// unitOf is the unit a resource's amounts are reported in.
+func unitOf(name v1.ResourceName) string {
+	switch {
+	case name == v1.ResourceCPU:
+		return "millicores"
+	case name == v1.ResourceMemory || name == v1.ResourceEphemeralStorage || strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix):
+		return "bytes"
+	}
+	return "count"
 }
 
 // verdictOf turns a plugin's verdict into its report.
@@ -184,7 +202,7 @@ func verdictOf(plugin string, s *framework.Status, details []framework.Detail) v
 	for _, d := range details {
 		v.Details = append(v.Details, d.Message)
 		if sf := d.Shortfall; sf != nil {
-			v.Shortfalls = append(v.Shortfalls, shortfallReport{Resource: sf.Resource, Requested: sf.Requested, Allocatable: sf.Allocatable, Used: sf.Used})
+			v.Shortfalls = append(v.Shortfalls, shortfallReport{Resource: sf.Resource, Unit: unitOf(sf.Resource), Requested: sf.Requested, Allocatable: sf.Allocatable, Used: sf.Used})
 		}
 	}
 	return v
@@ -252,8 +270,12 @@ func (r *podReport) node(name string) *nodeReport {
 }
 
 // shown picks the nodes a table shows when there are more than limit:
-// the chosen node and those tied with it, the closest to fitting, then
-// the best scored, then the rest in order. limit <= 0 shows all.
+// always the chosen node, the closest to fitting (of a pod that fits
+// nowhere) and the first node of
+// each way of being rejected (kube-scheduler's plugin and reasons), so
+// that no rejection is hidden; then, up to limit, the nodes tied with
+// the chosen one, the best scored, and the rest in order. limit <= 0
+// shows all.
 func (r *podReport) shown(limit int) []*nodeReport {
 	if limit <= 0 || len(r.Nodes) <= limit {
 		out := make([]*nodeReport, len(r.Nodes))
@@ -264,20 +286,25 @@ func (r *podReport) shown(limit int) []*nodeReport {
 	}
 	seen := map[string]bool{}
 	var out []*nodeReport
-	add := func(name string) {
-		if len(out) < limit && !seen[name] {
+	add := func(name string, always bool) {
+		if (always || len(out) < limit) && !seen[name] {
 			if n := r.node(name); n != nil {
 				seen[name] = true
 				out = append(out, n)
 			}
 		}
 	}
-	add(r.Node)
-	for _, name := range r.Tied {
-		add(name)
+	add(r.Node, true)
+	if r.Node == "" {
+		for _, name := range r.Closest {
+			add(name, true)
+		}
 	}
-	for _, name := range r.Closest {
-		add(name)
+	for _, c := range r.rejectionClasses() {
+		add(c.Nodes[0], true)
+	}
+	for _, name := range r.Tied {
+		add(name, false)
 	}
 	byScore := make([]*nodeReport, 0, len(r.Nodes))
 	for i := range r.Nodes {
@@ -287,11 +314,48 @@ func (r *podReport) shown(limit int) []*nodeReport {
 	}
 	slices.SortStableFunc(byScore, func(a, b *nodeReport) int { return cmp.Compare(b.Total, a.Total) })
 	for _, n := range byScore {
-		add(n.Name)
+		add(n.Name, false)
 	}
 	for i := range r.Nodes {
-		add(r.Nodes[i].Name)
+		add(r.Nodes[i].Name, false)
 	}
+	// In the nodes' order, as a table without a limit.
+	slices.SortStableFunc(out, func(a, b *nodeReport) int {
+		return cmp.Compare(slices.IndexFunc(r.Nodes, func(n nodeReport) bool { return n.Name == a.Name }),
+			slices.IndexFunc(r.Nodes, func(n nodeReport) bool { return n.Name == b.Name }))
+	})
+	return out
+}
+
+// rejectionClass is a way kube-scheduler rejects nodes, its verdict, and
+// the nodes it rejects so, in order.
+type rejectionClass struct {
+	Verdict string
+	Nodes   []string
+}
+
+// rejectionClasses groups the rejected nodes by kube-scheduler's verdict,
+// the largest group first.
+func (r *podReport) rejectionClasses() []rejectionClass {
+	var out []rejectionClass
+	index := map[string]int{}
+	for _, n := range r.Nodes {
+		if n.KubeScheduler == nil {
+			continue
+		}
+		v := n.KubeScheduler.Plugin + ": " + strings.Join(n.KubeScheduler.Reasons, ", ")
+		if n.KubeScheduler.Plugin == "" {
+			v = strings.Join(n.KubeScheduler.Reasons, ", ")
+		}
+		i, ok := index[v]
+		if !ok {
+			i = len(out)
+			index[v] = i
+			out = append(out, rejectionClass{Verdict: v})
+		}
+		out[i].Nodes = append(out[i].Nodes, n.Name)
+	}
+	slices.SortStableFunc(out, func(a, b rejectionClass) int { return cmp.Compare(len(b.Nodes), len(a.Nodes)) })
 	return out
 }
 
@@ -320,6 +384,9 @@ type closeNode struct {
 
 // placeReport is the outcome of a place or whatif run.
 type placeReport struct {
+	// APIVersion and Kind name the form of the -o json output.
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
 	// KubeScheduler is the kube-scheduler release decided as.
 	KubeScheduler string `json:"kubeScheduler"`
 	// Changes lists what whatif changed before placing.

@@ -11,6 +11,59 @@ import (
 	"github.com/kubesched/kubesched/framework"
 )
 
+// ClosestWhy says, for a pod that fits nowhere, what stands in the way
+// on each of the nodes closest to fitting; nothing for a pod that fits.
+func (r *podReport) ClosestWhy() []closeNode {
+	if r.Node != "" {
+		return nil
+	}
+	var out []closeNode
+	for _, name := range r.Closest {
+		n := r.node(name)
+		if n == nil {
+			continue
+		}
+		c := closeNode{Name: name}
+		for _, f := range n.Filters {
+			if f.Verdict != "reject" {
+				continue
+			}
+			short := make([]framework.Shortfall, len(f.Shortfalls))
+			for i, sf := range f.Shortfalls {
+				short[i] = framework.Shortfall{Resource: sf.Resource, Requested: sf.Requested, Allocatable: sf.Allocatable, Used: sf.Used}
+			}
+			c.Reasons = append(c.Reasons, obstacle(f.Plugin, f.Details, short, f.Reasons))
+		}
+		if len(c.Reasons) == 0 && n.KubeScheduler != nil {
+			c.Reasons = n.KubeScheduler.Reasons
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// Findings lists what the filters found on the nodes of the report, one
+// line per finding, at most maxDetails per filter and node.
+func (r *podReport) Findings() []string {
+	var out []string
+	for _, n := range r.Nodes {
+		for _, f := range n.Filters {
+			for i, d := range f.Details {
+				if i == maxDetails && len(f.Details) > maxDetails+1 {
+					out = append(out, fmt.Sprintf("%s: %s: ... and %d more (-o json has them all)", n.Name, f.Plugin, len(f.Details)-i))
+					break
+				}
+				out = append(out, n.Name+": "+f.Plugin+": "+d)
+			}
+		}
+	}
+	return out
+}
+
+// maxDetails bounds the lines a table gives one filter's findings on one
+// node (a node may have a thousand taints).
+const maxDetails = 10
+
 // writeTable prints one pod's report for people: kube-scheduler's
 // answer, every node's verdicts, the closest nodes and the scores, with
 // at most maxNodes nodes (0: all).
@@ -19,7 +72,7 @@ func writeTable(w io.Writer, r *podReport, maxNodes int) {
 	if r.Node != "" {
 		fmt.Fprintf(w, "kube-scheduler %s: binds it to %s (%d of %d nodes evaluated are feasible)", r.KubeScheduler, r.Node, r.FeasibleNodes, r.EvaluatedNodes)
 		if len(r.Tied) > 0 {
-			fmt.Fprintf(w, "; tied with %s, of which it picks one at random", strings.Join(r.Tied, ", "))
+			fmt.Fprintf(w, "; tied with %s, of which it picks one at random", summarize(r.Tied, 10))
 		}
 		fmt.Fprintln(w, ".")
 	} else if r.NotTried != nil {
@@ -43,6 +96,13 @@ func writeTable(w io.Writer, r *podReport, maxNodes int) {
 			for _, d := range v.Details {
 				fmt.Fprintf(w, "PreFilter %s %s.\n", v.Plugin, d)
 			}
+		}
+	}
+
+	if classes := r.rejectionClasses(); len(classes) > 1 || len(classes) == 1 && len(classes[0].Nodes) > 1 {
+		fmt.Fprintln(w, "\nRejected nodes by kube-scheduler's reason:")
+		for _, c := range classes {
+			fmt.Fprintf(w, "  %d × %s: %s\n", len(c.Nodes), c.Verdict, summarize(c.Nodes, 10))
 		}
 	}
 
@@ -73,7 +133,11 @@ func writeTable(w io.Writer, r *podReport, maxNodes int) {
 	tw = tabwriter.NewWriter(&details, 0, 4, 2, ' ', 0)
 	for _, n := range nodes {
 		for _, f := range n.Filters {
-			for _, d := range f.Details {
+			for i, d := range f.Details {
+				if i == maxDetails && len(f.Details) > maxDetails+1 {
+					fmt.Fprintf(tw, "  %s\t%s: ... and %d more (-o json has them all)\n", n.Name, f.Plugin, len(f.Details)-i)
+					break
+				}
 				fmt.Fprintf(tw, "  %s\t%s: %s\n", n.Name, f.Plugin, d)
 			}
 		}
@@ -83,25 +147,10 @@ func writeTable(w io.Writer, r *podReport, maxNodes int) {
 		fmt.Fprintf(w, "\nWhat the filters found:\n%s", details.String())
 	}
 
-	if len(r.Closest) > 0 && r.Node == "" {
+	if closest := r.ClosestWhy(); len(closest) > 0 {
 		fmt.Fprintln(w, "\nClosest to fitting (fewest rejecting filters, then smallest shortfall):")
-		for _, name := range r.Closest {
-			n := r.node(name)
-			var why []string
-			for _, f := range n.Filters {
-				if f.Verdict != "reject" {
-					continue
-				}
-				short := make([]framework.Shortfall, len(f.Shortfalls))
-				for i, sf := range f.Shortfalls {
-					short[i] = framework.Shortfall{Resource: sf.Resource, Requested: sf.Requested, Allocatable: sf.Allocatable, Used: sf.Used}
-				}
-				why = append(why, obstacle(f.Plugin, f.Details, short, f.Reasons))
-			}
-			if len(why) == 0 && n.KubeScheduler != nil {
-				why = n.KubeScheduler.Reasons
-			}
-			fmt.Fprintf(w, "  %s: %s\n", name, strings.Join(why, "; "))
+		for _, c := range closest {
+			fmt.Fprintf(w, "  %s: %s\n", c.Name, strings.Join(c.Reasons, "; "))
 		}
 	}
 
