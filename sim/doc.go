@@ -24,6 +24,9 @@
 // (volume.kubernetes.io/selected-node), so that the next pod is not
 // offered the same devices or volumes.
 //
-// Not simulated yet: preemption (a FitError's Preemption is returned, not
-// acted on).
+// Preemption is acted on when asked: [Cluster.PlacePreempting], or
+// [Cluster.PlaceAll] with [Preempt], evicts the victims DefaultPreemption
+// chose and schedules the pod again, nominated to their node, as
+// kube-scheduler's next cycle does. [Cluster.Place] returns the decision
+// in the FitError and acts on nothing.
 package sim

@@ -173,9 +173,11 @@ func (c *Cluster) commit(pod *v1.Pod, res *framework.Result) error {
 type PlaceOption func(*placeConfig)
 
 type placeConfig struct {
-	queueOrder bool
-	firstFit   bool
-	afterEach  func(i int, res *framework.Result, err error)
+	queueOrder   bool
+	firstFit     bool
+	preempt      bool
+	onPreemption func(i int, p *framework.Preemption)
+	afterEach    func(i int, res *framework.Result, err error)
 }
 
 // InQueueOrder places the pods in kube-scheduler's queue order: higher
@@ -230,9 +232,16 @@ func (c *Cluster) PlaceAll(ctx context.Context, pods []*v1.Pod, opts ...PlaceOpt
 	for _, i := range order {
 		var res *framework.Result
 		var err error
-		if cfg.firstFit {
+		switch {
+		case cfg.firstFit:
 			res, err = c.placeFirstFit(ctx, pods[i])
-		} else {
+		case cfg.preempt:
+			var p *framework.Preemption
+			res, p, err = c.PlacePreempting(ctx, pods[i])
+			if p != nil && cfg.onPreemption != nil {
+				cfg.onPreemption(i, p)
+			}
+		default:
 			res, err = c.Place(ctx, pods[i])
 		}
 		var (

@@ -77,7 +77,7 @@ Hover over a cell for its reasons and raw scores; what the filters found is list
 <table>
 <thead><tr><th class="node">pod</th><th class="node">node</th><th class="node">why not, when it was tried</th></tr></thead>
 <tbody>
-{{range .Placements}}<tr><td class="node">{{.Pod}}</td>{{if .Node}}<td class="node pass">{{.Node}}</td><td></td>{{else}}<td class="node reject">{{if .NotTried}}not tried{{else}}none{{end}}</td><td class="node" style="text-align:left;white-space:normal"><span class="msg">{{.Message}}</span>{{with .Preemption}}<br>DefaultPreemption {{.Sentence}} (not acted on){{end}}{{range .Closest}}<br>{{.Name}}: {{range $i, $r := .Reasons}}{{if $i}}; {{end}}{{$r}}{{end}}{{end}}</td>{{end}}</tr>
+{{range .Placements}}<tr><td class="node">{{.Pod}}</td>{{if .Node}}<td class="node pass">{{.Node}}</td><td class="node" style="text-align:left;white-space:normal">{{with .Preemption}}DefaultPreemption {{.Sentence}} (acted on){{end}}</td>{{else}}<td class="node reject">{{if .NotTried}}not tried{{else}}none{{end}}</td><td class="node" style="text-align:left;white-space:normal"><span class="msg">{{.Message}}</span>{{with .Preemption}}<br>DefaultPreemption {{.Sentence}} (not acted on){{end}}{{range .Closest}}<br>{{.Name}}: {{range $i, $r := .Reasons}}{{if $i}}; {{end}}{{$r}}{{end}}{{end}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table>
 {{end}}

@@ -88,6 +88,7 @@ type options struct {
 	quiet      bool
 	firstFit   bool
 	givenOrder bool
+	preempt    bool
 }
 
 // stringList is a flag that may be repeated.
@@ -112,6 +113,7 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random choice between equally scored nodes")
 	fs.BoolVar(&o.quiet, "q", false, "no progress on stderr")
 	fs.BoolVar(&o.firstFit, "first-fit", false, "place, whatif: cluster-autoscaler's first fit instead of kube-scheduler's best node")
+	fs.BoolVar(&o.preempt, "preempt", false, "place, whatif: act on preemption as kube-scheduler does: evict the victims and place the pod in the next cycle")
 	fs.BoolVar(&o.givenOrder, "given-order", false, "place, whatif: place in the order given instead of kube-scheduler's queue order")
 	return fs
 }
@@ -185,6 +187,12 @@ func dispatch(ctx context.Context, cmd string, o *options, rest []string, stdin 
 	}
 	if cmd != "explain" && len(o.pods) > 0 {
 		return 0, fmt.Errorf("--pod belongs to explain")
+	}
+	if cmd == "explain" && o.preempt {
+		return 0, fmt.Errorf("--preempt belongs to place and whatif (explain shows the preemption without acting on it)")
+	}
+	if o.preempt && o.firstFit {
+		return 0, fmt.Errorf("--preempt and --first-fit: cluster-autoscaler's first fit does not preempt")
 	}
 	st, err := load(o, stdin, stderr)
 	if err != nil {

@@ -84,6 +84,8 @@ func TestOutputsMatchTheGoldenFiles(t *testing.T) {
 		{"place-verdicts.txt", []string{"place", "-q", "-f", verdicts}, 1},
 		{"place-verdicts.json", []string{"place", "-q", "-o", "json", "-f", verdicts}, 1},
 		{"place-verdicts-firstfit.txt", []string{"place", "-q", "--first-fit", "-f", verdicts}, 1},
+		{"place-verdicts-preempt.txt", []string{"place", "-q", "--preempt", "-f", verdicts}, 1},
+		{"place-verdicts-preempt.json", []string{"place", "-q", "--preempt", "-o", "json", "-f", verdicts}, 1},
 		// Six pods claiming a GPU each, two GPUs per node: the nodes added
 		// bring their ResourceSlices.
 		{"place-gpus.txt", []string{"place", "-q", "-f", "testdata/gpu-cluster.yaml"}, 1},
@@ -180,6 +182,8 @@ func TestBadInputExitsWithTwoAndSaysWhy(t *testing.T) {
 		{"adding a node the cluster has", []string{"whatif", "-f", quickstart, "--add-node", "testdata/big-node.yaml", "--add-node", "testdata/big-node.yaml"}, `node "big" is already in the cluster`},
 		{"a configuration that does not exist", []string{"explain", "-f", quickstart, "--config", filepath.Join(dir, "none.yaml")}, "no such file"},
 		{"a profile the configuration lacks", []string{"place", "-f", quickstart, "--profile", "other"}, `no profile "other"`},
+		{"preempting in explain", []string{"explain", "-f", quickstart, "--preempt"}, "--preempt belongs to place and whatif"},
+		{"preempting with first fit", []string{"place", "-f", quickstart, "--preempt", "--first-fit"}, "cluster-autoscaler's first fit does not preempt"},
 		{"an unsupported kube-scheduler release", []string{"explain", "-f", quickstart, "--kubernetes-version", "1.20"}, `--kubernetes-version: kube-scheduler "1.20" is not a supported release; supported: v1.37.2, v1.36.3`},
 	}
 	for _, tt := range tests {
@@ -254,13 +258,14 @@ func TestHTMLShowsPodsNotTriedAndPreemption(t *testing.T) {
 		{"explain: the closest nodes, without hovering", []string{"explain"}, `<ul class="closest"><li><span class="node">n1</span>: NodeResourcesFit \(1 cpu short\)</li>`, 1},
 		{"explain: what the filters found, without hovering", []string{"explain"}, `<li>n2: NodeResourcesFit: cpu: the pod requests 1.5, the node has 1 allocatable`, 1},
 		{"place: three rows not tried", []string{"place"}, `<td class="node reject">not tried</td>`, 3},
+		{"place --preempt: the preemption acted on", []string{"place", "--preempt"}, `<td class="node pass">n1</td><td [^>]*>DefaultPreemption preempts: nominates the pod to n1 and evicts 1 pod\(s\) there: default/low \(priority 0\) \(acted on\)`, 1},
 		{"place: the preemption, not acted on", []string{"place"}, `evicts 1 pod\(s\) there: default/low \(priority 0\) \(not acted on\)`, 1},
 	}
 	doms := map[string][]byte{}
 	for _, c := range checks {
-		cmd := c.args[0]
+		cmd := strings.Join(c.args, " ")
 		if doms[cmd] == nil {
-			doms[cmd] = renderInBrowser(t, cmd, "-q", "-o", "html", "-f", verdicts)
+			doms[cmd] = renderInBrowser(t, append(c.args, "-q", "-o", "html", "-f", verdicts)...)
 		}
 		if got := len(regexp.MustCompile(c.re).FindAll(doms[cmd], -1)); got != c.n {
 			t.Errorf("%s: %d matches of %s, want %d", c.what, got, c.re, c.n)

@@ -77,6 +77,14 @@ func place(ctx context.Context, st *state, o *options, whatif bool, stdout, stde
 	if o.firstFit {
 		opts = append(opts, sim.FirstFit())
 	}
+	// Preemptions acted on, by the pod's position.
+	preempted := map[int]*preemptionReport{}
+	if o.preempt {
+		opts = append(opts, sim.Preempt(func(i int, p *framework.Preemption) {
+			preempted[i] = preemptionOf(&framework.FitError{Preemption: p})
+			rep.Evicted += len(p.Victims)
+		}))
+	}
 	progress := newProgress(stderr, "placed", len(pending), o.quiet)
 	var explainErr error
 	opts = append(opts, sim.AfterEach(func(i int, res *framework.Result, err error) {
@@ -84,6 +92,9 @@ func place(ctx context.Context, st *state, o *options, whatif bool, stdout, stde
 		pod := pending[i]
 		pl := placement{Pod: pod.Namespace + "/" + pod.Name}
 		var fe *framework.FitError
+		if p := preempted[i]; p != nil {
+			pl.Preemption, pl.Preempted = p, true
+		}
 		switch {
 		case res != nil:
 			pl.Node = res.SuggestedHost
@@ -95,7 +106,7 @@ func place(ctx context.Context, st *state, o *options, whatif bool, stdout, stde
 		default:
 			pl.Message = err.Error()
 			rep.Pending++
-			if errors.As(err, &fe) {
+			if errors.As(err, &fe) && pl.Preemption == nil {
 				pl.Preemption = preemptionOf(fe)
 			}
 			// Why, node by node, on the cluster as it stands now.
@@ -347,12 +358,17 @@ func writePlaceTable(w io.Writer, rep *placeReport, o *options) {
 	if rep.NotTried > 0 {
 		fmt.Fprintf(w, "; %d not tried, as kube-scheduler does not try them", rep.NotTried)
 	}
+	if rep.Evicted > 0 {
+		fmt.Fprintf(w, "; %d pod(s) evicted by preemption", rep.Evicted)
+	}
 	fmt.Fprint(w, ".\n\n")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "POD\tNODE")
 	for _, p := range rep.Placements {
 		node := p.Node
 		switch {
+		case node != "" && p.Preempted:
+			node += fmt.Sprintf(" (after evicting %d pod(s))", len(p.Preemption.Victims))
 		case p.NotTried != nil:
 			node = "(not tried) " + p.Message
 		case node == "":
@@ -367,7 +383,11 @@ func writePlaceTable(w io.Writer, rep *placeReport, o *options) {
 			continue
 		}
 		if first {
-			fmt.Fprintln(w, "\nPreemption, as kube-scheduler would decide it when the pod was tried (not acted on):")
+			if o.preempt {
+				fmt.Fprintln(w, "\nPreemption, acted on as kube-scheduler does (the victims deleted, the pod placed in the next cycle):")
+			} else {
+				fmt.Fprintln(w, "\nPreemption, as kube-scheduler would decide it when the pod was tried (not acted on; --preempt acts on it):")
+			}
 			first = false
 		}
 		fmt.Fprintf(w, "  %s %s\n", p.Pod, p.Preemption.Sentence())

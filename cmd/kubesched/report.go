@@ -369,8 +369,11 @@ type placement struct {
 	// NotTried is set for a pod kube-scheduler does not try.
 	NotTried *notTriedReport `json:"notTried,omitempty"`
 	// Preemption is what DefaultPreemption decided for a pod that fits
-	// nowhere, as the cluster stood when it was tried; nothing is evicted.
+	// nowhere, as the cluster stood when it was tried.
 	Preemption *preemptionReport `json:"preemption,omitempty"`
+	// Preempted says the preemption was acted on (--preempt): the
+	// victims were evicted, and the pod tried again.
+	Preempted bool `json:"preempted,omitempty"`
 	// Closest names the nodes nearest to fitting a pod that fits nowhere,
 	// as the cluster stood when it was tried.
 	Closest []closeNode `json:"closest,omitempty"`
@@ -395,7 +398,9 @@ type placeReport struct {
 	Pending int      `json:"pending"`
 	// NotTried counts the pods kube-scheduler does not try, which
 	// Pending counts too.
-	NotTried   int         `json:"notTried"`
+	NotTried int `json:"notTried"`
+	// Evicted counts the pods preemption evicted (--preempt).
+	Evicted    int         `json:"evicted"`
 	Placements []placement `json:"placements"`
 }
 
