@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -17,10 +18,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 )
 
-// kept are the kinds Read keeps: nodes, pods and the objects
-// framework.NewListers accepts, each in the one API version its Go type
-// is. The scheme knows these and nothing else, so that an object is kept
-// exactly when the scheme recognizes its apiVersion and kind.
+// kept are the kinds Read keeps in Nodes, Pods and Objects: nodes, pods
+// and the objects framework.NewListers accepts, each in the one API
+// version its Go type is. The scheme knows these and workloads and
+// nothing else, so that an object is kept exactly when the scheme
+// recognizes its apiVersion and kind.
 var kept = map[schema.GroupVersion][]runtime.Object{
 	v1.SchemeGroupVersion: {
 		&v1.Node{}, &v1.Pod{},
@@ -39,11 +41,20 @@ var kept = map[schema.GroupVersion][]runtime.Object{
 	policyv1.SchemeGroupVersion: {&policyv1.PodDisruptionBudget{}},
 }
 
+// workloads are the kinds Read keeps in Workloads: the controllers of
+// pods that ExpandWorkloads expands and no plugin reads.
+var workloads = map[schema.GroupVersion][]runtime.Object{
+	appsv1.SchemeGroupVersion:  {&appsv1.Deployment{}, &appsv1.DaemonSet{}},
+	batchv1.SchemeGroupVersion: {&batchv1.Job{}},
+}
+
 var (
 	scheme = func() *runtime.Scheme {
 		s := runtime.NewScheme()
-		for gv, types := range kept {
-			s.AddKnownTypes(gv, types...)
+		for _, kinds := range []map[schema.GroupVersion][]runtime.Object{kept, workloads} {
+			for gv, types := range kinds {
+				s.AddKnownTypes(gv, types...)
+			}
 		}
 		return s
 	}()
@@ -230,6 +241,8 @@ func (c *Cluster) keep(obj runtime.Object) {
 		c.Nodes = append(c.Nodes, o)
 	case *v1.Pod:
 		c.Pods = append(c.Pods, o)
+	case *appsv1.Deployment, *appsv1.DaemonSet, *batchv1.Job:
+		c.Workloads = append(c.Workloads, o)
 	default:
 		c.Objects = append(c.Objects, o)
 	}

@@ -18,6 +18,17 @@
 //		...
 //	}
 //
+// Manifests written by hand, which no API server has seen, want two
+// steps more before that (see the sections below): [Cluster.Default]
+// sets what the API server would have set, and
+// [Cluster.ExpandWorkloads] makes the pods that Deployments, StatefulSets,
+// DaemonSets and Jobs would have:
+//
+//	c.Default(loader.DefaultOptions{})
+//	if _, err := c.ExpandWorkloads(); err != nil {
+//		...
+//	}
+//
 // The input may be any of what kubectl writes or reads:
 //
 //   - YAML documents separated by "---" (empty and comment-only documents
@@ -31,17 +42,19 @@
 //     not say their kind. Lists in items are read too.
 //
 // The objects kept, each in exactly this API version, are Nodes and Pods
-// (v1) and the kinds
+// (v1); in [Cluster.Objects], the kinds
 // [github.com/kubesched/kubesched/framework.NewListers] accepts: Namespaces, Services,
 // ReplicationControllers, PersistentVolumeClaims and PersistentVolumes
 // (v1); ReplicaSets and StatefulSets (apps/v1); StorageClasses, CSINodes,
 // CSIDrivers, CSIStorageCapacities and VolumeAttachments
 // (storage.k8s.io/v1); ResourceClaims, ResourceSlices, DeviceClasses and
 // DeviceTaintRules (resource.k8s.io/v1); and PodDisruptionBudgets
-// (policy/v1). Objects of any other kind or version, Events and
-// Deployments say, or resource.k8s.io/v1beta2 ResourceSlices, are counted
-// in [Cluster.Skipped] and otherwise only checked to be well-formed YAML
-// or JSON with an apiVersion and a kind.
+// (policy/v1); and in [Cluster.Workloads], the controllers of pods no
+// plugin reads, for [Cluster.ExpandWorkloads]: Deployments and
+// DaemonSets (apps/v1) and Jobs (batch/v1). Objects of any other kind or
+// version, Events and CronJobs say, or resource.k8s.io/v1beta2
+// ResourceSlices, are counted in [Cluster.Skipped] and otherwise only
+// checked to be well-formed YAML or JSON with an apiVersion and a kind.
 //
 // Objects are decoded as the API server's clients decode them, without
 // defaulting: unknown fields, which a newer server may write, are
@@ -55,4 +68,122 @@
 // read one at a time when they are a block sequence under a top-level
 // "items:", as kubectl writes them; written otherwise (as a flow
 // sequence, say), they are read with the rest of their document.
+//
+// # Objects no API server has seen
+//
+// Hand-written manifests, and templates such as kube-scheduler's
+// scheduler_perf ones, lack what the API server sets when it creates an
+// object, which kube-scheduler then reads: a pod with only limits has
+// requests equal to them, one without a namespace is in the default
+// namespace. [Cluster.Default] sets these, on objects that lack them
+// only, and leaves alone any object with a metadata.resourceVersion,
+// which an API server has defaulted already; so a dump of a live
+// cluster comes out unchanged. It sets:
+//
+//   - on namespaced objects of every kind without a namespace, the
+//     namespace of [DefaultOptions] ("default" unless said);
+//   - on objects of every kind with a generateName but no name, as
+//     scheduler_perf's templates are, a name: the generateName and five
+//     characters, as the API server makes it, but chosen by a hash, so
+//     that the same input gives the same names;
+//   - on pods, as the API server's defaulting does: containers' and init
+//     containers' requests from their limits, for each resource limited
+//     but not requested; ports' protocol TCP; on the host's network,
+//     host ports equal to container ports; schedulerName
+//     default-scheduler;
+//   - on pods, as the API server does when it creates a pod: pod-level
+//     requests of a pod with pod-level resources (cpu and memory summed
+//     from the containers' requests, then any from pod-level limits;
+//     hugepages from the containers' limits), and pod (anti-)affinity
+//     terms' matchLabelKeys and mismatchLabelKeys merged into their
+//     labelSelector, which is all the scheduler reads (topology spread
+//     constraints' matchLabelKeys are not merged: kubesched applies them
+//     itself, to the same effect);
+//   - on pods, as the admission plugins enabled by default do: the
+//     priority of the system-cluster-critical and system-node-critical
+//     PriorityClasses, which every API server has (the Priority plugin);
+//     and five-minute tolerations of not-ready and unreachable nodes,
+//     unless tolerated already (DefaultTolerationSeconds);
+//   - on nodes without status.allocatable, their status.capacity;
+//   - on PersistentVolumeClaims and PersistentVolumes, volumeMode
+//     Filesystem; on claims that name no StorageClass (not even ""), the
+//     default StorageClass of the input, if any (the DefaultStorageClass
+//     admission plugin); on unbound volumes without a phase, phase
+//     Available, which the PV controller sets moments after creation;
+//   - on StorageClasses, volumeBindingMode Immediate;
+//   - on ResourceClaims' device requests and first-available
+//     subrequests, allocationMode ExactCount and, for exact counts, count
+//     1; on their tolerations, operator Equal;
+//   - on ReplicationControllers without a selector, their template's
+//     labels.
+//
+// It sets nothing kube-scheduler does not read (restartPolicy,
+// terminationGracePeriodSeconds, imagePullPolicy), and nothing that
+// needs objects the input does not keep: the priority of any other
+// PriorityClass (a pod that names one keeps no priority, which the
+// scheduler reads as 0), requests from a LimitRange, a pod's overhead
+// from its RuntimeClass. Quantities are not rounded up to milli-units.
+//
+// # Workloads become pods
+//
+// [Cluster.ExpandWorkloads] creates the pending pods that the
+// controllers of the input's workloads would create, as they would
+// create them, so that a capacity plan can start from Deployments
+// rather than pods:
+//
+//   - a Deployment (replicas 1 unless said), through its ReplicaSet for
+//     its template: the input's, if it has one the Deployment controls
+//     with that template, else one created and added to Objects, named
+//     <deployment>-<pod-template-hash> and owned by the Deployment; its
+//     pods, named <replicaset>-<5 characters> and owned by the
+//     ReplicaSet, have the pod-template-hash label. The hash is computed
+//     as the deployment controller's is (32-bit FNV-1a of the template
+//     and the collision count, spelt in the characters of generated
+//     names) but of the template's JSON, not of the printing the
+//     controller hashes, which kubesched cannot reproduce without
+//     another dependency: it is deterministic but not the cluster's;
+//   - a ReplicaSet or ReplicationController the input's Deployments do
+//     not control: its replicas, named after it and owned by it;
+//   - a StatefulSet: pods <name>-<ordinal> for its ordinals (from
+//     spec.ordinals.start) with no pod of that name in the input, with
+//     the labels statefulset.kubernetes.io/pod-name and
+//     apps.kubernetes.io/pod-index, hostname and subdomain, and volumes
+//     for the PersistentVolumeClaims <template>-<name>-<ordinal> of its
+//     volumeClaimTemplates, created pending and unbound, with the
+//     template's StorageClass, where the input lacks them. All ordinals
+//     are created at once, as podManagementPolicy Parallel does; pods
+//     lack the controller-revision-hash label;
+//   - a DaemonSet: a pod for each node that has none of its pods and
+//     that the DaemonSet controller would run one on: the node is the
+//     template's nodeName if it has one, matches the template's
+//     nodeSelector and required node affinity, and has no NoSchedule or
+//     NoExecute taint the template's tolerations and the controller's
+//     (of nodes not ready, unreachable, under disk, memory or PID
+//     pressure, unschedulable, and for pods on the host's network, with
+//     the network unavailable) do not tolerate. Each pod has those
+//     tolerations, the controller-revision-hash label (hashed as a
+//     Deployment's), and a required node affinity for its node's name
+//     alone in place of the template's;
+//   - a Job neither suspended nor finished: the pods of its first wave
+//     it lacks, parallelism of them (1 unless said), fewer when fewer
+//     completions remain (by the pods that succeeded or
+//     status.succeeded), with the job-name and controller-uid labels
+//     the API server gives a Job's template; an Indexed Job's pods take
+//     the lowest free completion indexes, in their name, hostname, label
+//     and annotation.
+//
+// A workload's pods already in the input count against what it creates:
+// those whose controller reference names it (or, for a Deployment, a
+// ReplicaSet of the input it controls), and those its selector matches
+// in its namespace that no controller holds (or, for a Deployment, that
+// a ReplicaSet the input lacks named after it holds), neither
+// terminated nor being deleted. Pods created are given what
+// [Cluster.Default] gives pods, and claims what it gives claims: the
+// API server would set it as they are created. Workloads without a
+// namespace give their pods none: call Default first. What is created
+// has a UID made up of its kind, namespace and name, and a workload
+// without a UID is referred to by one made up so. Names are generated
+// as the API server generates them from a generateName, with five
+// characters that are not random but a hash, so that the same input
+// gives the same pods.
 package loader

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/kubesched/kubesched/loader"
 )
 
@@ -96,6 +98,10 @@ func ExampleLoad() {
 		fmt.Printf("pending %s/%s asks for %s cpu\n", p.Namespace, p.Name, p.Spec.Containers[0].Resources.Requests.Cpu())
 	}
 	fmt.Printf("%d pods bound, %d other objects\n", len(c.Bound()), len(c.Objects))
+	for _, w := range c.Workloads {
+		m := w.(metav1.Object)
+		fmt.Printf("workload %s %s/%s\n", w.GetObjectKind().GroupVersionKind().Kind, m.GetNamespace(), m.GetName())
+	}
 	for _, kind := range slices.Sorted(maps.Keys(c.Skipped)) {
 		fmt.Printf("skipped %s\n", kind)
 	}
@@ -107,6 +113,61 @@ func ExampleLoad() {
 	// pending default/web-5d8f7b9c6d-z6wbn asks for 500m cpu
 	// pending default/train-llm-8kq2d asks for 64 cpu
 	// 6 pods bound, 5 other objects
+	// workload Deployment default/web
 	// skipped /v1, Kind=Event
-	// skipped apps/v1, Kind=Deployment
+}
+
+// A pod written by hand has no namespace and only limits: Default gives
+// it what the API server would have.
+func ExampleCluster_Default() {
+	c, err := loader.Read(strings.NewReader(`
+apiVersion: v1
+kind: Pod
+metadata: {name: train}
+spec:
+  containers:
+  - name: train
+    resources: {limits: {cpu: "8", memory: 64Gi}}
+`), "train.yaml")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r := c.Default(loader.DefaultOptions{})
+	p := c.Pods[0]
+	fmt.Printf("%s/%s requests %s cpu\n", p.Namespace, p.Name, p.Spec.Containers[0].Resources.Requests.Cpu())
+	fmt.Println(r)
+	// Output:
+	// default/train requests 8 cpu
+	// defaulted 1 object the API server would have: namespace default (1 pod), requests from limits (1 pod), schedulerName default-scheduler (1 pod), tolerations of not-ready and unreachable nodes (1 pod)
+}
+
+// A Deployment becomes a ReplicaSet and the pending pods of it.
+func ExampleCluster_ExpandWorkloads() {
+	c, err := loader.Read(strings.NewReader(`
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, resources: {requests: {cpu: 500m}}}]
+`), "web.yaml")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r, err := c.ExpandWorkloads()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(r)
+	fmt.Printf("%d pending pods, of %s\n", len(c.Pending()), metav1.GetControllerOf(c.Pods[0]).Kind)
+	// Output:
+	// created 2 pods for 1 workload as their controllers would: Deployment default/web 2
+	// 2 pending pods, of ReplicaSet
 }

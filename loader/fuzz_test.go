@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"os"
 	"reflect"
+	"slices"
 	"testing"
 	"testing/iotest"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubesched/kubesched/loader"
@@ -87,4 +91,131 @@ func check(t *testing.T, c *loader.Cluster) {
 	}
 	c.Bound()
 	c.Pending()
+}
+
+// FuzzDefault defaults what Read reads of arbitrary input: never a
+// panic, and defaulting again changes nothing.
+func FuzzDefault(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := loader.Read(bytes.NewReader(data), "fuzz")
+		if err != nil {
+			return
+		}
+		first := c.Default(loader.DefaultOptions{})
+		if (first.Objects == 0) != (first.String() == "") || first.Objects > len(c.Nodes)+len(c.Pods)+len(c.Objects)+len(c.Workloads) {
+			t.Fatalf("report of %d objects: %q", first.Objects, first)
+		}
+		before := snapshot(t, c)
+		if again := c.Default(loader.DefaultOptions{}); again.Objects != 0 || snapshot(t, c) != before {
+			t.Fatalf("defaulting again: %s", again)
+		}
+	})
+}
+
+// FuzzExpandWorkloads expands the workloads of arbitrary input, once
+// defaulted: never a panic; an error changes nothing; expanding again
+// creates nothing, and what was created lacks no default.
+func FuzzExpandWorkloads(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := loader.Read(bytes.NewReader(data), "fuzz")
+		if err != nil {
+			return
+		}
+		if large(c) {
+			return // slow to expand, to no purpose: the limit has its own test
+		}
+		c.Default(loader.DefaultOptions{})
+		before := snapshot(t, c)
+		r, err := c.ExpandWorkloads()
+		if err != nil {
+			if len(r.Workloads) != 0 || snapshot(t, c) != before {
+				t.Fatalf("an error, %v, and a change", err)
+			}
+			return
+		}
+		if r.Pods() > loader.MaxExpandedPods {
+			t.Fatalf("created %d pods", r.Pods())
+		}
+		check(t, c)
+		after := snapshot(t, c)
+		if again, err := c.ExpandWorkloads(); err != nil || len(again.Workloads) != 0 || snapshot(t, c) != after {
+			t.Fatalf("expanding again: %s, %v", again, err)
+		}
+		if d := c.Default(loader.DefaultOptions{}); d.Objects != 0 {
+			t.Fatalf("created without defaults: %s", d)
+		}
+	})
+}
+
+// large says whether c has a workload of more than a thousand replicas.
+func large(c *loader.Cluster) bool {
+	over := func(n *int32) bool { return n != nil && *n > 1000 }
+	for _, o := range slices.Concat(c.Objects, c.Workloads) {
+		switch o := o.(type) {
+		case *appsv1.Deployment:
+			if over(o.Spec.Replicas) {
+				return true
+			}
+		case *appsv1.ReplicaSet:
+			if over(o.Spec.Replicas) {
+				return true
+			}
+		case *appsv1.StatefulSet:
+			if over(o.Spec.Replicas) {
+				return true
+			}
+		case *v1.ReplicationController:
+			if over(o.Spec.Replicas) {
+				return true
+			}
+		case *batchv1.Job:
+			if over(o.Spec.Parallelism) {
+				return true
+			}
+		}
+	}
+	return len(c.Nodes) > 1000
+}
+
+// workloadSeeds are workloads and objects without defaults to start
+// fuzzing from.
+var workloadSeeds = []string{
+	webDeployment,
+	`{apiVersion: apps/v1, kind: StatefulSet, metadata: {name: db}, spec: {replicas: 2, selector: {matchLabels: {app: db}}, template: {metadata: {labels: {app: db}}, spec: {containers: [{name: c}]}}, volumeClaimTemplates: [{metadata: {name: data}}]}}`,
+	"apiVersion: v1\nkind: Node\nmetadata: {name: a}\n---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent}\nspec: {selector: {matchLabels: {app: agent}}, template: {metadata: {labels: {app: agent}}, spec: {hostNetwork: true, containers: [{name: c, ports: [{containerPort: 80}]}]}}}\n",
+	"apiVersion: batch/v1\nkind: Job\nmetadata: {name: report}\nspec: {parallelism: 3, completions: 5, completionMode: Indexed, template: {spec: {containers: [{name: c}]}}}\n",
+	"apiVersion: v1\nkind: ReplicationController\nmetadata: {name: rc}\nspec: {replicas: -1}\n",
+	// A node without a name has its DaemonSet pod all the same.
+	"apiVersion: v1\nkind: Node\n---\napiVersion: apps/v1\nkind: DaemonSet",
+	// Objects named by generateName, as scheduler_perf's templates are.
+	"--- {apiVersion: v1, kind: Node, metadata: {generateName: n-}}\n--- {apiVersion: v1, kind: Node, metadata: {generateName: n-}}\n--- {apiVersion: v1, kind: Pod, metadata: {generateName: p-}}\n",
+	// Objects with most defaults to set.
+	`--- {apiVersion: v1, kind: Pod, metadata: {name: web, labels: {app: web, rev: "7"}}, spec: {hostNetwork: true,
+  containers: [{name: c, ports: [{containerPort: 3}], resources: {limits: {cpu: 1}}}], resources: {limits: {cpu: 2, hugepages-2Mi: 1Mi}},
+  affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels: {app: web}}, topologyKey: zone, matchLabelKeys: [rev]}]}}}}
+--- {apiVersion: resource.k8s.io/v1, kind: ResourceClaim, metadata: {name: gpu}, spec: {devices: {requests: [
+  {name: a, exactly: {deviceClassName: gpu, tolerations: [{key: k, value: v}]}}, {name: b, firstAvailable: [{name: big, deviceClassName: gpu}]}]}}}
+--- {apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: a}}
+--- {apiVersion: storage.k8s.io/v1, kind: StorageClass, metadata: {name: old, annotations: {storageclass.kubernetes.io/is-default-class: "true"}}}
+--- {apiVersion: v1, kind: Node, metadata: {name: a}, status: {capacity: {cpu: "2"}}}
+`,
+}
+
+// addSeeds adds the inputs the other tests read.
+func addSeeds(f *testing.F) {
+	for _, file := range []string{"testdata/kubectl-get.yaml", "testdata/kubectl-get.json"} {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	for _, tc := range readCases {
+		f.Add([]byte(tc.input))
+	}
+	for _, s := range workloadSeeds {
+		f.Add([]byte(s))
+	}
 }

@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	appsv1beta1 "k8s.io/api/apps/v1beta1"
 	appsv1beta2 "k8s.io/api/apps/v1beta2"
+	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	policyv1beta1 "k8s.io/api/policy/v1beta1"
@@ -28,13 +29,14 @@ import (
 // TestKeptKindsAreThoseNewListersAccepts reads one object of every kind,
 // in every version, of the API groups whose objects kubesched reads, and
 // checks that the loader keeps as objects exactly those
-// framework.NewListers accepts, so that the two cannot drift apart.
+// framework.NewListers accepts, so that the two cannot drift apart, and
+// as workloads exactly Deployments, DaemonSets and Jobs.
 func TestKeptKindsAreThoseNewListersAccepts(t *testing.T) {
 	t.Parallel()
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		v1.AddToScheme,
-		appsv1.AddToScheme, appsv1beta1.AddToScheme, appsv1beta2.AddToScheme,
+		appsv1.AddToScheme, appsv1beta1.AddToScheme, appsv1beta2.AddToScheme, batchv1.AddToScheme,
 		storagev1.AddToScheme, storagev1beta1.AddToScheme, storagev1alpha1.AddToScheme,
 		resourcev1.AddToScheme, resourcev1beta2.AddToScheme, resourcev1beta1.AddToScheme, resourcev1alpha3.AddToScheme,
 		policyv1.AddToScheme, policyv1beta1.AddToScheme,
@@ -70,12 +72,26 @@ func TestKeptKindsAreThoseNewListersAccepts(t *testing.T) {
 	if _, err := framework.NewListers(c.Objects...); err != nil {
 		t.Error(err)
 	}
+	workloads := map[schema.GroupVersionKind]bool{}
+	for _, o := range c.Workloads {
+		workloads[o.GetObjectKind().GroupVersionKind()] = true
+	}
+	wantWorkloads := map[schema.GroupVersionKind]bool{
+		appsv1.SchemeGroupVersion.WithKind("Deployment"): true,
+		appsv1.SchemeGroupVersion.WithKind("DaemonSet"):  true,
+		batchv1.SchemeGroupVersion.WithKind("Job"):       true,
+	}
+	if len(workloads) != len(wantWorkloads) || len(c.Workloads) != len(wantWorkloads) {
+		t.Errorf("read workloads of kinds %v; want %v", workloads, wantWorkloads)
+	}
 	for gvk, ok := range accepted {
 		nodeOrPod := gvk == v1.SchemeGroupVersion.WithKind("Node") || gvk == v1.SchemeGroupVersion.WithKind("Pod")
 		switch {
 		case kept[gvk] != ok:
 			t.Errorf("%v: kept %v, accepted by NewListers %v", gvk, kept[gvk], ok)
-		case !ok && !nodeOrPod && c.Skipped[gvk.String()] != 1:
+		case workloads[gvk] != wantWorkloads[gvk]:
+			t.Errorf("%v: a workload %v, want %v", gvk, workloads[gvk], wantWorkloads[gvk])
+		case !ok && !nodeOrPod && !wantWorkloads[gvk] && c.Skipped[gvk.String()] != 1:
 			t.Errorf("%v: skipped %d times; want once", gvk, c.Skipped[gvk.String()])
 		}
 	}

@@ -31,9 +31,15 @@ type Cluster struct {
 	// pointers, in input order: exactly the kinds
 	// framework.NewListers accepts (see the package documentation).
 	Objects []runtime.Object
+	// Workloads are the controllers of pods that no plugin reads, as
+	// typed pointers, in input order: Deployments and DaemonSets
+	// (apps/v1) and Jobs (batch/v1). [Cluster.ExpandWorkloads] makes
+	// the pods they would have, with the ReplicaSets, StatefulSets and
+	// ReplicationControllers of Objects.
+	Workloads []runtime.Object
 	// Skipped counts the objects of kinds kubesched does not read, by
 	// "group/version, Kind=K" as schema.GroupVersionKind.String() prints
-	// it: "apps/v1, Kind=Deployment", or "/v1, Kind=Event" for the core
+	// it: "batch/v1, Kind=CronJob", or "/v1, Kind=Event" for the core
 	// group.
 	Skipped map[string]int
 }
@@ -170,9 +176,9 @@ func loadFile(path string) (*Cluster, error) {
 	return Read(f, path)
 }
 
-// Merge appends other's nodes, pods and objects to c's and adds its
-// skipped counts to c's. A nil other changes nothing. The objects are
-// shared, not copied.
+// Merge appends other's nodes, pods, objects and workloads to c's and
+// adds its skipped counts to c's. A nil other changes nothing. The
+// objects are shared, not copied.
 func (c *Cluster) Merge(other *Cluster) {
 	if other == nil {
 		return
@@ -180,6 +186,7 @@ func (c *Cluster) Merge(other *Cluster) {
 	c.Nodes = append(c.Nodes, other.Nodes...)
 	c.Pods = append(c.Pods, other.Pods...)
 	c.Objects = append(c.Objects, other.Objects...)
+	c.Workloads = append(c.Workloads, other.Workloads...)
 	for kind, n := range other.Skipped {
 		if c.Skipped == nil {
 			c.Skipped = map[string]int{}

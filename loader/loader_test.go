@@ -40,6 +40,9 @@ func summary(c *loader.Cluster) []string {
 	for _, o := range c.Objects {
 		name(o.GetObjectKind().GroupVersionKind().Kind, o.(metav1.Object))
 	}
+	for _, o := range c.Workloads {
+		name(o.GetObjectKind().GroupVersionKind().Kind, o.(metav1.Object))
+	}
 	for _, kind := range slices.Sorted(maps.Keys(c.Skipped)) {
 		s = append(s, fmt.Sprintf("skipped %s: %d", kind, c.Skipped[kind]))
 	}
@@ -298,7 +301,7 @@ metadata:
 		want:  []string{"Node a", "Node b"},
 	},
 	{
-		name: "Kinds kubesched does not read, and other API versions of those it does, are counted.",
+		name: "Kinds kubesched does not read, and other API versions of those it does, are counted; workloads are kept.",
 		input: `apiVersion: v1
 items:
 - apiVersion: apps/v1
@@ -325,9 +328,9 @@ kind: List
 `,
 		want: []string{
 			"ResourceSlice slice",
+			"Deployment default/web",
 			"skipped /v1, Kind=ConfigMap: 1",
 			"skipped /v1, Kind=Event: 2",
-			"skipped apps/v1, Kind=Deployment: 1",
 			"skipped resource.k8s.io/v1beta2, Kind=ResourceSlice: 1",
 		},
 	},
@@ -689,8 +692,8 @@ var testdataSummary = []string{
 	"StorageClass gp3",
 	"ResourceSlice worker-c-gpu.example.com-7m4xq",
 	"PodDisruptionBudget default/web",
+	"Deployment default/web",
 	"skipped /v1, Kind=Event: 1",
-	"skipped apps/v1, Kind=Deployment: 1",
 }
 
 func TestReadTestdata(t *testing.T) {

@@ -98,7 +98,7 @@ func podsToExplain(st *state, o *options) ([]*v1.Pod, error) {
 	for _, name := range o.pods {
 		ns, n, ok := strings.Cut(name, "/")
 		if !ok {
-			ns, n = "default", name
+			ns, n = o.namespace, name
 		}
 		p, ok := st.cluster.Pod(ns, n)
 		if !ok {

@@ -21,6 +21,8 @@ import (
 	"os/signal"
 	"strings"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/kubesched/kubesched"
 )
 
@@ -79,6 +81,7 @@ type options struct {
 	addNodes   stringList
 	rmNodes    stringList
 	config     string
+	namespace  string
 	version    string
 	profile    string
 	output     string
@@ -104,6 +107,7 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 	fs.Var(&o.pods, "pod", "explain: the pod NAMESPACE/NAME (repeatable; default every pending pod)")
 	fs.Var(&o.addNodes, "add-node", "whatif: add the node in FILE, or N copies of it with FILExN (repeatable)")
 	fs.Var(&o.rmNodes, "remove-node", "whatif: remove node NAME; its pods are placed again (repeatable)")
+	fs.StringVar(&o.namespace, "namespace", v1.NamespaceDefault, "the namespace of objects that name none, as the API server gives them, and of --pod NAME")
 	fs.StringVar(&o.version, "kubernetes-version", "", "the kube-scheduler release to decide as, such as 1.36 (default: the newest supported)")
 	fs.StringVar(&o.config, "config", "", "a KubeSchedulerConfiguration file; a pod takes the profile its schedulerName names")
 	fs.StringVar(&o.profile, "profile", "", "place, whatif: the profile whose pods to place (default default-scheduler, or the configuration's only one)")

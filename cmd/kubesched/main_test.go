@@ -89,6 +89,8 @@ func TestOutputsMatchTheGoldenFiles(t *testing.T) {
 		// Six pods claiming a GPU each, two GPUs per node: the nodes added
 		// bring their ResourceSlices.
 		{"place-gpus.txt", []string{"place", "-q", "-f", "testdata/gpu-cluster.yaml"}, 1},
+		// Workloads become pods, as their controllers would make them.
+		{"place-workloads.txt", []string{"place", "-q", "-f", "testdata/workloads/nodes.yaml", "-f", "testdata/workloads/deployment.yaml", "-f", "testdata/workloads/daemonset.yaml"}, 0},
 		{"whatif-gpus.txt", []string{"whatif", "-q", "-f", "testdata/gpu-cluster.yaml", "--add-node", "testdata/gpu-node.yamlx2"}, 0},
 	}
 	for _, tt := range tests {
@@ -210,8 +212,8 @@ func TestHelpExitsWithZeroAndShowsExamples(t *testing.T) {
 func TestUnknownKindsAreCountedOnStderr(t *testing.T) {
 	t.Parallel()
 	code, _, stderr := runCmd(t, "", "explain", "-f", kubectlYAML)
-	if code == exitBadInput || !regexp.MustCompile(`skipped what the scheduler does not read: .*Kind=Deployment`).MatchString(stderr) {
-		t.Errorf("exit status %d, stderr %q; want the Deployment counted", code, stderr)
+	if code == exitBadInput || !regexp.MustCompile(`skipped what the scheduler does not read: .*Kind=Event`).MatchString(stderr) {
+		t.Errorf("exit status %d, stderr %q; want the Event counted", code, stderr)
 	}
 }
 

@@ -122,6 +122,7 @@ func place(ctx context.Context, st *state, o *options, whatif bool, stdout, stde
 		return 0, err
 	}
 	progress.finish()
+	rep.Workloads = workloadsPlaced(st.workloads, rep.Placements)
 	if explainErr != nil {
 		return 0, explainErr
 	}
@@ -332,6 +333,26 @@ func loadTemplate(file string) (*loader.Cluster, error) {
 	return c, nil
 }
 
+// workloadsPlaced counts, for each workload, how many of the pods made
+// for it were placed.
+func workloadsPlaced(workloads []loader.ExpandedWorkload, placements []placement) []workloadReport {
+	node := make(map[string]string, len(placements))
+	for _, p := range placements {
+		node[p.Pod] = p.Node
+	}
+	var out []workloadReport
+	for _, wl := range workloads {
+		r := workloadReport{Workload: wl.Kind + " " + wl.Namespace + "/" + wl.Name, Pods: len(wl.Pods)}
+		for _, name := range wl.Pods {
+			if node[wl.Namespace+"/"+name] != "" {
+				r.Placed++
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
 func ownedByDaemonSet(p *v1.Pod) bool {
 	for _, r := range p.OwnerReferences {
 		if r.Kind == "DaemonSet" && r.Controller != nil && *r.Controller {
@@ -362,6 +383,13 @@ func writePlaceTable(w io.Writer, rep *placeReport, o *options) {
 		fmt.Fprintf(w, "; %d pod(s) evicted by preemption", rep.Evicted)
 	}
 	fmt.Fprint(w, ".\n\n")
+	if len(rep.Workloads) > 0 {
+		fmt.Fprintln(w, "Pods made from workloads, as their controllers would:")
+		for _, wl := range rep.Workloads {
+			fmt.Fprintf(w, "  %s: %d of %d placed\n", wl.Workload, wl.Placed, wl.Pods)
+		}
+		fmt.Fprintln(w)
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "POD\tNODE")
 	for _, p := range rep.Placements {

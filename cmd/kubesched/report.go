@@ -379,6 +379,14 @@ type placement struct {
 	Closest []closeNode `json:"closest,omitempty"`
 }
 
+// workloadReport is a workload whose pods were made from its template,
+// and how many of them were placed.
+type workloadReport struct {
+	Workload string `json:"workload"`
+	Pods     int    `json:"pods"`
+	Placed   int    `json:"placed"`
+}
+
 // closeNode is a node near to fitting, with what stands in the way.
 type closeNode struct {
 	Name    string   `json:"name"`
@@ -402,6 +410,9 @@ type placeReport struct {
 	// Evicted counts the pods preemption evicted (--preempt).
 	Evicted    int         `json:"evicted"`
 	Placements []placement `json:"placements"`
+	// Workloads are the workloads whose pods kubesched made, as their
+	// controllers would, with how many of those were placed.
+	Workloads []workloadReport `json:"workloads,omitempty"`
 }
 
 // closeNodes describes the closest nodes of an explanation: what each

@@ -27,6 +27,9 @@ type state struct {
 	cluster *loader.Cluster
 	// frameworks are the profiles by schedulerName.
 	frameworks map[string]*framework.Framework
+	// workloads are the workloads whose pods the input lacked, with the
+	// pods made for them.
+	workloads []loader.ExpandedWorkload
 }
 
 // load reads the cluster and builds the profiles.
@@ -50,6 +53,21 @@ func load(o *options, stdin io.Reader, stderr io.Writer) (*state, error) {
 	}
 	if len(c.Nodes) == 0 {
 		return nil, fmt.Errorf("the input holds no Node (read %d pods, %d other objects)", len(c.Pods), len(c.Objects))
+	}
+	// Hand-written manifests as the API server would have stored them,
+	// then the pods their workloads' controllers would create, which
+	// come out defaulted too.
+	defaulted := c.Default(loader.DefaultOptions{Namespace: o.namespace})
+	expanded, err := c.ExpandWorkloads()
+	if err != nil {
+		return nil, err
+	}
+	if !o.quiet {
+		for _, line := range []string{defaulted.String(), expanded.String()} {
+			if line != "" {
+				fmt.Fprintln(stderr, "kubesched:", line)
+			}
+		}
 	}
 	if err := checkBindings(c); err != nil {
 		return nil, err
@@ -75,7 +93,7 @@ func load(o *options, stdin io.Reader, stderr io.Writer) (*state, error) {
 	if hint := olderKubelets(c.Nodes, release); hint != "" && !o.quiet {
 		fmt.Fprintln(stderr, "kubesched:", hint)
 	}
-	st := &state{release: release, cluster: c, frameworks: map[string]*framework.Framework{}}
+	st := &state{release: release, cluster: c, frameworks: map[string]*framework.Framework{}, workloads: expanded.Workloads}
 	if o.config == "" {
 		fw, err := release.DefaultFramework(opts...)
 		if err != nil {
