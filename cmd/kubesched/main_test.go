@@ -91,6 +91,8 @@ func TestOutputsMatchTheGoldenFiles(t *testing.T) {
 		{"place-gpus.txt", []string{"place", "-q", "-f", "testdata/gpu-cluster.yaml"}, 1},
 		// Workloads become pods, as their controllers would make them.
 		{"place-workloads.txt", []string{"place", "-q", "-f", "testdata/workloads/nodes.yaml", "-f", "testdata/workloads/deployment.yaml", "-f", "testdata/workloads/daemonset.yaml"}, 0},
+		// A node added from a manifest with only its capacity.
+		{"whatif-capacity-node.txt", []string{"whatif", "-q", "-f", verdicts, "--add-node", "testdata/capacity-node.yaml"}, 1},
 		{"whatif-gpus.txt", []string{"whatif", "-q", "-f", "testdata/gpu-cluster.yaml", "--add-node", "testdata/gpu-node.yamlx2"}, 0},
 	}
 	for _, tt := range tests {

@@ -49,7 +49,7 @@ func place(ctx context.Context, st *state, o *options, whatif bool, stdout, stde
 		}
 		// The nodes added come after the cluster's, in first-fit order,
 		// with the objects that belong to them.
-		added, err := addedNodes(o.addNodes)
+		added, err := addedNodes(o.addNodes, o.namespace)
 		if err != nil {
 			return 0, err
 		}
@@ -189,15 +189,16 @@ type additions struct {
 // addedNodes reads each --add-node FILE[xN] and makes N copies of each
 // node in FILE, named <name>-1 to <name>-N when N > 1, each with copies
 // of the ResourceSlices of that node (spec.nodeName) and its CSINode
-// found in FILE, renamed after the copy.
-func addedNodes(specs []string) (*additions, error) {
+// found in FILE, renamed after the copy. FILE's objects get the API
+// server's defaults, in namespace where they name none.
+func addedNodes(specs []string, namespace string) (*additions, error) {
 	add := &additions{}
 	for _, spec := range specs {
 		file, n, err := parseAddNode(spec)
 		if err != nil {
 			return nil, fmt.Errorf("--add-node %s: %w", spec, err)
 		}
-		tmpl, err := loadTemplate(file)
+		tmpl, err := loadTemplate(file, namespace)
 		if err != nil {
 			return nil, fmt.Errorf("--add-node %s: %w", spec, err)
 		}
@@ -321,8 +322,8 @@ func parseAddNode(spec string) (string, int, error) {
 }
 
 // loadTemplate reads a node file: at least one Node, with any objects
-// that belong to its nodes.
-func loadTemplate(file string) (*loader.Cluster, error) {
+// that belong to its nodes, defaulted as the cluster's are.
+func loadTemplate(file, namespace string) (*loader.Cluster, error) {
 	c, err := loader.Load(file)
 	if err != nil {
 		return nil, err
@@ -330,6 +331,7 @@ func loadTemplate(file string) (*loader.Cluster, error) {
 	if len(c.Nodes) == 0 {
 		return nil, errors.New("the file holds no Node")
 	}
+	c.Default(loader.DefaultOptions{Namespace: namespace})
 	return c, nil
 }
 
