@@ -1,6 +1,7 @@
-package main
+package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -32,12 +33,22 @@ type state struct {
 	workloads []loader.ExpandedWorkload
 }
 
-// load reads the cluster and builds the profiles.
-func load(o *options, stdin io.Reader, stderr io.Writer) (*state, error) {
-	if len(o.files) == 0 {
+// load reads the cluster — from -f, or from cmd.Cluster — and builds the
+// profiles.
+func load(ctx context.Context, o *options, stdin io.Reader, stderr io.Writer, cmd Command) (*state, error) {
+	c := &loader.Cluster{Skipped: map[string]int{}}
+	switch {
+	case cmd.Cluster != nil && len(o.files) > 0:
+		return nil, fmt.Errorf("-f: %s reads the cluster itself", cmd.Name)
+	case cmd.Cluster != nil:
+		live, err := cmd.Cluster(ctx, o.namespace)
+		if err != nil {
+			return nil, err
+		}
+		c.Merge(live)
+	case len(o.files) == 0:
 		return nil, fmt.Errorf("no cluster state: give -f FILE, -f DIR or -f - for stdin")
 	}
-	c := &loader.Cluster{Skipped: map[string]int{}}
 	for _, path := range o.files {
 		var part *loader.Cluster
 		var err error

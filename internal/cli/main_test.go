@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubesched/kubesched"
+	"github.com/kubesched/kubesched/loader"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -25,7 +27,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 func runCmd(t *testing.T, stdin string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), args, strings.NewReader(stdin), &out, &errOut)
+	code := Command{Name: "kubesched"}.Run(context.Background(), args, strings.NewReader(stdin), &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 
@@ -354,5 +356,32 @@ func TestOlderKubeletsSuggestARelease(t *testing.T) {
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestAClusterSourceReplacesFiles: a Command that reads the cluster
+// itself (the kubectl plugin's) explains it as from a dump, with the
+// namespace of --namespace, and refuses -f.
+func TestAClusterSourceReplacesFiles(t *testing.T) {
+	t.Parallel()
+	dump, err := loader.Load(verdicts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	cmd := Command{Name: "kubectl kubesched", Cluster: func(_ context.Context, namespace string) (*loader.Cluster, error) {
+		asked = append(asked, namespace)
+		return dump, nil
+	}}
+	var out, errOut strings.Builder
+	code := cmd.Run(context.Background(), []string{"explain", "-q", "--namespace", "default", "--pod", "a-small"}, strings.NewReader(""), &out, &errOut)
+	if code != exitOK || !strings.Contains(out.String(), "binds it to n2") || !slices.Equal(asked, []string{"default"}) {
+		t.Errorf("exit status %d, asked for %q, stderr %q; got:\n%s", code, asked, errOut.String(), out.String())
+	}
+	out.Reset()
+	errOut.Reset()
+	code = cmd.Run(context.Background(), []string{"explain", "-f", verdicts}, strings.NewReader(""), &out, &errOut)
+	if code != exitBadInput || !strings.Contains(errOut.String(), "kubectl kubesched explain: -f: kubectl kubesched reads the cluster itself") {
+		t.Errorf("exit status %d, stderr %q; want -f refused", code, errOut.String())
 	}
 }
