@@ -305,12 +305,29 @@ func TestCIRunsTheREADMEsTestCommand(t *testing.T) {
 	}
 }
 
+// TestEveryModuleIsInTheREADMEsTestCommand: every go.mod git tracks is
+// a module the command tests, so a new one cannot go untested unnoticed.
+func TestEveryModuleIsInTheREADMEsTestCommand(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("git", "ls-files", "*go.mod").Output()
+	if err != nil {
+		t.Skipf("git ls-files: %v (not a git checkout?)", err)
+	}
+	command := testCommand(t)
+	for _, file := range strings.Fields(string(out)) {
+		dir := filepath.Dir(file)
+		if !regexp.MustCompile(`(^|[ (])` + regexp.QuoteMeta(dir) + `([ );]|$)`).MatchString(command) {
+			t.Errorf("module %s is not in README.md's test command:\n%s", dir, command)
+		}
+	}
+}
+
 // TestTheREADMEsTestCommandRunsEveryModule runs the command with a fake go
 // that logs where it runs and fails in one module, in sh and in bash.
 func TestTheREADMEsTestCommandRunsEveryModule(t *testing.T) {
 	t.Parallel()
 	command := testCommand(t)
-	modules := []string{".", "conformance", "examples/controller", "hack/e2e"}
+	modules := []string{".", "conformance", "examples/controller", "cmd/kubectl-kubesched", "hack/e2e"}
 	for _, shell := range []string{"sh", "bash"} {
 		if _, err := exec.LookPath(shell); err != nil {
 			t.Logf("no %s: %v", shell, err)
@@ -363,6 +380,7 @@ echo "$dir E2E=${KUBESCHED_E2E:-} RELEASE=${KUBESCHED_CONFORMANCE_RELEASE:-} $*"
 					". E2E= RELEASE= test -race ./...",
 					"conformance E2E= RELEASE= test -race ./...",
 					"examples/controller E2E= RELEASE= test -race ./...",
+					"cmd/kubectl-kubesched E2E= RELEASE= test -race ./...",
 					"conformance E2E= RELEASE=1.36 test -race ./...",
 					"hack/e2e E2E=1 RELEASE= test -race -count=1 -timeout 60m ./...",
 				}

@@ -18,6 +18,7 @@ import (
 var (
 	binaries   controlplane.Binaries
 	controller string // the examples/controller binary
+	plugin     string // the cmd/kubectl-kubesched binary
 )
 
 func TestMain(m *testing.M) {
@@ -31,6 +32,9 @@ func TestMain(m *testing.M) {
 	if err == nil {
 		controller, err = buildController(ctx)
 	}
+	if err == nil {
+		plugin, err = buildFrom(ctx, filepath.Join("..", "..", "cmd", "kubectl-kubesched"), "kubectl-kubesched")
+	}
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
@@ -38,22 +42,29 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(filepath.Dir(controller))
+	os.RemoveAll(filepath.Dir(plugin))
 	os.Exit(code)
 }
 
 // buildController builds examples/controller, kubesched's scheduler, from
 // this checkout.
 func buildController(ctx context.Context) (string, error) {
-	dir, err := os.MkdirTemp("", "kubesched-e2e-controller-")
+	return buildFrom(ctx, filepath.Join("..", "..", "examples", "controller"), "controller")
+}
+
+// buildFrom builds the program in dir, a module of this checkout, into a
+// temporary directory, as name.
+func buildFrom(ctx context.Context, dir, name string) (string, error) {
+	tmp, err := os.MkdirTemp("", "kubesched-e2e-"+name+"-")
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "controller")
+	bin := filepath.Join(tmp, name)
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
-	cmd.Dir = filepath.Join("..", "..", "examples", "controller")
+	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("building examples/controller: %w", err)
+		return "", fmt.Errorf("building %s: %w", dir, err)
 	}
 	return bin, nil
 }
