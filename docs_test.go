@@ -377,11 +377,11 @@ echo "$dir E2E=${KUBESCHED_E2E:-} RELEASE=${KUBESCHED_CONFORMANCE_RELEASE:-} $*"
 					t.Fatal(err)
 				}
 				want := []string{
-					". E2E= RELEASE= test -race ./...",
-					"conformance E2E= RELEASE= test -race ./...",
-					"examples/controller E2E= RELEASE= test -race ./...",
-					"cmd/kubectl-kubesched E2E= RELEASE= test -race ./...",
-					"conformance E2E= RELEASE=1.36 test -race ./...",
+					". E2E= RELEASE= test -race -timeout 30m ./...",
+					"conformance E2E= RELEASE= test -race -timeout 30m ./...",
+					"examples/controller E2E= RELEASE= test -race -timeout 30m ./...",
+					"cmd/kubectl-kubesched E2E= RELEASE= test -race -timeout 30m ./...",
+					"conformance E2E= RELEASE=1.36 test -race -timeout 30m ./...",
 					"hack/e2e E2E=1 RELEASE= test -race -count=1 -timeout 60m ./...",
 				}
 				if got := strings.Split(strings.TrimSpace(string(data)), "\n"); !slices.Equal(got, want) {
