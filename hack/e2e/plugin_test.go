@@ -120,21 +120,7 @@ func readerKubeconfig(t *testing.T, ctx context.Context, admin *rest.Config, cli
 	if _, err := client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := client.CoreV1().ServiceAccounts(sa.Namespace).CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: new(int64(3600))},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: admin.Host, CertificateAuthority: admin.TLSClientConfig.CAFile}
-	cfg.AuthInfos["sre"] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
-	cfg.Contexts["sre@e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: "sre"}
-	cfg.CurrentContext = "sre@e2e"
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(err)
-	}
+	path := serviceAccountKubeconfig(t, ctx, admin, client, sa.Namespace, sa.Name)
 	// RBAC takes a moment to see the binding.
 	eventually(t, 30*time.Second, "the reader can list nodes", func() (bool, error) {
 		c, err := clientcmd.BuildConfigFromFlags("", path)
@@ -149,4 +135,40 @@ func readerKubeconfig(t *testing.T, ctx context.Context, admin *rest.Config, cli
 		return err == nil, nil
 	})
 	return path
+}
+
+// serviceAccountKubeconfig writes a kubeconfig file with a token of the
+// ServiceAccount namespace/name, for the API server admin reaches.
+func serviceAccountKubeconfig(t *testing.T, ctx context.Context, admin *rest.Config, client kubernetes.Interface, namespace, name string) string {
+	t.Helper()
+	tr, err := client.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: new(int64(3600))},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: admin.Host, CertificateAuthority: admin.TLSClientConfig.CAFile}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	cfg.Contexts[name+"@e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: name}
+	cfg.CurrentContext = name + "@e2e"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// clientFor is a client of the kubeconfig file at path.
+func clientFor(t *testing.T, path string) kubernetes.Interface {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

@@ -63,6 +63,13 @@ type controllerProcess struct {
 // and waits for its /readyz.
 func startController(t *testing.T, cp *controlplane.ControlPlane, args ...string) *controllerProcess {
 	t.Helper()
+	return startControllerAs(t, cp.Kubeconfig, args...)
+}
+
+// startControllerAs is startController with the credentials of the
+// kubeconfig file at kubeconfig.
+func startControllerAs(t *testing.T, kubeconfig string, args ...string) *controllerProcess {
+	t.Helper()
 	logPath := filepath.Join(t.TempDir(), "controller.log")
 	log, err := os.Create(logPath)
 	if err != nil {
@@ -73,7 +80,7 @@ func startController(t *testing.T, cp *controlplane.ControlPlane, args ...string
 		t.Fatal(err)
 	}
 	health := fmt.Sprintf("127.0.0.1:%d", port)
-	cmd := exec.Command(controller, append([]string{"-kubeconfig", cp.Kubeconfig, "-health-bind-address", health}, args...)...)
+	cmd := exec.Command(controller, append([]string{"-kubeconfig", kubeconfig, "-health-bind-address", health}, args...)...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
