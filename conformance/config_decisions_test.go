@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -78,10 +79,17 @@ func generateSchedulingConfig(r *rand.Rand) []byte {
 	if chance(0.5) {
 		var enabled []any
 		for range 1 + r.IntN(3) {
-			enabled = append(enabled, map[string]any{"name": pick(scorers), "weight": 1 + r.IntN(10)})
+			// Mostly kube-scheduler's range of use; sometimes the largest
+			// weight an int32 holds.
+			weight := 1 + r.IntN(10)
+			if chance(0.05) {
+				weight = math.MaxInt32
+			}
+			enabled = append(enabled, map[string]any{"name": pick(scorers), "weight": weight})
 		}
 		score := map[string]any{"enabled": dedupeByName(enabled)}
-		if chance(0.4) {
+		switch {
+		case chance(0.4):
 			score["disabled"] = []any{map[string]any{"name": pick(scorers)}}
 		}
 		plugins["score"] = score

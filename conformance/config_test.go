@@ -303,6 +303,12 @@ func generateConfig(r *rand.Rand) []byte {
 						pl := map[string]any{"name": pick(configPluginNames)}
 						if chance(0.4) {
 							pl["weight"] = r.IntN(10)
+							// A negative weight kube-scheduler accepts, and
+							// which, before a positive one, trips its check
+							// that the total cannot overflow.
+							if chance(0.3) {
+								pl["weight"] = -1 - r.IntN(3)
+							}
 						}
 						enabled = append(enabled, pl)
 					}

@@ -189,7 +189,9 @@ func WithPluginAt(point ExtensionPoint, p Plugin, weight int32) Option {
 // WithPlugin adds a plugin to the profile, after those already added. It
 // takes part in every phase whose interface it implements (PreEnqueue, PreFilter,
 // Filter, PreScore, Score, NormalizeScore); weight multiplies its scores and
-// must be at least 1 if it is a [ScorePlugin], and is ignored otherwise.
+// may not be 0 if it is a [ScorePlugin], and is ignored otherwise. A
+// negative weight, which kube-scheduler's configuration accepts, makes
+// the plugin's scores count against a node.
 // Filters run in the order added. Two plugins of the same phase may not
 // share a name.
 func WithPlugin(p Plugin, weight int32) Option {
@@ -321,8 +323,8 @@ func New(opts ...Option) (*Framework, error) {
 			if err := claim("Score", name); err != nil {
 				return nil, err
 			}
-			if pw.weight < 1 {
-				return nil, fmt.Errorf("score plugin %q has weight %d; need at least 1", name, pw.weight)
+			if pw.weight == 0 {
+				return nil, fmt.Errorf("score plugin %q has weight 0; give it 1 or more (a configuration's 0 is 1)", name)
 			}
 			sp := scorePlugin{ScorePlugin: pl, name: name, weight: int64(pw.weight), index: len(f.scores), local: locality.Of(pl)}
 			sp.normalize, _ = p.(NormalizeScorePlugin)

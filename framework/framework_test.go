@@ -129,6 +129,30 @@ func TestScheduleChoosesTheHighestWeightedTotal(t *testing.T) {
 	}
 }
 
+// TestANegativeWeightCountsAgainstANode: kube-scheduler's configuration
+// accepts a negative weight, which subtracts the plugin's scores.
+func TestANegativeWeightCountsAgainstANode(t *testing.T) {
+	t.Parallel()
+	f := mustNew(t,
+		framework.WithPlugin(&fakeScore{name: "A", scores: map[string]int64{"n1": 100, "n2": 0, "n3": 50}}, -2),
+		framework.WithPlugin(&fakeScore{name: "B", scores: map[string]int64{"n1": 30, "n2": 20, "n3": 10}}, 1),
+	)
+	res, err := f.Schedule(context.Background(), testPod, nodes("n1", "n2", "n3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// n1: -200 + 30; n2: 0 + 20; n3: -100 + 10.
+	want := map[string]int64{"n1": -170, "n2": 20, "n3": -90}
+	for _, ns := range res.NodeScores() {
+		if ns.TotalScore != want[ns.Name] {
+			t.Errorf("%s total = %d, want %d", ns.Name, ns.TotalScore, want[ns.Name])
+		}
+	}
+	if res.SuggestedHost != "n2" {
+		t.Errorf("SuggestedHost = %q, want n2", res.SuggestedHost)
+	}
+}
+
 func TestScheduleSkipsScoringWhenOneNodeIsFeasible(t *testing.T) {
 	t.Parallel()
 	f := mustNew(t,
@@ -379,7 +403,7 @@ func TestNewRejectsBadConfiguration(t *testing.T) {
 		opts    []framework.Option
 		wantErr string
 	}{
-		{"a score plugin needs a weight", []framework.Option{framework.WithPlugin(&fakeScore{name: "S"}, 0)}, `"S" has weight 0`},
+		{"a score plugin needs a weight", []framework.Option{framework.WithPlugin(&fakeScore{name: "S"}, 0)}, `"S" has weight 0; give it 1 or more`},
 		{"two filters may not share a name", []framework.Option{framework.WithPlugin(&fakeFilter{name: "F"}, 0), framework.WithPlugin(&fakeFilter{name: "F"}, 0)}, `plugins named "F"`},
 		{"a nil plugin is refused", []framework.Option{framework.WithPlugin(nil, 0)}, "nil plugin"},
 		{"percentages above 100 are refused", []framework.Option{framework.WithPercentageOfNodesToScore(101)}, "not in [0, 100]"},
