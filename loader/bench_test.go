@@ -7,6 +7,8 @@ import (
 	"os"
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubesched/kubesched/loader"
@@ -56,5 +58,28 @@ func BenchmarkRead(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkCheck checks clusters of many nodes and pods, none twice, as
+// read from a large dump.
+func BenchmarkCheck(b *testing.B) {
+	for _, size := range []struct{ nodes, pods int }{{100, 3000}, {5000, 100000}} {
+		b.Run(fmt.Sprintf("%dnodes/%dpods", size.nodes, size.pods), func(b *testing.B) {
+			c := &loader.Cluster{}
+			for i := range size.nodes {
+				c.Nodes = append(c.Nodes, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("node-%d", i)}})
+			}
+			for i := range size.pods {
+				c.Pods = append(c.Pods, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("pod-%d", i)}})
+			}
+			if err := c.Check(); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				c.Check()
+			}
+		})
 	}
 }

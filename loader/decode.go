@@ -20,9 +20,10 @@ import (
 
 // kept are the kinds Read keeps in Nodes, Pods and Objects: nodes, pods
 // and the objects framework.NewListers accepts, each in the one API
-// version its Go type is. The scheme knows these and workloads and
-// nothing else, so that an object is kept exactly when the scheme
-// recognizes its apiVersion and kind.
+// version its Go type is. The scheme knows these, workloads and the
+// older versions Read converts to these, and nothing else, so that an
+// object is kept exactly when the scheme recognizes its apiVersion and
+// kind.
 var kept = map[schema.GroupVersion][]runtime.Object{
 	v1.SchemeGroupVersion: {
 		&v1.Node{}, &v1.Pod{},
@@ -51,7 +52,7 @@ var workloads = map[schema.GroupVersion][]runtime.Object{
 var (
 	scheme = func() *runtime.Scheme {
 		s := runtime.NewScheme()
-		for _, kinds := range []map[schema.GroupVersion][]runtime.Object{kept, workloads} {
+		for _, kinds := range []map[schema.GroupVersion][]runtime.Object{kept, workloads, older} {
 			for gv, types := range kinds {
 				s.AddKnownTypes(gv, types...)
 			}
@@ -185,7 +186,7 @@ func add(c *Cluster, data []byte, h header, where string, depth int) error {
 		return fmt.Errorf("%s%s: %w", where, h.describe(), err)
 	}
 	if h.isList() {
-		return addItems(c, h.Items, gvk, where, 0, depth+1)
+		return addItems(c, h.Items, gvk, where, 0, 0, depth+1)
 	}
 	if !scheme.Recognizes(gvk) {
 		c.skip(gvk)
@@ -198,13 +199,19 @@ func add(c *Cluster, data []byte, h header, where string, depth int) error {
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
 	// Managed fields are most of a dump and no plugin reads them.
 	obj.(metav1.Object).SetManagedFields(nil)
-	c.keep(obj)
+	if obj, err = convert(obj); err != nil {
+		return fmt.Errorf("%s%s: %w", where, h.describe(), err)
+	}
+	if err := validate(obj); err != nil {
+		return fmt.Errorf("%s%s: %w", where, h.describe(), err)
+	}
+	c.keep(obj, where)
 	return nil
 }
 
 // addItems adds the items of a List of kind list, numbered from after+1,
-// which depth Lists enclose.
-func addItems(c *Cluster, items json.RawMessage, list schema.GroupVersionKind, where string, after, depth int) error {
+// but the first skip, which are read already; depth Lists enclose them.
+func addItems(c *Cluster, items json.RawMessage, list schema.GroupVersionKind, where string, after, skip, depth int) error {
 	if len(items) == 0 || string(items) == "null" {
 		return nil
 	}
@@ -215,9 +222,12 @@ func addItems(c *Cluster, items json.RawMessage, list schema.GroupVersionKind, w
 	if err := json.Unmarshal(items, &raw); err != nil {
 		return fmt.Errorf("%s: items: want a list, found %s", where, jsonType(items))
 	}
+	if skip > len(raw) {
+		return fmt.Errorf("%s: items: %d, fewer than the %d read already", where, len(raw), skip)
+	}
 	def := itemKind(list)
-	for i, data := range raw {
-		if err := addItem(c, data, fmt.Sprintf("%s: item %d", where, after+i+1), def, depth); err != nil {
+	for i, data := range raw[skip:] {
+		if err := addItem(c, data, fmt.Sprintf("%s: item %d", where, after+skip+i+1), def, depth); err != nil {
 			return err
 		}
 	}
@@ -235,7 +245,9 @@ func addItem(c *Cluster, data []byte, where string, def schema.GroupVersionKind,
 	return add(c, data, h, where, depth)
 }
 
-func (c *Cluster) keep(obj runtime.Object) {
+// keep keeps obj, read at where.
+func (c *Cluster) keep(obj runtime.Object, where string) {
+	c.places = append(c.places, placed{obj: obj, where: where})
 	switch o := obj.(type) {
 	case *v1.Node:
 		c.Nodes = append(c.Nodes, o)
@@ -279,6 +291,10 @@ type document struct {
 	// badItems, if set, is what they were instead of a list.
 	hasItems bool
 	badItems string
+	// skip is the number of items of the envelope's that were read one
+	// at a time already: the items of a YAML List read again with the
+	// rest of it for an alias to an anchor in an earlier item.
+	skip int
 }
 
 // item reads the next item, whose JSON data is not modified afterwards.
@@ -331,7 +347,7 @@ func (d *document) finish(c *Cluster, envelope []byte) error {
 			return err
 		}
 	}
-	if err := addItems(&d.read, h.Items, gvk, d.where, d.n, 1); err != nil {
+	if err := addItems(&d.read, h.Items, gvk, d.where, d.n-d.skip, d.skip, 1); err != nil {
 		return err
 	}
 	c.Merge(&d.read)

@@ -18,13 +18,17 @@
 //		...
 //	}
 //
-// Manifests written by hand, which no API server has seen, want two
+// Manifests written by hand, which no API server has seen, want three
 // steps more before that (see the sections below): [Cluster.Default]
-// sets what the API server would have set, and
+// sets what the API server would have set, [Cluster.Check] refuses what
+// it could not hold (two nodes of one name, say), and
 // [Cluster.ExpandWorkloads] makes the pods that Deployments, StatefulSets,
 // DaemonSets and Jobs would have:
 //
 //	c.Default(loader.DefaultOptions{})
+//	if err := c.Check(); err != nil {
+//		...
+//	}
 //	if _, err := c.ExpandWorkloads(); err != nil {
 //		...
 //	}
@@ -51,9 +55,23 @@
 // DeviceTaintRules (resource.k8s.io/v1); and PodDisruptionBudgets
 // (policy/v1); and in [Cluster.Workloads], the controllers of pods no
 // plugin reads, for [Cluster.ExpandWorkloads]: Deployments and
-// DaemonSets (apps/v1) and Jobs (batch/v1). Objects of any other kind or
-// version, Events and CronJobs say, or resource.k8s.io/v1beta2
-// ResourceSlices, are counted in [Cluster.Skipped] and otherwise only
+// DaemonSets (apps/v1) and Jobs (batch/v1).
+//
+// Older versions of those kinds that an API server may still serve, and
+// templates are written in, are converted to the version kept, as the
+// API server converts them: ResourceClaims, ResourceSlices and
+// DeviceClasses of resource.k8s.io/v1beta1 and v1beta2, and
+// DeviceTaintRules of v1beta2. v1beta2 has v1's fields; v1beta1 has them
+// too, but its requests have an exact request's fields (deviceClassName,
+// count...) where v1 has them in "exactly", which they move to when any
+// is set, its devices have theirs in "basic", and its slices have
+// nodeName "" and allNodes false where v1 has them unset. Nothing of
+// these versions is left out, so nothing is refused for not converting.
+//
+// Objects of any other kind or version, Events, CronJobs and
+// ResourceClaimTemplates say, or resource.k8s.io/v1alpha3
+// DeviceTaintRules and policy/v1beta1 PodDisruptionBudgets (served
+// until 1.25), are counted in [Cluster.Skipped] and otherwise only
 // checked to be well-formed YAML or JSON with an apiVersion and a kind.
 //
 // Objects are decoded as the API server's clients decode them, without
@@ -67,7 +85,47 @@
 // [MaxDocumentSize], the limit on each object. In YAML, a List's items are
 // read one at a time when they are a block sequence under a top-level
 // "items:", as kubectl writes them; written otherwise (as a flow
-// sequence, say), they are read with the rest of their document.
+// sequence, say), they are read with the rest of their document. YAML
+// anchors and aliases (&base, *base, <<: *base) may be used anywhere,
+// across a List's items too: from the first line that may define an
+// anchor, a List's items are kept as written as well, and an item with
+// an alias to an anchor outside it is read again with them and the rest
+// of the document, as one, within MaxDocumentSize. An alias cannot
+// refer to another document, as YAML has it.
+//
+// # What is refused
+//
+// Read refuses, with the input, document, item and field, and in the
+// API server's words, what the API server's validation refuses in what
+// kube-scheduler reads, so that a pod the API server would not have
+// created is not placed:
+//
+//	pods.yaml: document 2 (Pod default/web): spec.containers[0].resources.requests[cpu]: Invalid value: "-5": must be greater than or equal to 0
+//
+// That is, in the requests and limits of pods' containers and init
+// containers and in pods' overhead (as limits), and so in the pods that
+// workloads' templates make: resource names a container may not ask for
+// ("gpu": extended resources need a domain, as in example.com/gpu);
+// negative quantities; fractions of extended resources; requests above
+// their limits, or of extended resources or hugepages unequal to them
+// or without one; hugepages that are not a whole number of pages, or
+// without cpu or memory. In pod-level resources: names other than cpu,
+// memory and hugepages; the same quantities; requests below their
+// containers' sum, and containers' limits above the pod's; any, on a
+// Windows pod. As the API server validates a pod after defaulting it,
+// pod-level requests that [Cluster.Default] would set from the
+// containers' are checked against the pod's limits too. In nodes'
+// capacity and allocatable: negative quantities, fractions of what is
+// counted in units (pods, extended resources). Objects read from an API
+// server pass all this, so every object is checked, at a cost small
+// beside decoding. Nothing else is validated: a claim's requests, a
+// volume's size or a label's syntax are read as they are.
+//
+// [Cluster.Check] refuses what spans objects, or needs their defaults
+// first: two nodes of one name, or objects of one kind, namespace and
+// name, in one input or across several (Load, Merge), named where each
+// was read; and an object without a name even after Default, which
+// names those with a generateName.
 //
 // # Objects no API server has seen
 //

@@ -171,3 +171,46 @@ spec:
 	// created 2 pods for 1 workload as their controllers would: Deployment default/web 2
 	// 2 pending pods, of ReplicaSet
 }
+
+// Two files with a node of one name: Check names both places, once
+// defaulting has given every object its name and namespace.
+func ExampleCluster_Check() {
+	c, err := loader.Read(strings.NewReader("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"), "more.yaml")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	nodes, err := loader.Read(strings.NewReader(`
+--- {apiVersion: v1, kind: Node, metadata: {name: n0}}
+--- {apiVersion: v1, kind: Node, metadata: {name: n2}}
+--- {apiVersion: v1, kind: Node, metadata: {name: n1}}
+`), "nodes.yaml")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c.Merge(nodes)
+	c.Default(loader.DefaultOptions{})
+	fmt.Println(c.Check())
+	// Output:
+	// nodes.yaml: document 3: Node "n1" is also in more.yaml: document 1
+}
+
+// A resource the API server's validation refuses is an error in its
+// words, with the field.
+func ExampleRead_invalid() {
+	const dump = `apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: default}
+spec:
+  containers:
+  - name: web
+    resources:
+      requests: {cpu: "2"}
+      limits: {cpu: "1"}
+`
+	_, err := loader.Read(strings.NewReader(dump), "pods.yaml")
+	fmt.Println(err)
+	// Output:
+	// pods.yaml: document 1 (Pod default/web): spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1
+}

@@ -2,22 +2,28 @@ package loader_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"testing/iotest"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubesched/kubesched/loader"
 )
 
 // FuzzRead reads arbitrary input: a cluster of objects, none nil, or an
 // error, never a panic or both; and the same read one byte at a time.
+// It starts from, among others, Lists with YAML anchors across items
+// (in readCases) and objects of older versions Read converts.
 func FuzzRead(f *testing.F) {
 	for _, file := range []string{"testdata/kubectl-get.yaml", "testdata/kubectl-get.json"} {
 		data, err := os.ReadFile(file)
@@ -31,6 +37,14 @@ func FuzzRead(f *testing.F) {
 	}
 	for _, tc := range errorCases {
 		f.Add([]byte(tc.input))
+	}
+	for _, tc := range invalidCases {
+		f.Add([]byte(tc.input))
+	}
+	for _, tc := range conversionCases {
+		f.Add([]byte(tc.older))
+		// In a List, whose items are read one at a time.
+		f.Add([]byte("apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(strings.TrimPrefix(tc.older, "--- "), "\n", "\n  ")))
 	}
 	for _, d := range dumpFormats {
 		var b bytes.Buffer
@@ -89,12 +103,41 @@ func check(t *testing.T, c *loader.Cluster) {
 			t.Fatalf("object %d has managed fields", i)
 		}
 	}
+	for _, o := range c.Objects {
+		if gvk := o.GetObjectKind().GroupVersionKind(); gvk.Group == resourcev1.GroupName {
+			decodesAsV1(t, o)
+		}
+	}
 	c.Bound()
 	c.Pending()
 }
 
+// decodesAsV1 checks that o, of resource.k8s.io, is in v1 and reads
+// back as itself: what conversion makes is an object of v1.
+func decodesAsV1(t *testing.T, o runtime.Object) {
+	t.Helper()
+	if gvk := o.GetObjectKind().GroupVersionKind(); gvk.Version != resourcev1.SchemeGroupVersion.Version {
+		t.Fatalf("kept %v, want it in v1", gvk)
+	}
+	data, err := json.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := loader.Read(bytes.NewReader(data), "again")
+	if err != nil {
+		t.Fatalf("%s does not read back: %v", data, err)
+	}
+	if len(again.Objects) != 1 {
+		t.Fatalf("%s reads back as %d objects", data, len(again.Objects))
+	}
+	if back, err := json.Marshal(again.Objects[0]); err != nil || !bytes.Equal(back, data) {
+		t.Fatalf("%s reads back as %s (%v)", data, back, err)
+	}
+}
+
 // FuzzDefault defaults what Read reads of arbitrary input: never a
-// panic, and defaulting again changes nothing.
+// panic, and defaulting again changes nothing; then checks it, changing
+// nothing, and passing no object without a name.
 func FuzzDefault(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -109,6 +152,15 @@ func FuzzDefault(f *testing.F) {
 		before := snapshot(t, c)
 		if again := c.Default(loader.DefaultOptions{}); again.Objects != 0 || snapshot(t, c) != before {
 			t.Fatalf("defaulting again: %s", again)
+		}
+		err = c.Check()
+		if snapshot(t, c) != before {
+			t.Fatalf("checking changed the cluster: %v", err)
+		}
+		for _, o := range slices.Concat(c.Objects, c.Workloads) {
+			if err == nil && o.(metav1.Object).GetName() == "" {
+				t.Fatalf("checked, with a %T without a name", o)
+			}
 		}
 	})
 }
@@ -217,5 +269,8 @@ func addSeeds(f *testing.F) {
 	}
 	for _, s := range workloadSeeds {
 		f.Add([]byte(s))
+	}
+	for _, tc := range conversionCases {
+		f.Add([]byte(tc.older))
 	}
 }

@@ -30,7 +30,9 @@ import (
 // in every version, of the API groups whose objects kubesched reads, and
 // checks that the loader keeps as objects exactly those
 // framework.NewListers accepts, so that the two cannot drift apart, and
-// as workloads exactly Deployments, DaemonSets and Jobs.
+// as workloads exactly Deployments, DaemonSets and Jobs; and that it
+// converts to resource.k8s.io/v1 exactly the older versions the API
+// server may serve of the kinds it reads there.
 func TestKeptKindsAreThoseNewListersAccepts(t *testing.T) {
 	t.Parallel()
 	scheme := runtime.NewScheme()
@@ -84,9 +86,24 @@ func TestKeptKindsAreThoseNewListersAccepts(t *testing.T) {
 	if len(workloads) != len(wantWorkloads) || len(c.Workloads) != len(wantWorkloads) {
 		t.Errorf("read workloads of kinds %v; want %v", workloads, wantWorkloads)
 	}
+	converted := map[schema.GroupVersionKind]bool{}
+	for _, gv := range []schema.GroupVersion{resourcev1beta1.SchemeGroupVersion, resourcev1beta2.SchemeGroupVersion} {
+		for _, kind := range []string{"ResourceClaim", "ResourceSlice", "DeviceClass", "DeviceTaintRule"} {
+			if gvk := gv.WithKind(kind); scheme.Recognizes(gvk) {
+				converted[gvk] = true
+			}
+		}
+	}
+	if len(converted) != 7 {
+		t.Errorf("%d kinds to convert, want 7 (v1beta1 has no DeviceTaintRule): %v", len(converted), converted)
+	}
 	for gvk, ok := range accepted {
 		nodeOrPod := gvk == v1.SchemeGroupVersion.WithKind("Node") || gvk == v1.SchemeGroupVersion.WithKind("Pod")
 		switch {
+		case converted[gvk]:
+			if c.Skipped[gvk.String()] != 0 || !kept[resourcev1.SchemeGroupVersion.WithKind(gvk.Kind)] {
+				t.Errorf("%v: skipped %d times, want converted to v1 and kept", gvk, c.Skipped[gvk.String()])
+			}
 		case kept[gvk] != ok:
 			t.Errorf("%v: kept %v, accepted by NewListers %v", gvk, kept[gvk], ok)
 		case workloads[gvk] != wantWorkloads[gvk]:

@@ -42,6 +42,10 @@ type Cluster struct {
 	// it: "batch/v1, Kind=CronJob", or "/v1, Kind=Event" for the core
 	// group.
 	Skipped map[string]int
+
+	// places are where Read found each object it kept, for the errors
+	// of Check.
+	places []placed
 }
 
 // Read reads the objects in r: YAML documents, JSON objects one after
@@ -49,6 +53,11 @@ type Cluster struct {
 // json writes them (see the package documentation), in UTF-8, with or
 // without a byte order mark. name names the input in errors, e.g. a file
 // name or "stdin".
+//
+// Objects of older versions of kinds kept are converted, and what the
+// API server's validation refuses in the resources kube-scheduler reads
+// (a negative request, say) is an error; see the package documentation.
+// The cluster remembers where each object was read, for [Cluster.Check].
 //
 // The error names the input, the document (numbered from 1, not counting
 // empty ones) and, within a List, the item (from 1) and what can be read
@@ -71,6 +80,9 @@ func Read(r io.Reader, name string) (*Cluster, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	for i := range c.places {
+		c.places[i].input = name
 	}
 	return c, nil
 }
@@ -176,9 +188,10 @@ func loadFile(path string) (*Cluster, error) {
 	return Read(f, path)
 }
 
-// Merge appends other's nodes, pods, objects and workloads to c's and
-// adds its skipped counts to c's. A nil other changes nothing. The
-// objects are shared, not copied.
+// Merge appends other's nodes, pods, objects and workloads to c's, and
+// where Read read them, and adds its skipped counts to c's. A nil other
+// changes nothing. The objects are shared, not copied. Merge does not
+// look for objects both have: [Cluster.Check] does.
 func (c *Cluster) Merge(other *Cluster) {
 	if other == nil {
 		return
@@ -187,6 +200,7 @@ func (c *Cluster) Merge(other *Cluster) {
 	c.Pods = append(c.Pods, other.Pods...)
 	c.Objects = append(c.Objects, other.Objects...)
 	c.Workloads = append(c.Workloads, other.Workloads...)
+	c.places = append(c.places, other.places...)
 	for kind, n := range other.Skipped {
 		if c.Skipped == nil {
 			c.Skipped = map[string]int{}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 )
@@ -17,6 +18,15 @@ import (
 // from one "- " at the sequence's indentation to the next, is cut out,
 // moved left and converted on its own. Items written otherwise (a flow
 // sequence, say) are read with the rest of their document.
+//
+// An item on its own cannot see the anchors of the items before it, nor
+// of the rest of the document. So once a line of the document may
+// define an anchor (see mayAnchor), the items from there on are kept as
+// written too, and if an item has an alias to an anchor it cannot see,
+// those items and the rest of the document are read together, as one:
+// the items read already are not read again. Kept items are bounded by
+// MaxDocumentSize, like a document; kubectl writes no anchors, so a
+// dump keeps none.
 func readYAML(br *bufio.Reader, c *Cluster) error {
 	y := &yamlReader{br: br, c: c}
 	for {
@@ -46,8 +56,18 @@ type yamlReader struct {
 	// envelope is the document but its streamed items; held is the
 	// "items:" line and the blank lines after it until it is known
 	// whether a block sequence follows; item is the item being read,
-	// moved left by seq+2 columns.
-	envelope, held, item []byte
+	// moved left by seq+2 columns, and itemRaw the same as written.
+	envelope, held, item, itemRaw []byte
+	// split is the length of envelope when the items began.
+	split int
+
+	// For anchors (see readYAML): anchored says that a line read may
+	// define one; kept are the items as written from the first read
+	// since, keptN of them, or with keptOver, none, for being more than
+	// MaxDocumentSize.
+	anchored, keptOver bool
+	kept               []byte
+	keptN              int
 }
 
 // The yamlReader's states in a document.
@@ -55,13 +75,15 @@ const (
 	inTop      = iota // at the top level of the document
 	afterItems        // after a top-level "items:" line
 	inItems           // in the block sequence of items
+	inRest            // in items read with the rest of the document
 )
 
 // document reads the next document and adds what it holds to y.c. It
 // says whether more documents may follow.
 func (y *yamlReader) document() (more bool, err error) {
 	y.d, y.state = nil, inTop
-	y.envelope, y.held, y.item = y.envelope[:0], y.held[:0], y.item[:0]
+	y.envelope, y.held, y.item, y.itemRaw, y.split = y.envelope[:0], y.held[:0], y.item[:0], y.itemRaw[:0], 0
+	y.anchored, y.keptOver, y.kept, y.keptN = false, false, y.kept[:0], 0
 	if y.carry != nil {
 		if err := y.add(y.carry); err != nil {
 			return false, err
@@ -101,6 +123,13 @@ func (y *yamlReader) document() (more bool, err error) {
 		return more, nil // empty, or comments only
 	}
 	data, err := yaml.YAMLToJSON(y.envelope)
+	if err != nil && unknownAnchor(err) && y.state != inRest && y.keptN > 0 {
+		// After the items, an alias to an anchor in one.
+		if err := y.readTogether(); err != nil {
+			return false, err
+		}
+		data, err = yaml.YAMLToJSON(y.envelope)
+	}
 	if err != nil {
 		return false, fmt.Errorf("%s: %w", y.d.where, err)
 	}
@@ -124,13 +153,16 @@ func (y *yamlReader) add(line []byte) error {
 		y.docs++
 		y.d = &document{where: fmt.Sprintf("document %d", y.docs)}
 	}
+	y.anchored = y.anchored || mayAnchor(line)
 	for {
 		switch y.state {
 		case inTop:
 			if isItemsKey(line) {
-				y.state = afterItems
+				y.state, y.split = afterItems, len(y.envelope)
 				return y.grow(&y.held, line)
 			}
+			return y.grow(&y.envelope, line)
+		case inRest:
 			return y.grow(&y.envelope, line)
 		case afterItems:
 			if blank {
@@ -154,6 +186,9 @@ func (y *yamlReader) add(line []byte) error {
 			if err := y.flushItem(); err != nil {
 				return err
 			}
+			if y.state == inRest {
+				continue
+			}
 			if n, ok := dash(line); ok && n == y.seq {
 				return y.appendItem(line, true)
 			}
@@ -172,11 +207,12 @@ func (y *yamlReader) grow(buf *[]byte, lines []byte) error {
 }
 
 // appendItem appends a line of an item to y.item, moved left past the
-// sequence's "- ".
+// sequence's "- ", and to y.itemRaw.
 func (y *yamlReader) appendItem(line []byte, first bool) error {
 	if len(y.item)+len(line) > MaxDocumentSize {
 		return fmt.Errorf("%s: %w", y.where(), errTooLarge)
 	}
+	y.itemRaw = append(y.itemRaw, line...)
 	start := len(y.item)
 	y.item = append(y.item, line...)
 	l := y.item[start:]
@@ -195,15 +231,79 @@ func (y *yamlReader) appendItem(line []byte, first bool) error {
 	return nil
 }
 
-// flushItem hands the item read to the document.
+// flushItem hands the item read to the document; or, if it has an
+// alias to an anchor outside it, reads it with the rest of the document.
 func (y *yamlReader) flushItem() error {
 	data, err := yaml.YAMLToJSON(y.item)
-	if err != nil {
+	switch {
+	case err != nil && unknownAnchor(err) && y.anchored && !y.keptOver:
+		return y.readTogether()
+	case err != nil && unknownAnchor(err) && y.anchored:
+		return fmt.Errorf("%s: %w: read with the items before it, from the first that may hold the anchor, it is larger than MaxDocumentSize (%d MiB)", y.where(), err, MaxDocumentSize>>20)
+	case err != nil:
 		return fmt.Errorf("%s: %w", y.where(), err)
 	}
+	if y.anchored && !y.keptOver {
+		if len(y.kept)+len(y.itemRaw) > MaxDocumentSize {
+			y.kept, y.keptOver = nil, true
+		} else {
+			y.kept = append(y.kept, y.itemRaw...)
+			y.keptN++
+		}
+	}
 	y.d.item(data)
-	y.item = y.item[:0]
+	y.item, y.itemRaw = y.item[:0], y.itemRaw[:0]
 	return nil
+}
+
+// readTogether puts back in the envelope, where they were written, the
+// items kept and the one being read, so that the rest of the document
+// is read with them, as one; the document skips the kept ones, which
+// it has.
+func (y *yamlReader) readTogether() error {
+	rest := bytes.Clone(y.envelope[y.split:])
+	y.envelope = y.envelope[:y.split]
+	for _, part := range [][]byte{y.held, y.kept, y.itemRaw, rest} {
+		if err := y.grow(&y.envelope, part); err != nil {
+			return err
+		}
+	}
+	y.d.skip = y.keptN
+	y.state = inRest
+	y.kept, y.keptN, y.item, y.itemRaw = y.kept[:0], 0, y.item[:0], y.itemRaw[:0]
+	return nil
+}
+
+// unknownAnchor says whether err is YAML's for an alias to an anchor it
+// has not seen.
+func unknownAnchor(err error) bool {
+	return strings.Contains(err.Error(), "unknown anchor")
+}
+
+// mayAnchor says whether line may define a YAML anchor: whether it has
+// an "&" where a node may begin (at the start of the line, after white
+// space or after one of "[{,:"), followed by a character an anchor's
+// name may begin with. A string may look like one ("a &b"), and so
+// cost what is kept for it, but no anchor is missed.
+func mayAnchor(line []byte) bool {
+	for i := bytes.IndexByte(line, '&'); i >= 0; {
+		if i+1 < len(line) && isAnchorChar(line[i+1]) &&
+			(i == 0 || strings.IndexByte(" \t[{,:", line[i-1]) >= 0) {
+			return true
+		}
+		next := bytes.IndexByte(line[i+1:], '&')
+		if next < 0 {
+			return false
+		}
+		i += 1 + next
+	}
+	return false
+}
+
+// isAnchorChar says whether b may be in an anchor's name, as the YAML
+// parser reads them.
+func isAnchorChar(b byte) bool {
+	return '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || b == '_' || b == '-'
 }
 
 // where names the document, and item, being read in errors.

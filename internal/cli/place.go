@@ -332,6 +332,9 @@ func loadTemplate(file, namespace string) (*loader.Cluster, error) {
 		return nil, errors.New("the file holds no Node")
 	}
 	c.Default(loader.DefaultOptions{Namespace: namespace})
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 

@@ -69,6 +69,9 @@ func load(ctx context.Context, o *options, stdin io.Reader, stderr io.Writer, cm
 	// then the pods their workloads' controllers would create, which
 	// come out defaulted too.
 	defaulted := c.Default(loader.DefaultOptions{Namespace: o.namespace})
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
 	expanded, err := c.ExpandWorkloads()
 	if err != nil {
 		return nil, err
