@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -114,19 +113,7 @@ func TestSimPreemptingSequenceAgreesWithUpstream(t *testing.T) {
 				t.Fatalf("seed %d, %s (after %d bound): %d disagreement(s) with kube-scheduler:\n%s",
 					s.Seed, pod.Name, len(bound), len(diffs), formatDiffs(diffs, 20))
 			}
-			var fitErr *framework.FitError
-			switch {
-			case errors.As(err, &fitErr):
-				outcomes["unschedulable"]++
-			case err != nil:
-				outcomes["error"]++
-			default:
-				outcomes["placed"]++
-				placed, ok := c.Pod(pod.Namespace, pod.Name)
-				if !ok || placed.Spec.NodeName != res.SuggestedHost {
-					t.Fatalf("seed %d, %s: placed on %s, but the cluster holds %v", s.Seed, pod.Name, res.SuggestedHost, placed)
-				}
-			}
+			countPlacement(t, c, outcomes, pod, res, err)
 		}
 	}
 	t.Logf("outcomes: %v", outcomes)

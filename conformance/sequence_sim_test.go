@@ -107,18 +107,7 @@ func TestSimPlacementsAgreeWithUpstream(t *testing.T) {
 				t.Fatalf("seed %d, %s (after %d bound): %d disagreement(s) with kube-scheduler:\n%s",
 					seed, pod.Name, len(bound), len(diffs), formatDiffs(diffs, 20))
 			}
-			var fitErr *framework.FitError
-			switch {
-			case errors.As(err, &fitErr):
-				outcomes["unschedulable"]++
-			case err != nil:
-				outcomes["error"]++
-			default:
-				outcomes["placed"]++
-				placed, ok := c.Pod(pod.Namespace, pod.Name)
-				if !ok || placed.Spec.NodeName != got.SuggestedHost {
-					t.Fatalf("seed %d, %s: placed on %s, but the cluster holds %v", seed, pod.Name, got.SuggestedHost, placed)
-				}
+			if placed := countPlacement(t, c, outcomes, pod, got, err); placed != nil {
 				bound = append(bound, placed)
 			}
 		}
@@ -189,4 +178,26 @@ func TestSimFirstFitAgreesWithUpstream(t *testing.T) {
 	if outcomes["placed"] < seeds*perSequence/4 || outcomes["unschedulable"] < seeds {
 		t.Errorf("outcomes %v: want many placements and some pods that fit nowhere", outcomes)
 	}
+}
+
+// countPlacement counts the outcome of placing pod on c (res, err) in
+// outcomes and returns the pod as the cluster holds it once placed, nil
+// when it was not; it fails t when a placement is not in the cluster.
+func countPlacement(t *testing.T, c *sim.Cluster, outcomes map[string]int, pod *v1.Pod, res *framework.Result, err error) *v1.Pod {
+	t.Helper()
+	var fitErr *framework.FitError
+	switch {
+	case errors.As(err, &fitErr):
+		outcomes["unschedulable"]++
+	case err != nil:
+		outcomes["error"]++
+	default:
+		outcomes["placed"]++
+		placed, ok := c.Pod(pod.Namespace, pod.Name)
+		if !ok || placed.Spec.NodeName != res.SuggestedHost {
+			t.Fatalf("%s: placed on %s, but the cluster holds %v", pod.Name, res.SuggestedHost, placed)
+		}
+		return placed
+	}
+	return nil
 }

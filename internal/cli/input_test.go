@@ -26,8 +26,8 @@ const (
 	inputDRAV1beta2 = "testdata/input/dra-v1beta2.yaml"
 )
 
-// TestObjectsNoAPIServerCouldHoldAreBadInput needs the command to call
-// loader.Cluster.Check once the cluster is defaulted.
+// TestObjectsNoAPIServerCouldHoldAreBadInput: duplicates and nameless
+// objects, which no API server holds, are bad input naming their places.
 func TestObjectsNoAPIServerCouldHoldAreBadInput(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
