@@ -10,17 +10,20 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/yaml"
@@ -224,24 +227,117 @@ func TestExtenderManifest(t *testing.T) {
 	}
 	ext := container(t, m.deployment, "extender")
 	// The extender reads the very file kube-scheduler reads, and its tests
-	// check it accepts it; here: kube-scheduler calls it on the port it
-	// listens on.
+	// check it accepts it with the arguments below.
 	if got := m.configFile(t, ext, "-config"); !bytes.Equal(got, data) {
 		t.Error("the extender checks another file than kube-scheduler reads")
 	}
 	if len(cfg.Extenders) != 1 {
 		t.Fatalf("%d extenders, want 1", len(cfg.Extenders))
 	}
-	u, err := url.Parse(cfg.Extenders[0].URLPrefix)
+	e := cfg.Extenders[0]
+	u, err := url.Parse(e.URLPrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u.Hostname() != "localhost" || u.Port() != "8080" || ext.Ports[0].ContainerPort != 8080 || !slices.Contains(ext.Args, "-addr=:8080") {
-		t.Errorf("kube-scheduler calls %s; the extender listens with %v on %v", u, ext.Args, ext.Ports)
+
+	// The verbs have no authentication: the extender listens on loopback
+	// only, where kube-scheduler calls it, and exposes no port for them.
+	addr := flagValue(ext, "-addr")
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || !isLoopback(host) || host != u.Hostname() || port != u.Port() {
+		t.Errorf("kube-scheduler calls %s; the extender listens on -addr=%s, want the same loopback address", u, addr)
 	}
-	if ext.LivenessProbe.HTTPGet.Path != "/healthz" {
-		t.Errorf("the extender's probe asks %s; it answers /healthz", ext.LivenessProbe.HTTPGet.Path)
+	for _, p := range ext.Ports {
+		if strconv.Itoa(int(p.ContainerPort)) == port {
+			t.Errorf("the extender's verbs are a container port (%s)", p.Name)
+		}
 	}
+	// Probes reach the pod's address, not loopback: /healthz alone is
+	// served there.
+	_, healthPort, err := net.SplitHostPort(flagValue(ext, "-health-addr"))
+	if err != nil {
+		t.Fatalf("-health-addr: %v", err)
+	}
+	for _, p := range []*v1.Probe{ext.LivenessProbe, ext.ReadinessProbe} {
+		if p.HTTPGet.Path != "/healthz" || strconv.Itoa(int(containerPort(t, ext, p.HTTPGet.Port.StrVal))) != healthPort {
+			t.Errorf("the extender's probe asks %s on %s; it answers /healthz on -health-addr's port %s", p.HTTPGet.Path, p.HTTPGet.Port.String(), healthPort)
+		}
+	}
+	// kube-scheduler binds: the extender serves no /bind.
+	if e.BindVerb != "" || slices.ContainsFunc(ext.Args, func(a string) bool { return a == "-bind" || strings.HasPrefix(a, "-bind=") }) {
+		t.Errorf("bindVerb %q, args %v: /bind should be off", e.BindVerb, ext.Args)
+	}
+
+	// Versioned images, used as built or loaded on the node.
+	for _, c := range []v1.Container{ks, ext} {
+		if _, tag, ok := strings.Cut(c.Image[strings.LastIndex(c.Image, "/")+1:], ":"); !ok || tag == "" || tag == "latest" {
+			t.Errorf("container %s runs image %s; want a version tag", c.Name, c.Image)
+		}
+		if c.ImagePullPolicy != v1.PullIfNotPresent {
+			t.Errorf("container %s: imagePullPolicy %q, want IfNotPresent", c.Name, c.ImagePullPolicy)
+		}
+		// Requests to be placed by, a memory limit to be contained by.
+		r := c.Resources
+		if r.Requests.Cpu().IsZero() || r.Requests.Memory().IsZero() || r.Limits.Memory().IsZero() || r.Limits.Memory().Cmp(*r.Requests.Memory()) < 0 {
+			t.Errorf("container %s: requests cpu %s, memory %s, memory limit %s; want requests and a limit above them",
+				c.Name, r.Requests.Cpu(), r.Requests.Memory(), r.Limits.Memory())
+		}
+	}
+
+	// The extender's bodies in flight, at the most heap per byte its
+	// handler holds (about 9, BenchmarkFilterMemory in extender/server),
+	// fit under GOMEMLIMIT, and GOMEMLIMIT under the container's limit.
+	const heapPerBodyByte = 9
+	var goMemLimit string
+	for _, env := range ext.Env {
+		if env.Name == "GOMEMLIMIT" {
+			goMemLimit = env.Value
+		}
+	}
+	memLimit, err := resource.ParseQuantity(strings.TrimSuffix(goMemLimit, "B"))
+	if err != nil {
+		t.Fatalf("GOMEMLIMIT %q: %v", goMemLimit, err)
+	}
+	request, inFlight := quantityFlag(t, ext, "-max-request-bytes"), quantityFlag(t, ext, "-max-inflight-bytes")
+	if inFlight < request || heapPerBodyByte*inFlight > memLimit.Value() || memLimit.Cmp(*ext.Resources.Limits.Memory()) >= 0 {
+		t.Errorf("-max-request-bytes %d, -max-inflight-bytes %d (x%d), GOMEMLIMIT %s, memory limit %s: want them in this order",
+			request, inFlight, heapPerBodyByte, goMemLimit, ext.Resources.Limits.Memory())
+	}
+}
+
+// flagValue returns the value of the container's argument -name=value.
+func flagValue(c v1.Container, name string) string {
+	for _, a := range c.Args {
+		if v, ok := strings.CutPrefix(a, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func quantityFlag(t *testing.T, c v1.Container, name string) int64 {
+	t.Helper()
+	q, err := resource.ParseQuantity(flagValue(c, name))
+	if err != nil {
+		t.Fatalf("container %s: %s: %v", c.Name, name, err)
+	}
+	return q.Value()
+}
+
+func isLoopback(host string) bool {
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func containerPort(t *testing.T, c v1.Container, name string) int32 {
+	t.Helper()
+	for _, p := range c.Ports {
+		if p.Name == name {
+			return p.ContainerPort
+		}
+	}
+	t.Fatalf("container %s has no port %q", c.Name, name)
+	return 0
 }
 
 func TestDockerfilesBuildWhatExists(t *testing.T) {

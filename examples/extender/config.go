@@ -12,21 +12,29 @@ import (
 	"github.com/kubesched/kubesched"
 )
 
-// servedVerbs are the verbs the demo answers, by extender field.
-var servedVerbs = map[string][]string{
-	"filterVerb":     {verbFilter, verbFilterOnlyOne},
-	"prioritizeVerb": {verbPrioritize},
-	"bindVerb":       {verbBind},
-	"preemptVerb":    nil,
+// servedVerbs are the verbs the demo answers, by extender field; /bind
+// only with -bind.
+func servedVerbs(bind bool) map[string][]string {
+	v := map[string][]string{
+		"filterVerb":     {verbFilter, verbFilterOnlyOne},
+		"prioritizeVerb": {verbPrioritize},
+		"bindVerb":       nil,
+		"preemptVerb":    nil,
+	}
+	if bind {
+		v["bindVerb"] = []string{verbBind}
+	}
+	return v
 }
 
 // checkConfig reads data, the KubeSchedulerConfiguration kube-scheduler
 // runs with, as kube-scheduler reads it, and checks the extenders it
 // lists at addr's port: kube-scheduler must call only verbs the demo
-// serves, at the root of its URL, and send whole nodes (the demo has no
-// node cache). It returns the profiles' scheduler names: kube-scheduler
-// calls its extenders for the pods of every profile.
-func checkConfig(data []byte, addr string) ([]string, error) {
+// serves (/bind only if bind), at the root of its URL, and send whole
+// nodes (the demo has no node cache). It returns the profiles' scheduler
+// names: kube-scheduler calls its extenders for the pods of every
+// profile.
+func checkConfig(data []byte, addr string, bind bool) ([]string, error) {
 	cfg, err := kubesched.LoadConfig(data)
 	if err != nil {
 		return nil, err
@@ -42,7 +50,7 @@ func checkConfig(data []byte, addr string) ([]string, error) {
 			continue
 		}
 		found = true
-		if err := checkExtender(e, u); err != nil {
+		if err := checkExtender(e, u, servedVerbs(bind)); err != nil {
 			return nil, fmt.Errorf("extenders[%d] (%s): %w", i, e.URLPrefix, err)
 		}
 	}
@@ -68,8 +76,9 @@ func extenderPort(u *url.URL) string {
 	return "80"
 }
 
-// checkExtender checks one extender entry that calls the demo.
-func checkExtender(e configv1.Extender, u *url.URL) error {
+// checkExtender checks one extender entry that calls the demo, which
+// serves the verbs served.
+func checkExtender(e configv1.Extender, u *url.URL, served map[string][]string) error {
 	if strings.Trim(u.Path, "/") != "" {
 		return fmt.Errorf("the demo serves its verbs at the root, not under %q", u.Path)
 	}
@@ -79,14 +88,16 @@ func checkExtender(e configv1.Extender, u *url.URL) error {
 	for _, f := range []struct{ field, verb string }{
 		{"filterVerb", e.FilterVerb}, {"prioritizeVerb", e.PrioritizeVerb}, {"bindVerb", e.BindVerb}, {"preemptVerb", e.PreemptVerb},
 	} {
-		served := servedVerbs[f.field]
-		if f.verb == "" || slices.Contains(served, f.verb) {
+		verbs := served[f.field]
+		switch {
+		case f.verb == "" || slices.Contains(verbs, f.verb):
 			continue
-		}
-		if len(served) == 0 {
+		case f.field == "bindVerb" && len(verbs) == 0:
+			return fmt.Errorf("%s %q: the demo serves /%s only with -bind; add it, or remove bindVerb to let kube-scheduler bind", f.field, f.verb, verbBind)
+		case len(verbs) == 0:
 			return fmt.Errorf("%s %q: the demo serves no such verb; remove it", f.field, f.verb)
 		}
-		return fmt.Errorf("%s %q: the demo serves %q", f.field, f.verb, served)
+		return fmt.Errorf("%s %q: the demo serves %q", f.field, f.verb, verbs)
 	}
 	return nil
 }

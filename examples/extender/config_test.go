@@ -32,10 +32,16 @@ func TestCheckConfig(t *testing.T) {
 		name     string
 		config   []byte
 		addr     string
+		bind     bool // -bind
 		profiles []string
 		wantErr  string // prefix of the error; "" for none
 	}{
-		{name: "the seed's configuration calls the demo for every profile", config: schedulerConfig(seedExtender), addr: "0.0.0.0:8080",
+		{name: "the seed's configuration calls the demo for every profile", config: schedulerConfig(seedExtender), addr: "0.0.0.0:8080", bind: true,
+			profiles: []string{"another", "i-scheduler-extender"}},
+		{name: "a bindVerb is refused unless the demo binds", config: schedulerConfig(seedExtender), addr: "127.0.0.1:8080",
+			wantErr: `extenders[0] (http://localhost:8080): bindVerb "bind": the demo serves /bind only with -bind; add it, or remove bindVerb to let kube-scheduler bind`},
+		{name: "without a bindVerb the demo need not bind", addr: "127.0.0.1:8080",
+			config:   schedulerConfig(strings.Replace(seedExtender, "\n  bindVerb: bind", "", 1)),
 			profiles: []string{"another", "i-scheduler-extender"}},
 		{name: "an extender on another port is not the demo's business", addr: "127.0.0.1:8080",
 			config:  schedulerConfig(`urlPrefix: "http://other:9000"` + "\n  filterVerb: anything"),
@@ -43,7 +49,7 @@ func TestCheckConfig(t *testing.T) {
 		{name: "a verb the demo does not serve is refused", addr: ":8080",
 			config:  schedulerConfig(strings.Replace(seedExtender, "filter_onlyone", "filtr", 1)),
 			wantErr: `extenders[0] (http://localhost:8080): filterVerb "filtr": the demo serves ["filter" "filter_onlyone"]`},
-		{name: "a preempt verb is refused", addr: ":8080",
+		{name: "a preempt verb is refused", addr: ":8080", bind: true,
 			config:  schedulerConfig(seedExtender + "\n  preemptVerb: preempt"),
 			wantErr: `extenders[0] (http://localhost:8080): preemptVerb "preempt": the demo serves no such verb; remove it`},
 		{name: "a node cache capable scheduler is refused", addr: ":8080",
@@ -52,7 +58,7 @@ func TestCheckConfig(t *testing.T) {
 		{name: "verbs under a path are refused", addr: ":8080",
 			config:  schedulerConfig(strings.Replace(seedExtender, "8080", "8080/scheduler", 1)),
 			wantErr: `extenders[0] (http://localhost:8080/scheduler): the demo serves its verbs at the root, not under "/scheduler"`},
-		{name: "an https urlPrefix without a port is port 443", addr: ":443",
+		{name: "an https urlPrefix without a port is port 443", addr: ":443", bind: true,
 			config:   schedulerConfig(strings.Replace(strings.Replace(seedExtender, "http:", "https:", 1), ":8080", "", 1) + "\n  enableHTTPS: true"),
 			profiles: []string{"another", "i-scheduler-extender"}},
 		{name: "a configuration kube-scheduler refuses is refused with its message", addr: ":8080",
@@ -66,7 +72,7 @@ func TestCheckConfig(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			profiles, err := checkConfig(tc.config, tc.addr)
+			profiles, err := checkConfig(tc.config, tc.addr, tc.bind)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("checkConfig = %v, want %q", err, tc.wantErr)
@@ -84,13 +90,26 @@ func TestCheckConfig(t *testing.T) {
 }
 
 // TestTheManifestsConfigurationIsAccepted checks deploy/extender's
-// ConfigMap with the extender's -addr, as the extender checks it when it
-// starts beside kube-scheduler.
+// ConfigMap with the extender's -addr and -bind, as the extender checks
+// it when it starts beside kube-scheduler.
 func TestTheManifestsConfigurationIsAccepted(t *testing.T) {
 	t.Parallel()
 	data, err := os.ReadFile("../../deploy/extender/extender.yaml")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The extender's arguments, as the manifest lists them.
+	var addr string
+	var bind bool
+	for line := range strings.SplitSeq(string(data), "\n") {
+		arg := strings.TrimPrefix(strings.TrimSpace(line), "- ")
+		if a, ok := strings.CutPrefix(arg, "-addr="); ok {
+			addr = a
+		}
+		bind = bind || arg == "-bind" || arg == "-bind=true"
+	}
+	if addr == "" {
+		t.Fatal("the manifest gives the extender no -addr")
 	}
 	// The configuration is the ConfigMap's scheduler.yaml block.
 	_, block, ok := strings.Cut(string(data), "  scheduler.yaml: |\n")
@@ -102,7 +121,7 @@ func TestTheManifestsConfigurationIsAccepted(t *testing.T) {
 	for line := range strings.SplitSeq(block, "\n") {
 		config.WriteString(strings.TrimPrefix(line, "    ") + "\n")
 	}
-	profiles, err := checkConfig([]byte(config.String()), ":8080")
+	profiles, err := checkConfig([]byte(config.String()), addr, bind)
 	if err != nil {
 		t.Fatalf("the extender would refuse the manifest's configuration: %v", err)
 	}

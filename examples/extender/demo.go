@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	v1 "k8s.io/api/core/v1"
+	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 
 	"github.com/kubesched/kubesched/extender/server"
 	"github.com/kubesched/kubesched/framework"
@@ -30,15 +31,18 @@ const (
 	verbBind          = "bind"
 )
 
-// newHandler serves the demo's four verbs. nodes, if not nil, answers
-// schedulers that send node names only (nodeCacheCapable); bind binds.
+// newHandler serves the demo's verbs: /bind only if bind is not nil.
+// nodes, if not nil, answers schedulers that send node names only
+// (nodeCacheCapable).
 func newHandler(nodes server.NodeSource, bind server.BindFunc, opts ...server.Option) (*server.Handler, error) {
 	opts = append([]server.Option{
 		server.Filter(verbFilter, server.EachNode(hasPriority)),
 		server.Filter(verbFilterOnlyOne, onlyHighest),
 		server.Prioritize(verbPrioritize, server.EachNodeScore(priorityScore)),
-		server.Bind(verbBind, bind),
 	}, opts...)
+	if bind != nil {
+		opts = append(opts, server.Bind(verbBind, bind))
+	}
 	if nodes != nil {
 		opts = append(opts, server.WithNodes(nodes))
 	}
@@ -64,11 +68,13 @@ func priority(ni *nodeinfo.NodeInfo) int64 {
 	return p
 }
 
-// priorityScore scores a node by its priority, as is: kube-scheduler
-// multiplies it by the extender's weight and by 10 and does not check that
-// it is at most 10, so a priority of 20 counts twice as much as 10.
+// priorityScore scores a node by its priority, brought into the range an
+// extender's scores must lie in, 0 to 10 (extenderv1.MaxExtenderPriority):
+// kube-scheduler multiplies a score by the extender's weight and by 10
+// without checking it, so an unchecked label of 20 would outweigh every
+// plugin. Priorities above 10 score as 10.
 func priorityScore(_ context.Context, _ *v1.Pod, ni *nodeinfo.NodeInfo) (int64, error) {
-	return priority(ni), nil
+	return min(max(priority(ni), extenderv1.MinExtenderPriority), extenderv1.MaxExtenderPriority), nil
 }
 
 // onlyHighest keeps only the labelled node of highest priority (the first

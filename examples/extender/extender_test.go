@@ -384,17 +384,89 @@ func TestOnlyHighest(t *testing.T) {
 	}
 }
 
-func TestTheDemoServesItsFourVerbsByPOSTOnly(t *testing.T) {
+func TestTheDemoServesBindOnlyWithTheBindFlag(t *testing.T) {
 	t.Parallel()
-	h, err := newHandler(nil, logBinding)
+	for _, bind := range []bool{false, true} {
+		o := options{bind: bind, maxRequest: 1 << 20, maxCalls: 1}
+		h, err := o.handler()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// GET is not an extender call: 405 where a verb is served, 404
+		// elsewhere.
+		for verb, want := range map[string]int{verbFilter: 405, verbFilterOnlyOne: 405, verbPrioritize: 405, verbBind: map[bool]int{false: 404, true: 405}[bind]} {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/"+verb, nil))
+			if rec.Code != want {
+				t.Errorf("-bind=%v: GET /%s: %d, want %d", bind, verb, rec.Code, want)
+			}
+		}
+	}
+}
+
+func TestTheHealthAddressAnswersProbesAndNothingElse(t *testing.T) {
+	t.Parallel()
+	h, err := options{maxRequest: 1 << 20, maxCalls: 1}.handler()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, verb := range []string{verbFilter, verbFilterOnlyOne, verbPrioritize, verbBind} {
+	health := healthOnly(h)
+	for _, tc := range []struct {
+		method, path string
+		want         int
+	}{
+		{"GET", "/healthz", 200},
+		{"HEAD", "/healthz", 200},
+		{"POST", "/healthz", 404},
+		{"POST", "/" + verbFilter, 404},
+	} {
+		req := httptest.NewRequest(tc.method, tc.path, strings.NewReader(`{"Pod":{},"Nodes":{"items":[]}}`))
+		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/"+verb, nil))
-		if rec.Code != http.StatusMethodNotAllowed {
-			t.Errorf("GET /%s: %d, want 405", verb, rec.Code)
+		health.ServeHTTP(rec, req)
+		if rec.Code != tc.want {
+			t.Errorf("%s %s: %d, want %d", tc.method, tc.path, rec.Code, tc.want)
+		}
+	}
+}
+
+func TestByteSizeFlags(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		arg     string
+		want    byteSize
+		wantErr bool
+	}{
+		{"33554432", 32 << 20, false},
+		{"32Mi", 32 << 20, false},
+		{"1G", 1e9, false},
+		{"0", 0, true},
+		{"-1Mi", 0, true},
+		{"lots", 0, true},
+	} {
+		var b byteSize
+		if err := b.Set(tc.arg); (err != nil) != tc.wantErr || b != tc.want {
+			t.Errorf("Set(%q) = %d, %v; want %d (error: %v)", tc.arg, b, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+func TestPriorityScoresLieInTheExtenderRange(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, label string
+		want        int64
+	}{
+		{"a priority in range is the score", "7", 7},
+		{"a priority above 10 scores 10", "20", 10},
+		{"the largest integer scores 10", "9223372036854775807", 10},
+		{"a negative priority scores 0", "-7", 0},
+		{"a malformed priority scores 0", "high", 0},
+		{"no priority scores 0", "", 0},
+	} {
+		got, err := priorityScore(context.Background(), pod("p", "1"), nodeinfo.New(node("n", tc.label)))
+		if err != nil || got != tc.want {
+			t.Errorf("%s: score %d (%v), want %d", tc.name, got, err, tc.want)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -108,12 +109,12 @@ func TestServePreempt(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			h, err := server.New(append([]server.Option{server.Preempt("preempt", tc.fn)}, tc.opts...)...)
+			h, err := server.New(append([]server.Option{server.WithLogger(logr.Discard()), server.Preempt("preempt", tc.fn)}, tc.opts...)...)
 			if err != nil {
 				t.Fatal(err)
 			}
 			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, httptest.NewRequest("POST", "/preempt", strings.NewReader(tc.body)))
+			h.ServeHTTP(rec, post("/preempt", strings.NewReader(tc.body)))
 			if got := strings.TrimSpace(rec.Body.String()); rec.Code != tc.wantCode || got != tc.want {
 				t.Errorf("answer %d %s\nwant   %d %s", rec.Code, got, tc.wantCode, tc.want)
 			}

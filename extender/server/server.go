@@ -1,17 +1,18 @@
 package server
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
@@ -20,13 +21,23 @@ import (
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
-// Limits applied unless changed with [WithMaxRequestBytes] and
-// [WithTimeouts]. kube-scheduler gives an extender 5 seconds by default.
+// Limits applied unless changed with [WithMaxRequestBytes],
+// [WithMaxConcurrentCalls], [WithMaxInFlightBytes] and [WithTimeouts].
+// kube-scheduler calls its extenders one at a time for the pod it is
+// scheduling, and binds in the background, so a few calls at once is its
+// normal load; it gives an extender 5 seconds by default.
 const (
-	DefaultMaxRequestBytes int64 = 64 << 20
-	DefaultReadTimeout           = 10 * time.Second
-	DefaultWriteTimeout          = 10 * time.Second
+	DefaultMaxRequestBytes    int64 = 64 << 20
+	DefaultMaxConcurrentCalls       = 8
+	DefaultReadTimeout              = 10 * time.Second
+	DefaultWriteTimeout             = 10 * time.Second
 )
+
+// writeGrace is how long after the functions' context ends an answer may
+// still be written, so that a function that stops when its context ends
+// gets its answer (its error) to the scheduler rather than a closed
+// connection.
+const writeGrace = time.Second
 
 // FilterFunc answers a filter call: the nodes among nodes where pod may
 // run, and the Diagnosis of the others, whose Unschedulable and
@@ -39,11 +50,14 @@ const (
 // serves its plugins. [EachNode] makes one from a check of one node.
 type FilterFunc func(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) ([]*nodeinfo.NodeInfo, framework.Diagnosis, error)
 
-// PrioritizeFunc answers a prioritize call with scores of nodes, meant to
-// lie in [extenderv1.MinExtenderPriority, extenderv1.MaxExtenderPriority]:
-// the scheduler multiplies them by the extender's weight and by 10, and
-// does not check them. An error is answered with status 500; the
-// scheduler then ignores this extender's scores.
+// PrioritizeFunc answers a prioritize call with scores of nodes, which
+// must lie in [extenderv1.MinExtenderPriority, extenderv1.MaxExtenderPriority]
+// (0 to 10): the scheduler multiplies them by the extender's weight and by
+// 10 (MaxNodeScore / MaxExtenderPriority) and adds them to its totals
+// without checking them, so a score out of range would outweigh every
+// plugin or overflow the totals. The handler answers such a score clamped
+// into the range and logs it, once per call. An error is answered with
+// status 500; the scheduler then ignores this extender's scores.
 type PrioritizeFunc func(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (extenderv1.HostPriorityList, error)
 
 // BindFunc binds a pod to binding.Target.Name, typically by creating the
@@ -79,6 +93,8 @@ type Handler struct {
 	maxBytes     int64
 	readTimeout  time.Duration
 	writeTimeout time.Duration
+	log          *logr.Logger // nil: slog's default
+	admission    admission
 }
 
 type route struct {
@@ -141,11 +157,15 @@ func WithNodes(src NodeSource) Option {
 }
 
 // WithMaxRequestBytes limits request bodies to n bytes (default
-// [DefaultMaxRequestBytes]). A scheduler that is not nodeCacheCapable sends
-// every candidate Node object, several kilobytes each. A request may
-// allocate a few hundred times its size while it is answered (bodies
-// unusually dense in JSON objects are refused), so keep the limit no larger
-// than the node lists need.
+// [DefaultMaxRequestBytes]); a larger one is refused with 413, before it
+// is read when its Content-Length says so. A scheduler that is not
+// nodeCacheCapable sends every candidate Node object, a few kilobytes
+// each: 64 MiB is some 10,000 nodes as kubelets report them.
+//
+// A call holds about 3 times its body in memory while it is answered
+// with nodes as kubelets report them, and at most about 9 times with the
+// smallest nodes the handler accepts (bodies denser in nodes or JSON
+// objects than a scheduler's are refused with 400).
 func WithMaxRequestBytes(n int64) Option {
 	return func(h *Handler) error {
 		if n <= 0 {
@@ -156,9 +176,43 @@ func WithMaxRequestBytes(n int64) Option {
 	}
 }
 
+// WithMaxConcurrentCalls limits the calls served at once to n (default
+// [DefaultMaxConcurrentCalls]); one more is refused at once with 503 and
+// Retry-After. GET /healthz is not counted.
+func WithMaxConcurrentCalls(n int) Option {
+	return func(h *Handler) error {
+		if n <= 0 {
+			return fmt.Errorf("WithMaxConcurrentCalls: %d; need at least 1", n)
+		}
+		h.admission.maxCalls = n
+		return nil
+	}
+}
+
+// WithMaxInFlightBytes limits the request bodies of the calls served at
+// once to n bytes together (default twice the request limit, 128 MiB with
+// [DefaultMaxRequestBytes]): with the memory a call holds per byte of
+// body (see [WithMaxRequestBytes]), it bounds the handler's memory. A
+// call counts with its Content-Length, or the request limit if it has
+// none (a chunked body); one that does not fit in what the others leave
+// is refused at once with 503 and Retry-After, before its body is read.
+// n must be at least the request limit, or the largest calls could never
+// be served.
+func WithMaxInFlightBytes(n int64) Option {
+	return func(h *Handler) error {
+		if n <= 0 {
+			return fmt.Errorf("WithMaxInFlightBytes: %d; need at least 1", n)
+		}
+		h.admission.maxInFlight = n
+		return nil
+	}
+}
+
 // WithTimeouts sets how long reading a request body and producing the
 // answer may take (defaults [DefaultReadTimeout], [DefaultWriteTimeout]).
-// The functions' context ends when the write timeout does.
+// The functions' context ends when the write timeout does; the answer may
+// still be written for a second after that. A body not read in time is
+// refused with 408; a call answered after its write timeout is logged.
 func WithTimeouts(read, write time.Duration) Option {
 	return func(h *Handler) error {
 		if read <= 0 || write <= 0 {
@@ -169,14 +223,32 @@ func WithTimeouts(read, write time.Duration) Option {
 	}
 }
 
+// WithLogger sets where the handler logs (default: slog's default logger,
+// [slog.Default], at the time of logging). It logs every call it refuses
+// (statuses 4xx and 503) once, with the reason it answers; a call answered
+// after its write timeout; an answer it could not write; a prioritize or
+// preempt function's failure (answered 500); and a prioritize call whose
+// scores it clamped. Other answers, a filter or bind function's error
+// among them (the answer's Error field), are not logged. A slog.Handler
+// becomes a logr.Logger with [logr.FromSlogHandler]; [logr.Discard] logs
+// nothing.
+func WithLogger(l logr.Logger) Option {
+	return func(h *Handler) error {
+		h.log = &l
+		return nil
+	}
+}
+
 // New returns a handler serving the given verbs. It returns an error for a
-// bad option or when no verb is served.
+// bad option, when no verb is served, or when the in-flight limit is below
+// the request limit.
 func New(opts ...Option) (*Handler, error) {
 	h := &Handler{
 		routes:       map[string]route{},
 		maxBytes:     DefaultMaxRequestBytes,
 		readTimeout:  DefaultReadTimeout,
 		writeTimeout: DefaultWriteTimeout,
+		admission:    admission{maxCalls: DefaultMaxConcurrentCalls},
 	}
 	for _, o := range opts {
 		if err := o(h); err != nil {
@@ -186,28 +258,61 @@ func New(opts ...Option) (*Handler, error) {
 	if len(h.routes) == 0 {
 		return nil, errors.New("extender server: no verb to serve; add Filter, Prioritize, Bind or Preempt")
 	}
+	if h.admission.maxInFlight == 0 {
+		h.admission.maxInFlight = 2 * h.maxBytes
+	}
+	if h.admission.maxInFlight < h.maxBytes {
+		return nil, fmt.Errorf("extender server: WithMaxInFlightBytes(%d) is below the request limit %d: the largest calls could never be served", h.admission.maxInFlight, h.maxBytes)
+	}
 	return h, nil
 }
 
 // HTTPServer returns an http.Server for h listening on addr, with the
 // handler's timeouts also applied to reading headers and to the whole
-// connection: use it rather than http.ListenAndServe, which sets none.
+// connection, and the server's own errors logged where the handler logs:
+// use it rather than http.ListenAndServe, which sets no timeouts.
 func (h *Handler) HTTPServer(addr string) *http.Server {
+	var errorLog *log.Logger // nil: the log package's, where slog's default writes too
+	if h.log != nil {
+		errorLog = slog.NewLogLogger(logr.ToSlogHandler(*h.log), slog.LevelError)
+	}
 	return &http.Server{
 		Addr:              addr,
 		Handler:           h,
 		ReadHeaderTimeout: h.readTimeout,
 		ReadTimeout:       h.readTimeout,
-		WriteTimeout:      h.writeTimeout,
+		WriteTimeout:      h.writeTimeout + writeGrace,
 		IdleTimeout:       2 * h.readTimeout,
 		MaxHeaderBytes:    1 << 20,
+		ErrorLog:          errorLog,
 	}
+}
+
+// logger is where the handler logs.
+func (h *Handler) logger() logr.Logger {
+	if h.log == nil {
+		return logr.FromSlogHandler(slog.Default().Handler())
+	}
+	return *h.log
 }
 
 // ServeHTTP answers one extender call. GET /healthz, unless a verb is
 // served there, answers 200 "ok" for a liveness or readiness probe: the
 // handler keeps nothing between calls, so serving is all there is to
 // being healthy.
+//
+// Calls are refused, each with a JSON {"Error": "..."} giving the reason
+// and logged once: an unknown path with 404, another method than POST
+// with 405, a Content-Type other than application/json with 415, a body
+// over the request limit with 413, a call beyond the concurrency or
+// in-flight limits with 503 (and Retry-After: 1), a body not read within
+// the read timeout with 408, a malformed one, or one naming a node twice,
+// with 400. All but the last two (and a chunked body's 413) are refused
+// before the body is read, so that a client waiting on "Expect:
+// 100-continue" is not asked to send it. A function's error is answered
+// as its [FilterFunc], [PrioritizeFunc], [BindFunc] or [PreemptFunc]
+// says. ServeHTTP may run concurrently; it never modifies what the
+// functions return.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt, ok := h.routes[r.URL.Path]
 	if !ok && r.URL.Path == "/healthz" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
@@ -215,135 +320,200 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "ok\n")
 		return
 	}
+	c := &call{h: h, w: w, r: r, start: time.Now()}
+	// The cheap checks first, and all of them before the body is read.
 	if !ok {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no extender verb at %s", r.URL.Path))
+		c.refuse(refuse(http.StatusNotFound, "no extender verb at %s", r.URL.Path))
 		return
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed; extender calls are POST", r.Method))
+		c.refuse(refuse(http.StatusMethodNotAllowed, "method %s not allowed; extender calls are POST", r.Method))
 		return
 	}
+	if ref := checkContentType(r.Header.Get("Content-Type")); ref != nil {
+		c.refuse(ref)
+		return
+	}
+	if r.ContentLength > h.maxBytes {
+		c.refuse(refuse(http.StatusRequestEntityTooLarge, "request body of %d bytes is larger than the limit of %d", r.ContentLength, h.maxBytes))
+		return
+	}
+	reserve := r.ContentLength
+	if reserve < 0 {
+		reserve = h.maxBytes
+	}
+	if ref := h.admission.take(reserve); ref != nil {
+		w.Header().Set("Retry-After", "1")
+		c.refuse(ref)
+		return
+	}
+	defer h.admission.give(reserve)
+
 	// Servers built elsewhere may set no timeouts: apply ours to this
 	// request. Recorders and some transports cannot; then the server's own
 	// settings are all there is.
 	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(h.readTimeout))
-	_ = rc.SetWriteDeadline(time.Now().Add(h.writeTimeout))
+	_ = rc.SetReadDeadline(c.start.Add(h.readTimeout))
+	_ = rc.SetWriteDeadline(c.start.Add(h.writeTimeout + writeGrace))
 	ctx, cancel := context.WithTimeout(r.Context(), h.writeTimeout)
 	defer cancel()
-	body := http.MaxBytesReader(w, r.Body, h.maxBytes)
+	c.ctx = ctx
+	b := &body{r: http.MaxBytesReader(w, r.Body, h.maxBytes)}
 	switch {
 	case rt.filter != nil:
-		h.serveFilter(ctx, w, body, rt.filter)
+		c.filter(b, rt.filter)
 	case rt.prioritize != nil:
-		h.servePrioritize(ctx, w, body, rt.prioritize)
+		c.prioritize(b, rt.prioritize)
 	case rt.preempt != nil:
-		h.servePreempt(ctx, w, body, rt.preempt)
+		c.preempt(b, rt.preempt)
 	default:
-		h.serveBind(ctx, w, body, rt.bind)
+		c.bind(b, rt.bind)
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		c.logger().Info("Extender call answered after its write timeout; the scheduler may have given up on it",
+			"writeTimeout", h.writeTimeout, "took", time.Since(c.start).Round(time.Millisecond))
 	}
 }
 
-func (h *Handler) serveFilter(ctx context.Context, w http.ResponseWriter, body io.Reader, fn FilterFunc) {
-	var args extenderv1.ExtenderArgs
-	if !decode(w, body, &args) {
+// call is one extender call being served.
+type call struct {
+	h     *Handler
+	w     http.ResponseWriter
+	r     *http.Request
+	ctx   context.Context
+	start time.Time
+}
+
+func (c *call) logger() logr.Logger {
+	return c.h.logger().WithValues("path", c.r.URL.Path, "remote", c.r.RemoteAddr)
+}
+
+// refuse answers ref's status with its reason as a JSON {"Error": ...},
+// and logs it.
+func (c *call) refuse(ref *refusal) {
+	c.logger().Info("Refused an extender call", "status", ref.code, "reason", ref.reason)
+	c.answer(ref.code, struct{ Error string }{ref.reason})
+}
+
+// fail answers 500 with the reason a function failed, and logs it.
+func (c *call) fail(reason string) {
+	c.logger().Info("Extender function failed; answered 500", "reason", reason)
+	c.answer(http.StatusInternalServerError, struct{ Error string }{reason})
+}
+
+// answer writes v as the answer, logging a failure to.
+func (c *call) answer(code int, v any) {
+	c.delivered(writeJSON(c.w, code, v))
+}
+
+// delivered logs err, an answer's write error: the scheduler is gone, or
+// the write deadline has passed.
+func (c *call) delivered(err error) {
+	if err != nil {
+		c.logger().Info("Could not write the answer to an extender call", "err", err, "took", time.Since(c.start).Round(time.Millisecond))
+	}
+}
+
+func (c *call) filter(b *body, fn FilterFunc) {
+	a, ref := c.args(b)
+	if ref != nil {
+		c.refuse(ref)
 		return
 	}
-	nodes, unknown, ok := h.nodeInfos(ctx, w, &args)
-	if !ok {
-		return
-	}
-	res := extenderv1.ExtenderFilterResult{
+	nodes, unknown := c.nodes(a)
+	ans := filterAnswer{whole: a.whole, res: extenderv1.ExtenderFilterResult{
 		FailedNodes:                extenderv1.FailedNodesMap{},
 		FailedAndUnresolvableNodes: extenderv1.FailedNodesMap{},
-	}
-	feasible, d, err := fn(ctx, args.Pod, nodes)
+	}}
+	feasible, d, err := fn(c.ctx, a.pod, nodes)
 	if err != nil {
-		res.Error = err.Error()
-		writeJSON(w, http.StatusOK, &res)
+		ans.whole = false
+		ans.res.Error = err.Error()
+		c.delivered(ans.write(c.w))
 		return
 	}
 	names := make([]string, 0, len(feasible))
 	for _, ni := range feasible {
 		names = append(names, ni.Name())
-	}
-	res.NodeNames = &names
-	// A scheduler that sent whole nodes reads whole nodes back.
-	if args.Nodes != nil {
-		res.Nodes = &v1.NodeList{Items: make([]v1.Node, 0, len(feasible))}
-		for _, ni := range feasible {
-			if n := ni.Node(); n != nil {
-				res.Nodes.Items = append(res.Nodes.Items, *n)
-			}
+		// A scheduler that sent whole nodes reads whole nodes back.
+		if n := ni.Node(); a.whole && n != nil {
+			ans.nodes = append(ans.nodes, n)
 		}
 	}
+	ans.res.NodeNames = &names
 	for name, s := range d.Rejected() {
 		switch s.Code() {
 		case framework.Unschedulable:
-			res.FailedNodes[name] = s.Message()
+			ans.res.FailedNodes[name] = s.Message()
 		case framework.UnschedulableAndUnresolvable:
-			res.FailedAndUnresolvableNodes[name] = s.Message()
+			ans.res.FailedAndUnresolvableNodes[name] = s.Message()
 		}
 	}
 	for name, msg := range unknown {
-		res.FailedNodes[name] = msg
+		ans.res.FailedNodes[name] = msg
 	}
-	writeJSON(w, http.StatusOK, &res)
+	c.delivered(ans.write(c.w))
 }
 
-func (h *Handler) servePrioritize(ctx context.Context, w http.ResponseWriter, body io.Reader, fn PrioritizeFunc) {
-	var args extenderv1.ExtenderArgs
-	if !decode(w, body, &args) {
+func (c *call) prioritize(b *body, fn PrioritizeFunc) {
+	a, ref := c.args(b)
+	if ref != nil {
+		c.refuse(ref)
 		return
 	}
-	nodes, _, ok := h.nodeInfos(ctx, w, &args)
-	if !ok {
-		return
-	}
-	list, err := fn(ctx, args.Pod, nodes)
+	nodes, _ := c.nodes(a)
+	list, err := fn(c.ctx, a.pod, nodes)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
+		c.fail(err.Error())
 		return
 	}
 	if list == nil {
 		list = extenderv1.HostPriorityList{}
 	}
-	writeJSON(w, http.StatusOK, list)
+	list, n, first := clampScores(list)
+	if n > 0 {
+		c.logger().Info("Prioritize function returned scores outside 0..10; answered them clamped",
+			"clamped", n, "firstNode", first.Host, "firstScore", first.Score)
+	}
+	c.answer(http.StatusOK, list)
 }
 
-func (h *Handler) serveBind(ctx context.Context, w http.ResponseWriter, body io.Reader, fn BindFunc) {
+func (c *call) bind(b *body, fn BindFunc) {
 	var args extenderv1.ExtenderBindingArgs
-	if !decode(w, body, &args) {
+	if ref := decode(b, &args); ref != nil {
+		c.refuse(ref)
 		return
 	}
 	if args.PodName == "" || args.Node == "" {
-		writeError(w, http.StatusBadRequest, "bind request must name the pod (PodName) and the node (Node)")
+		c.refuse(refuse(http.StatusBadRequest, "bind request must name the pod (PodName) and the node (Node)"))
 		return
 	}
 	var res extenderv1.ExtenderBindingResult
-	err := fn(ctx, &v1.Binding{
+	err := fn(c.ctx, &v1.Binding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: args.PodNamespace, Name: args.PodName, UID: args.PodUID},
 		Target:     v1.ObjectReference{Kind: "Node", Name: args.Node},
 	})
 	if err != nil {
 		res.Error = err.Error()
 	}
-	writeJSON(w, http.StatusOK, &res)
+	c.answer(http.StatusOK, &res)
 }
 
-func (h *Handler) servePreempt(ctx context.Context, w http.ResponseWriter, body io.Reader, fn PreemptFunc) {
+func (c *call) preempt(b *body, fn PreemptFunc) {
 	var args extenderv1.ExtenderPreemptionArgs
-	if !decode(w, body, &args) {
+	if ref := decode(b, &args); ref != nil {
+		c.refuse(ref)
 		return
 	}
-	victims, ok := h.victims(ctx, w, &args)
-	if !ok {
+	victims, ref := c.h.victims(c.ctx, &args)
+	if ref != nil {
+		c.refuse(ref)
 		return
 	}
-	got, err := fn(ctx, args.Pod, victims)
+	got, err := fn(c.ctx, args.Pod, victims)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
+		c.fail(err.Error())
 		return
 	}
 	// The scheduler reads the answer's entries without checking for null:
@@ -356,7 +526,7 @@ func (h *Handler) servePreempt(ctx context.Context, w http.ResponseWriter, body 
 			meta.NumPDBViolations = v.NumPDBViolations
 			for _, p := range v.Pods {
 				if p == nil {
-					writeError(w, http.StatusInternalServerError, fmt.Sprintf("preempt function returned a nil pod for node %q", name))
+					c.fail(fmt.Sprintf("preempt function returned a nil pod for node %q", name))
 					return
 				}
 				meta.Pods = append(meta.Pods, &extenderv1.MetaPod{UID: string(p.UID)})
@@ -364,18 +534,63 @@ func (h *Handler) servePreempt(ctx context.Context, w http.ResponseWriter, body 
 		}
 		res.NodeNameToMetaVictims[name] = meta
 	}
-	writeJSON(w, http.StatusOK, &res)
+	c.answer(http.StatusOK, &res)
 }
 
-// victims turns a preempt request into victims with whole pods, writing a
-// 400 and returning false when it cannot. A nodeCacheCapable scheduler
-// names the victims by UID; a node the source does not know, or with a
-// victim the source does not place on it, is left out: the extender
-// cannot judge it, and leaving it out of the answer rejects it.
-func (h *Handler) victims(ctx context.Context, w http.ResponseWriter, args *extenderv1.ExtenderPreemptionArgs) (map[string]*extenderv1.Victims, bool) {
+// args reads a filter or prioritize call and checks it has what every
+// such call needs.
+func (c *call) args(b *body) (*args, *refusal) {
+	a, ref := c.h.readArgs(c.ctx, b)
+	switch {
+	case ref != nil:
+		return nil, ref
+	case a.pod == nil:
+		return nil, refuse(http.StatusBadRequest, "request has no Pod")
+	case a.whole:
+		return a, nil
+	case a.names == nil:
+		return nil, refuse(http.StatusBadRequest, "request has neither Nodes nor NodeNames")
+	case c.h.nodes == nil:
+		return nil, refuse(http.StatusBadRequest, "request names nodes (nodeCacheCapable) but this extender has no node source: serve it WithNodes, or configure nodeCacheCapable: false")
+	}
+	return a, nil
+}
+
+// nodes returns the call's NodeInfos: those read with the call's whole
+// nodes, or the node source's of the names it sent. Named nodes the
+// source does not know are left out and returned with the reason, for the
+// filter answer.
+func (c *call) nodes(a *args) ([]*nodeinfo.NodeInfo, map[string]string) {
+	if a.whole {
+		return a.nodes, nil
+	}
+	nodes := make([]*nodeinfo.NodeInfo, 0, len(*a.names))
+	var unknown map[string]string
+	for _, name := range *a.names {
+		ni, err := c.h.nodes(c.ctx, name)
+		if err == nil && ni.Node() == nil {
+			err = errors.New("no such node")
+		}
+		if err != nil {
+			if unknown == nil {
+				unknown = map[string]string{}
+			}
+			unknown[name] = fmt.Sprintf("node %q unknown to the extender: %v", name, err)
+			continue
+		}
+		nodes = append(nodes, ni)
+	}
+	return nodes, unknown
+}
+
+// victims turns a preempt request into victims with whole pods, or
+// refuses it with 400. A nodeCacheCapable scheduler names the victims by
+// UID; a node the source does not know, or with a victim the source does
+// not place on it, is left out: the extender cannot judge it, and leaving
+// it out of the answer rejects it.
+func (h *Handler) victims(ctx context.Context, args *extenderv1.ExtenderPreemptionArgs) (map[string]*extenderv1.Victims, *refusal) {
 	if args.Pod == nil {
-		writeError(w, http.StatusBadRequest, "request has no Pod")
-		return nil, false
+		return nil, refuse(http.StatusBadRequest, "request has no Pod")
 	}
 	if args.NodeNameToVictims != nil {
 		for name, v := range args.NodeNameToVictims {
@@ -383,25 +598,21 @@ func (h *Handler) victims(ctx context.Context, w http.ResponseWriter, args *exte
 			case v == nil:
 				args.NodeNameToVictims[name] = &extenderv1.Victims{}
 			case slices.Contains(v.Pods, nil):
-				writeError(w, http.StatusBadRequest, fmt.Sprintf("request has a null victim on node %q", name))
-				return nil, false
+				return nil, refuse(http.StatusBadRequest, "request has a null victim on node %q", name)
 			}
 		}
-		return args.NodeNameToVictims, true
+		return args.NodeNameToVictims, nil
 	}
 	if args.NodeNameToMetaVictims == nil {
-		writeError(w, http.StatusBadRequest, "request has neither NodeNameToVictims nor NodeNameToMetaVictims")
-		return nil, false
+		return nil, refuse(http.StatusBadRequest, "request has neither NodeNameToVictims nor NodeNameToMetaVictims")
 	}
 	if h.nodes == nil {
-		writeError(w, http.StatusBadRequest, "request names pods by UID (nodeCacheCapable) but this extender has no node source: serve it WithNodes, or configure nodeCacheCapable: false")
-		return nil, false
+		return nil, refuse(http.StatusBadRequest, "request names pods by UID (nodeCacheCapable) but this extender has no node source: serve it WithNodes, or configure nodeCacheCapable: false")
 	}
 	victims := make(map[string]*extenderv1.Victims, len(args.NodeNameToMetaVictims))
 	for name, meta := range args.NodeNameToMetaVictims {
 		if meta != nil && slices.Contains(meta.Pods, nil) {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("request has a null victim on node %q", name))
-			return nil, false
+			return nil, refuse(http.StatusBadRequest, "request has a null victim on node %q", name)
 		}
 		ni, err := h.nodes(ctx, name)
 		if err != nil || ni == nil || ni.Node() == nil {
@@ -417,7 +628,7 @@ func (h *Handler) victims(ctx context.Context, w http.ResponseWriter, args *exte
 		}
 		victims[name] = v
 	}
-	return victims, true
+	return victims, nil
 }
 
 // podsWithUIDs returns the pods of ni that metas name, in their order, or
@@ -437,108 +648,4 @@ func podsWithUIDs(ni *nodeinfo.NodeInfo, metas []*extenderv1.MetaPod) []*v1.Pod 
 		pods[i] = p
 	}
 	return pods
-}
-
-// nodeInfos turns a filter or prioritize request into NodeInfos, writing a
-// 400 and returning false when it cannot. Named nodes the source does not
-// know are left out and returned with the reason, for the filter answer.
-func (h *Handler) nodeInfos(ctx context.Context, w http.ResponseWriter, args *extenderv1.ExtenderArgs) ([]*nodeinfo.NodeInfo, map[string]string, bool) {
-	if args.Pod == nil {
-		writeError(w, http.StatusBadRequest, "request has no Pod")
-		return nil, nil, false
-	}
-	if args.Nodes != nil {
-		nodes := make([]*nodeinfo.NodeInfo, len(args.Nodes.Items))
-		for i := range args.Nodes.Items {
-			node := &args.Nodes.Items[i]
-			if h.nodes != nil {
-				if known, err := h.nodes(ctx, node.Name); err == nil && known != nil {
-					ni := known.Clone()
-					ni.SetNode(node)
-					nodes[i] = ni
-					continue
-				}
-			}
-			nodes[i] = nodeinfo.New(node)
-		}
-		return nodes, nil, true
-	}
-	if args.NodeNames == nil {
-		writeError(w, http.StatusBadRequest, "request has neither Nodes nor NodeNames")
-		return nil, nil, false
-	}
-	if h.nodes == nil {
-		writeError(w, http.StatusBadRequest, "request names nodes (nodeCacheCapable) but this extender has no node source: serve it WithNodes, or configure nodeCacheCapable: false")
-		return nil, nil, false
-	}
-	nodes := make([]*nodeinfo.NodeInfo, 0, len(*args.NodeNames))
-	var unknown map[string]string
-	for _, name := range *args.NodeNames {
-		ni, err := h.nodes(ctx, name)
-		if err == nil && ni.Node() == nil {
-			err = errors.New("no such node")
-		}
-		if err != nil {
-			if unknown == nil {
-				unknown = map[string]string{}
-			}
-			unknown[name] = fmt.Sprintf("node %q unknown to the extender: %v", name, err)
-			continue
-		}
-		nodes = append(nodes, ni)
-	}
-	return nodes, unknown, true
-}
-
-// Requests from a scheduler spend tens of bytes per JSON object or array.
-// A body far denser than that ("{},{},{},...") would decode into hundreds
-// of times its size in Go values: one v1.Node is 768 bytes. Bodies of at
-// least densityCheckFrom bytes must have minBytesPerObject bytes per '{' or
-// '[' on average, which bounds what a request allocates to a few hundred
-// times its size.
-const (
-	densityCheckFrom  = 1 << 10
-	minBytesPerObject = 12
-)
-
-// decode reads exactly one JSON value from body into v, writing a 413 or
-// 400 and returning false when it cannot.
-func decode(w http.ResponseWriter, body io.Reader, v any) bool {
-	raw, err := io.ReadAll(body)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", tooBig.Limit))
-			return false
-		}
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("reading request body: %v", err))
-		return false
-	}
-	if opens := bytes.Count(raw, []byte("{")) + bytes.Count(raw, []byte("[")); len(raw) >= densityCheckFrom && opens*minBytesPerObject > len(raw) {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("request body has %d JSON objects and arrays in %d bytes; a scheduler's requests have a few per hundred bytes", opens, len(raw)))
-		return false
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	err = dec.Decode(v)
-	if err == nil {
-		if _, extra := dec.Token(); extra != io.EOF {
-			err = errors.New("data after the JSON value")
-		}
-	}
-	if err != nil {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("malformed request body: %v", err))
-		return false
-	}
-	return true
-}
-
-func writeError(w http.ResponseWriter, code int, msg string) {
-	writeJSON(w, code, struct{ Error string }{msg})
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	// A failed write means the scheduler is gone; there is no one to tell.
-	_ = json.NewEncoder(w).Encode(v)
 }
