@@ -134,3 +134,9 @@ func (pl *NodeAffinity) Filter(_ context.Context, state *framework.CycleState, p
 	}
 	return nil
 }
+
+// NodeLocal reports true: the verdict on a node depends on the pod and
+// that node alone (framework.NodeLocalPlugin).
+func (*NodeAffinity) NodeLocal(_ *v1.Pod) bool {
+	return true
+}

@@ -84,3 +84,9 @@ func (*NodeDeclaredFeatures) Filter(_ context.Context, state *framework.CycleSta
 	}
 	return nil
 }
+
+// NodeLocal reports true: the verdict on a node depends on the pod and
+// that node alone (framework.NodeLocalPlugin).
+func (*NodeDeclaredFeatures) NodeLocal(_ *v1.Pod) bool {
+	return true
+}

@@ -58,3 +58,9 @@ func (pl *NodeName) Filter(_ context.Context, _ *framework.CycleState, pod *v1.P
 	}
 	return nil
 }
+
+// NodeLocal reports true: the verdict on a node depends on the pod and
+// that node alone (framework.NodeLocalPlugin).
+func (*NodeName) NodeLocal(_ *v1.Pod) bool {
+	return true
+}

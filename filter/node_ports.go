@@ -70,3 +70,9 @@ func (*NodePorts) Filter(_ context.Context, state *framework.CycleState, pod *v1
 	}
 	return nil
 }
+
+// NodeLocal reports true: the verdict on a node depends on the pod and
+// that node alone (framework.NodeLocalPlugin).
+func (*NodePorts) NodeLocal(_ *v1.Pod) bool {
+	return true
+}

@@ -322,3 +322,11 @@ func (st *resourcesFitState) status(missing []InsufficientResource) *framework.S
 	}
 	return newFitStatus(code, reasons...)
 }
+
+// NodeLocal reports whether the verdict on a node depends on the pod and
+// that node alone (framework.NodeLocalPlugin): not when the pod asks for
+// an extended resource a DeviceClass may provide, which is judged against
+// the cluster's devices.
+func (*NodeResourcesFit) NodeLocal(pod *v1.Pod) bool {
+	return !dra.MayUseExtendedResources(pod)
+}

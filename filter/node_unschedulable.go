@@ -62,3 +62,9 @@ func (pl *NodeUnschedulable) Filter(_ context.Context, _ *framework.CycleState, 
 	}
 	return nil
 }
+
+// NodeLocal reports true: the verdict on a node depends on the pod and
+// that node alone (framework.NodeLocalPlugin).
+func (*NodeUnschedulable) NodeLocal(_ *v1.Pod) bool {
+	return true
+}

@@ -56,3 +56,9 @@ func (pl *TaintToleration) Filter(_ context.Context, _ *framework.CycleState, po
 	}
 	return nil
 }
+
+// NodeLocal reports true: the verdict on a node depends on the pod and
+// that node alone (framework.NodeLocalPlugin).
+func (*TaintToleration) NodeLocal(_ *v1.Pod) bool {
+	return true
+}

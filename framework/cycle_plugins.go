@@ -3,7 +3,7 @@ package framework
 import (
 	"sync"
 
-	"github.com/kubesched/kubesched/internal/locality"
+	v1 "k8s.io/api/core/v1"
 )
 
 // cyclePlugins are the plugins a cycle runs after PreFilter, as the
@@ -17,9 +17,10 @@ type cyclePlugins struct {
 	filters    []FilterPlugin
 	extensions []namedExtensions
 	// at[i] is filters[i]'s position in Framework.filters, and local[i]
-	// its node-locality (see memo), nil for a filter never node-local.
+	// its node-locality (see NodeLocalPlugin), nil for a filter never
+	// node-local.
 	at    []int
-	local []locality.For
+	local []func(*v1.Pod) bool
 }
 
 // namedExtensions is a PreFilter plugin's extensions, with its name.
@@ -84,7 +85,7 @@ func (f *Framework) cyclePlugins(skip skipSet) *cyclePlugins {
 		if !skipped[pl.Name()] {
 			cp.filters = append(cp.filters, pl)
 			cp.at = append(cp.at, i)
-			cp.local = append(cp.local, locality.Of(pl))
+			cp.local = append(cp.local, nodeLocality(pl))
 		}
 	}
 	if skip.rest == nil {
@@ -93,4 +94,12 @@ func (f *Framework) cyclePlugins(skip skipSet) *cyclePlugins {
 		}
 	}
 	return cp
+}
+
+// nodeLocality returns pl's NodeLocal, or nil when pl never is node-local.
+func nodeLocality(pl Plugin) func(*v1.Pod) bool {
+	if nl, ok := pl.(NodeLocalPlugin); ok {
+		return nl.NodeLocal
+	}
+	return nil
 }

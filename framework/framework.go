@@ -8,9 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
-
-	"github.com/kubesched/kubesched/internal/locality"
 )
 
 // The adaptive percentageOfNodesToScore rule: small clusters are searched
@@ -38,7 +37,7 @@ type scorePlugin struct {
 	// index is the plugin's position in Framework.scores, and local its
 	// node-locality (see memo); nil for a plugin never node-local.
 	index int
-	local locality.For
+	local func(*v1.Pod) bool
 	// batch is the plugin as a BatchScorer, or nil.
 	batch BatchScorer
 }
@@ -326,7 +325,7 @@ func New(opts ...Option) (*Framework, error) {
 			if pw.weight == 0 {
 				return nil, fmt.Errorf("score plugin %q has weight 0; give it 1 or more (a configuration's 0 is 1)", name)
 			}
-			sp := scorePlugin{ScorePlugin: pl, name: name, weight: int64(pw.weight), index: len(f.scores), local: locality.Of(pl)}
+			sp := scorePlugin{ScorePlugin: pl, name: name, weight: int64(pw.weight), index: len(f.scores), local: nodeLocality(pl)}
 			sp.normalize, _ = p.(NormalizeScorePlugin)
 			sp.batch, _ = p.(BatchScorer)
 			f.scores = append(f.scores, sp)

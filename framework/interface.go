@@ -105,6 +105,27 @@ type NormalizeScorePlugin interface {
 	NormalizeScore(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, scores []int64) *Status
 }
 
+// NodeLocalPlugin is implemented by a Filter or Score plugin that says
+// for which pods it is node-local: its Filter verdict and its Score on a
+// node depend only on the pod, the plugin's own configuration, the number
+// of nodes in the cycle and that node's NodeInfo, which its Generation
+// names — never on other nodes, listers or cluster objects. The framework
+// then remembers those verdicts and scores per pod shape and node
+// generation, so that placing pod after pod of one kind, where one node
+// changes per placement, asks the plugin about that node alone. A plugin
+// that does not implement it is never treated as node-local.
+//
+// A node-local plugin that normalizes its scores must, when every node
+// scores 0, give every node the normalized score it gives a single node
+// scoring 0: the framework then normalizes that one 0 instead of a score
+// per node.
+type NodeLocalPlugin interface {
+	Plugin
+	// NodeLocal reports whether the plugin is node-local for pod. It is
+	// called once per pod and plugin, and must not modify pod.
+	NodeLocal(pod *v1.Pod) bool
+}
+
 // ReservePlugin is told the chosen node once per placement, as
 // kube-scheduler's Reserve extension point is, and records in the Result
 // what the placement takes there beyond the pod itself (DynamicResources

@@ -21,7 +21,7 @@ import (
 // pending pods a cluster-autoscaler simulates) asks the same plugins
 // about the same nodes again and again, while one node changes per
 // placement. A memo remembers, for one pod shape and node lists of one
-// length, by position, what the node-local plugins (package internal/locality) said of each node at
+// length, by position, what the node-local plugins (NodeLocalPlugin) said of each node at
 // its generation: the first Filter that did not pass, and the Scores. A
 // cycle of a pod of that shape then asks those plugins only about the
 // nodes that changed; the other plugins run as ever, in profile order,
@@ -346,7 +346,7 @@ func (m *memo) bindScores(active []*scorePlugin, pod *v1.Pod) []int {
 	var set []int
 	for k, pl := range active {
 		slots[k] = -1
-		if pl.local != nil && pl.local(pl.ScorePlugin, pod) {
+		if pl.local != nil && pl.local(pod) {
 			slots[k] = len(set)
 			set = append(set, pl.index)
 		}

@@ -19,7 +19,6 @@ import (
 	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/cache"
 	"github.com/kubesched/kubesched/framework"
-	"github.com/kubesched/kubesched/internal/locality"
 	"github.com/kubesched/kubesched/internal/testcluster"
 	plugins "github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -318,7 +317,7 @@ func (l *localScore) Score(_ context.Context, _ *framework.CycleState, _ *v1.Pod
 	return 50, nil
 }
 
-func init() { locality.Register(&localScore{}, nil) }
+func (*localScore) NodeLocal(*v1.Pod) bool { return true }
 
 // TestAMemoNeverKeepsAScoreOutOfRange: a node-local plugin's scores are
 // weighed from the memo unchecked, so a score out of range must never be

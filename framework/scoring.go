@@ -105,7 +105,7 @@ func (sc *scoring) useMemo(state *CycleState, pod *v1.Pod, n int) {
 	some := false
 	var others []int
 	for i, isLocal := range cp.local {
-		if isLocal != nil && isLocal(cp.filters[i], pod) {
+		if isLocal != nil && isLocal(pod) {
 			local[i] = true
 			set |= 1 << cp.at[i]
 			some = true
@@ -205,7 +205,7 @@ func (sc *scoring) copyKept(k int, raw []int64, stride int, pos []int32) {
 // might score every node alike (maybeUniform): for each that still
 // scores 0 on every node the memo knows, and so on every scored node,
 // it returns at k the normalized score all nodes get, which is what the
-// plugin makes of a single node's 0 (package internal/locality requires
+// plugin makes of a single node's 0 (NodeLocalPlugin requires
 // it of node-local plugins that normalize); for the others, -1, after
 // copying their scores out of the memo into the raw buffer as
 // scoreChunk would have. nodes, raw, stride and pos are as scoreNodes

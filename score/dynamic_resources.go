@@ -61,3 +61,11 @@ func (*DynamicResources) NormalizeScore(_ context.Context, _ *framework.CycleSta
 	normalize(scores, false)
 	return nil
 }
+
+// NodeLocal reports whether the score of a node depends on the pod and
+// that node alone (framework.NodeLocalPlugin): for a pod without claims,
+// asking for no resource a DeviceClass could provide, which scores 0 on
+// every node.
+func (*DynamicResources) NodeLocal(pod *v1.Pod) bool {
+	return len(pod.Spec.ResourceClaims) == 0 && !dra.MayUseExtendedResources(pod)
+}

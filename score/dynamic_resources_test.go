@@ -14,7 +14,6 @@ import (
 
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
-	"github.com/kubesched/kubesched/internal/locality"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -256,9 +255,10 @@ func TestDynamicResourcesScorePicksTheNodeWithTheFirstChoice(t *testing.T) {
 // no resource a DeviceClass could provide.
 func TestDynamicResourcesIsNodeLocalOnlyForPodsThatCannotHaveDevices(t *testing.T) {
 	t.Parallel()
-	isLocal := locality.Of(&DynamicResources{})
-	if isLocal == nil {
-		t.Fatal("DynamicResources is not registered as node-local for any pod")
+	var pl framework.Plugin = &DynamicResources{}
+	nl, ok := pl.(framework.NodeLocalPlugin)
+	if !ok {
+		t.Fatal("DynamicResources does not say for which pods it is node-local")
 	}
 	plain := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"}, Spec: v1.PodSpec{Containers: []v1.Container{{
 		Name: "c", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}},
@@ -276,7 +276,7 @@ func TestDynamicResourcesIsNodeLocalOnlyForPodsThatCannotHaveDevices(t *testing.
 		{"a pod with a claim is not", claimed, false},
 		{"a pod asking for an extended resource is not", extended, false},
 	} {
-		if got := isLocal(&DynamicResources{}, tc.pod); got != tc.want {
+		if got := nl.NodeLocal(tc.pod); got != tc.want {
 			t.Errorf("%s: node-local %v", tc.name, got)
 		}
 	}

@@ -157,3 +157,9 @@ func normalizedImageName(name string) string {
 	}
 	return name
 }
+
+// NodeLocal reports true: the score of a node depends on the pod, the
+// number of nodes and that node alone (framework.NodeLocalPlugin).
+func (*ImageLocality) NodeLocal(_ *v1.Pod) bool {
+	return true
+}

@@ -102,3 +102,9 @@ func (pl *NodeAffinity) NormalizeScore(_ context.Context, _ *framework.CycleStat
 	normalize(scores, false)
 	return nil
 }
+
+// NodeLocal reports true: the score of a node depends on the pod, the
+// number of nodes and that node alone (framework.NodeLocalPlugin).
+func (*NodeAffinity) NodeLocal(_ *v1.Pod) bool {
+	return true
+}

@@ -84,3 +84,11 @@ func (pl *NodeResourcesBalancedAllocation) PreScore(_ context.Context, state *fr
 func (pl *NodeResourcesBalancedAllocation) Score(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
 	return scoreResources(ctx, pl.getScorer(), balancedAllocationKey, state, pod, ni, true)
 }
+
+// NodeLocal reports whether the score of a node depends on the pod, the
+// number of nodes and that node alone (framework.NodeLocalPlugin): not
+// when the plugin scores an extended resource a DeviceClass may provide,
+// which counts the cluster's devices.
+func (pl *NodeResourcesBalancedAllocation) NodeLocal(*v1.Pod) bool {
+	return !scoresExtended(pl.getScorer())
+}

@@ -167,3 +167,11 @@ func draTotals(s *noderesources.Scorer, state *framework.CycleState) (*dra.Total
 	}
 	return dra.NewTotals(state, names)
 }
+
+// NodeLocal reports whether the score of a node depends on the pod, the
+// number of nodes and that node alone (framework.NodeLocalPlugin): not
+// when the plugin scores an extended resource a DeviceClass may provide,
+// which counts the cluster's devices.
+func (pl *NodeResourcesFit) NodeLocal(*v1.Pod) bool {
+	return !scoresExtended(pl.getScorer())
+}

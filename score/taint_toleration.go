@@ -79,3 +79,9 @@ func (*TaintToleration) NormalizeScore(_ context.Context, _ *framework.CycleStat
 	normalize(scores, true)
 	return nil
 }
+
+// NodeLocal reports true: the score of a node depends on the pod, the
+// number of nodes and that node alone (framework.NodeLocalPlugin).
+func (*TaintToleration) NodeLocal(_ *v1.Pod) bool {
+	return true
+}
