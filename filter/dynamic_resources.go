@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
@@ -68,15 +69,15 @@ const (
 // place, as informers and the cache package do. The memory is bounded (at
 // most four answers for each of 262,144 nodes) and holds no object alive.
 //
-// The zero value is ready to use, with the defaults, and shares that
-// memory with every other zero value; build a configured one, with its
-// own, with [NewDynamicResources].
+// The zero value is ready to use, with the defaults; each plugin has a
+// memory of its own. [NewDynamicResources] builds a configured one.
 type DynamicResources struct {
 	// Features: DRADeviceTaintRules (whether DeviceTaintRules taint
 	// devices), PreemptionMessageNamesVictims and CELErrorsNameTheDevice
 	// are read. nil is [feature.Default].
 	Features *feature.Features
 	p        *dra.Plugin
+	once     sync.Once
 }
 
 var (
@@ -103,10 +104,14 @@ func NewDynamicResources(args *configv1.DynamicResourcesArgs) (*DynamicResources
 	return &DynamicResources{p: dra.New(dra.Args{FilterTimeout: filterTimeout, BindingTimeout: a.BindingTimeout.Duration})}, nil
 }
 
+// plugin returns the configured plugin, made with the defaults on first
+// use of a zero value.
 func (pl *DynamicResources) plugin() *dra.Plugin {
-	if pl == nil || pl.p == nil {
-		return dra.Default()
-	}
+	pl.once.Do(func() {
+		if pl.p == nil {
+			pl.p = dra.New(dra.Args{})
+		}
+	})
 	return pl.p
 }
 

@@ -60,6 +60,8 @@ var interPodAffinityKey = framework.NewStateKey[*interPodAffinityState]()
 type InterPodAffinity struct {
 	// Features: ListedNamespacesOnly is read. nil is [feature.Default].
 	Features *feature.Features
+
+	aggregates affinityAggregates
 }
 
 var (
@@ -321,8 +323,9 @@ func placedTerms(pi *nodeinfo.PodInfo) *podaffinity.Terms {
 // antiNodes are the nodes among nodes that hold pods with required
 // anti-affinity: without terms of its own, the pod needs only those. The
 // nodes are counted on the state's workers, each into counts of its own,
-// merged at the end.
-func newInterPodAffinityState(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes, antiNodes []*nodeinfo.NodeInfo, listedOnly bool) (*interPodAffinityState, *framework.Status) {
+// merged at the end; over many nodes, into one of aggs, the plugin's, kept
+// from the last count.
+func newInterPodAffinityState(ctx context.Context, aggs *affinityAggregates, state *framework.CycleState, pod *v1.Pod, nodes, antiNodes []*nodeinfo.NodeInfo, listedOnly bool) (*interPodAffinityState, *framework.Status) {
 	lister := state.Listers().Namespaces
 	terms, err := podaffinity.Parse(pod)
 	if err != nil {
@@ -353,7 +356,7 @@ func newInterPodAffinityState(ctx context.Context, state *framework.CycleState, 
 		visited = antiNodes
 	}
 	if len(visited) >= minAggregateNodes {
-		if a, giveBack := affinityAggregates.Take(keys.String()); a != nil {
+		if a, giveBack := aggs.Take(keys.String()); a != nil {
 			defer giveBack()
 			if err := ctx.Err(); err != nil {
 				return nil, framework.AsStatus(err)
@@ -412,7 +415,7 @@ func resolveTerms(terms []podaffinity.Term, lister podaffinity.NamespaceLister, 
 // of pod does not parse, and Error when the namespace lister fails or ctx
 // is done.
 func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
-	s, status := newInterPodAffinityState(ctx, state, pod, nodes, state.NodesWithRequiredPodAntiAffinity(nodes), feature.Of(pl.Features).ListedNamespacesOnly)
+	s, status := newInterPodAffinityState(ctx, &pl.aggregates, state, pod, nodes, state.NodesWithRequiredPodAntiAffinity(nodes), feature.Of(pl.Features).ListedNamespacesOnly)
 	if status != nil {
 		return nil, status
 	}
@@ -468,7 +471,7 @@ func (pl *InterPodAffinity) Filter(ctx context.Context, state *framework.CycleSt
 			nodes = []*nodeinfo.NodeInfo{ni}
 		}
 		var status *framework.Status
-		if s, status = newInterPodAffinityState(ctx, state, pod, nodes, state.NodesWithRequiredPodAntiAffinity(nodes), feature.Of(pl.Features).ListedNamespacesOnly); status != nil {
+		if s, status = newInterPodAffinityState(ctx, &pl.aggregates, state, pod, nodes, state.NodesWithRequiredPodAntiAffinity(nodes), feature.Of(pl.Features).ListedNamespacesOnly); status != nil {
 			if status.IsSkip() {
 				return nil
 			}

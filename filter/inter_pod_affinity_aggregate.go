@@ -14,18 +14,14 @@ import (
 // aggregate, which compares every node of the cycle, repays itself.
 const minAggregateNodes = 256
 
-// maxAffinityAggregates bounds how many ways of counting are remembered
-// at once; past it one is forgotten.
-const maxAffinityAggregates = 64
-
-// affinityAggregates remembers, per way of counting (the pod's namespace,
+// InterPodAffinity's aggregates remember, per way of counting (the pod's namespace,
 // labels and namespace labels, and its required terms), the counts of
 // InterPodAffinity's PreFilter over the last node list counted and each
 // node's share of them, so that counting again over a list where few
 // nodes changed (a simulation placing pod after pod, a snapshot updated
 // in place) visits the changed nodes alone. Every node's generation is
-// still compared.
-var affinityAggregates = keyed.New[affinityAggregate](maxAffinityAggregates)
+// still compared. Each plugin holds its own: two frameworks share none.
+type affinityAggregates = keyed.Values[affinityAggregate]
 
 // affinityAggregate is one way of counting's running totals, used by one
 // count at a time.

@@ -46,6 +46,7 @@ func countsOf(c *podaffinity.Counts) map[string]int64 {
 // every node finds, for a pod without terms and for one with affinity
 // and anti-affinity terms.
 func TestAffinityAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
+	aggs := new(affinityAggregates)
 	r := rand.New(rand.NewPCG(5, 6))
 	apps := []string{"web", "db", "cache"}
 	var cluster []*nodeinfo.NodeInfo
@@ -119,7 +120,7 @@ func TestAffinityAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
 		}
 		for _, pod := range []*v1.Pod{plain, withTerms} {
 			state := framework.NewCycleState(cluster)
-			got, status := newInterPodAffinityState(ctx, state, pod, cluster, state.NodesWithRequiredPodAntiAffinity(cluster), true)
+			got, status := newInterPodAffinityState(ctx, aggs, state, pod, cluster, state.NodesWithRequiredPodAntiAffinity(cluster), true)
 			if status != nil {
 				t.Fatalf("step %d, %s: %v", step, pod.Name, status)
 			}
@@ -228,9 +229,10 @@ func TestACycleSharesAnAggregatesCountsUntilItEnds(t *testing.T) {
 		nodes = append(nodes, nodeinfo.New(node, pods...))
 	}
 	incoming := web("incoming", "")
+	pl := &InterPodAffinity{}
 	peek := &peekFilter{seen: make(chan *interPodAffinityState), resume: make(chan struct{})}
 	fw, err := framework.New(
-		framework.WithPlugin(&InterPodAffinity{}, 0),
+		framework.WithPlugin(pl, 0),
 		framework.WithPlugin(peek, 0),
 		framework.WithParallelism(1),
 	)
@@ -265,7 +267,7 @@ func TestACycleSharesAnAggregatesCountsUntilItEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := first.keys(true).String()
-	a, giveBack := affinityAggregates.Take(key)
+	a, giveBack := pl.aggregates.Take(key)
 	if a == nil {
 		t.Fatal("the aggregate is held between cycles")
 	}
@@ -284,7 +286,7 @@ func TestACycleSharesAnAggregatesCountsUntilItEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	a, giveBack = affinityAggregates.Take(key)
+	a, giveBack = pl.aggregates.Take(key)
 	if a == nil {
 		t.Fatal("the aggregate is held after both cycles ended")
 	}
@@ -300,7 +302,7 @@ func TestACycleSharesAnAggregatesCountsUntilItEnds(t *testing.T) {
 	if _, err := fw.Schedule(ctx, incoming, nodes); err != nil {
 		t.Fatal(err)
 	}
-	a, giveBack = affinityAggregates.Take(key)
+	a, giveBack = pl.aggregates.Take(key)
 	defer giveBack()
 	if a.totals != totals {
 		t.Error("the aggregate copied counts that no cycle borrowed any more")

@@ -60,7 +60,8 @@ var (
 // The zero value uses kube-scheduler's default arguments. It is safe for
 // concurrent use.
 type PodTopologySpread struct {
-	defaults topologyspread.Defaults
+	defaults   topologyspread.Defaults
+	aggregates topologyspread.Aggregates
 }
 
 // NewPodTopologySpread returns the filter configured by args,
@@ -101,7 +102,7 @@ func (pl *PodTopologySpread) domains(ctx context.Context, state *framework.Cycle
 	if err != nil {
 		return nil, fmt.Errorf("get constraints from pod: %w", err)
 	}
-	return topologyspread.NewDomains(ctx, pod, cs, nodes, state.NodeGenerations(nodes), state)
+	return topologyspread.NewDomains(ctx, pod, cs, nodes, topologyspread.Incremental{Aggregates: &pl.aggregates, Gens: state.NodeGenerations(nodes), State: state})
 }
 
 // Filter checks node against the counts PreFilter made. Without them (a nil

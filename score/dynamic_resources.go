@@ -40,7 +40,7 @@ func (*DynamicResources) Score(_ context.Context, state *framework.CycleState, _
 	if s.Empty() || !s.Prioritized() {
 		return 0, nil // without reading the node: most pods have no claims
 	}
-	return dra.Default().Score(s, ni.Name())
+	return dra.Score(s, ni.Name())
 }
 
 // ScoreBatch sets every score to 0 without looking at the nodes when

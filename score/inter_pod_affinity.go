@@ -43,6 +43,8 @@ type InterPodAffinity struct {
 	ignorePreferred bool
 	// Features: ListedNamespacesOnly is read. nil is [feature.Default].
 	Features *feature.Features
+
+	aggregates scoreAggregates
 }
 
 var (
@@ -127,7 +129,7 @@ func (pl *InterPodAffinity) domainScores(ctx context.Context, state *framework.C
 		all, gens := nodes, state.NodeGenerations(nodes)
 		nodes = state.NodesWithPodAffinity(nodes)
 		if len(nodes) >= minScoreAggregateNodes || (gens != nil && len(nodes) >= minScoreAggregateNodesWithGens) {
-			if a, giveBack := scoreAggregates.Take(scoringKey(&scorer)); a != nil {
+			if a, giveBack := pl.aggregates.Take(scoringKey(&scorer)); a != nil {
 				defer giveBack()
 				if err := ctx.Err(); err != nil {
 					return nil, framework.AsStatus(err)

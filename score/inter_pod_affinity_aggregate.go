@@ -19,18 +19,15 @@ const (
 	minScoreAggregateNodesWithGens = 32
 )
 
-// maxScoreAggregates bounds how many ways of scoring are remembered at
-// once; past it one is forgotten.
-const maxScoreAggregates = 64
-
-// scoreAggregates remembers, per way of scoring (see scoringKey), the
+// InterPodAffinity's aggregates remember, per way of scoring (see scoringKey), the
 // domain scores that placed pods' terms give a pod without preferred
 // terms of its own, over the last node list scored, and each node's
 // share of them, so that scoring again over a list where few nodes
 // changed (a simulation placing pod after pod) visits the changed nodes
 // alone. As InterPodAffinity's PreFilter aggregates, it compares
-// generations only and keeps no NodeInfo alive.
-var scoreAggregates = keyed.New[scoreAggregate](maxScoreAggregates)
+// generations only and keeps no NodeInfo alive. Each plugin holds its
+// own: two frameworks share none.
+type scoreAggregates = keyed.Values[scoreAggregate]
 
 // scoreAggregate is one way of scoring's running totals, used by one
 // cycle at a time.

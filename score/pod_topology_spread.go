@@ -48,7 +48,8 @@ var (
 // The zero value uses kube-scheduler's default arguments. It is safe for
 // concurrent use.
 type PodTopologySpread struct {
-	defaults topologyspread.Defaults
+	defaults   topologyspread.Defaults
+	aggregates topologyspread.Aggregates
 }
 
 // NewPodTopologySpread returns the scorer configured by args,
@@ -135,7 +136,7 @@ func (pl *PodTopologySpread) scores(ctx context.Context, state *framework.CycleS
 	if state != nil {
 		positions = state.NodePositions
 	}
-	return topologyspread.NewScores(ctx, pod, cs, requireAll, all, feasible, positions, state.NodeGenerations(all), state)
+	return topologyspread.NewScores(ctx, pod, cs, requireAll, all, feasible, positions, topologyspread.Incremental{Aggregates: &pl.aggregates, Gens: state.NodeGenerations(all), State: state})
 }
 
 // stateScores returns PreScore's result or, without one (a nil state, in

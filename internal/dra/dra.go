@@ -70,21 +70,24 @@ type Plugin struct {
 	memo memo
 }
 
+// allocatorFeatures are kube-scheduler's default gates, as its allocator
+// sees them.
+var allocatorFeatures = structured.Features{
+	AdminAccess:            true,
+	PrioritizedList:        true,
+	PartitionableDevices:   true,
+	DeviceTaints:           true,
+	DeviceBindingAndStatus: true,
+	ConsumableCapacity:     true,
+}
+
 // New returns the plugin configured by args.
 func New(args Args) *Plugin {
 	p := &Plugin{
 		filterTimeout:  args.FilterTimeout,
 		bindingTimeout: args.BindingTimeout,
 		now:            args.Now,
-		// kube-scheduler's default gates, as its allocator sees them.
-		features: structured.Features{
-			AdminAccess:            true,
-			PrioritizedList:        true,
-			PartitionableDevices:   true,
-			DeviceTaints:           true,
-			DeviceBindingAndStatus: true,
-			ConsumableCapacity:     true,
-		},
+		features:       allocatorFeatures,
 		// kube-scheduler keeps the ten most recent compiled expressions;
 		// DRAListTypeAttributes (alpha) is off.
 		cel: cel.NewCache(10, cel.Features{EnableConsumableCapacity: true}),
@@ -100,11 +103,6 @@ func New(args Args) *Plugin {
 	}
 	return p
 }
-
-var defaultPlugin = sync.OnceValue(func() *Plugin { return New(Args{}) })
-
-// Default returns the plugin with the default configuration, shared.
-func Default() *Plugin { return defaultPlugin() }
 
 // StateKey is where PreFilter keeps a pod's [State] for the cycle.
 var StateKey = framework.NewStateKey[*State]()
@@ -394,7 +392,7 @@ func (p *Plugin) Filter(ctx context.Context, s *State, pod *v1.Pod, ni *nodeinfo
 // Score is the prioritized-list score of the allocation Filter made on the
 // node: for every request with subrequests, 8 minus the position of the
 // subrequest chosen, summed over the pod's claims. s may be nil.
-func (p *Plugin) Score(s *State, nodeName string) (int64, *framework.Status) {
+func Score(s *State, nodeName string) (int64, *framework.Status) {
 	if s.Empty() || !s.prioritized {
 		return 0, nil
 	}

@@ -368,17 +368,10 @@ func TestScoreAndReserveWithoutFilter(t *testing.T) {
 			}
 		})
 	}
-	score, got := p.Score(broken, "n1")
+	score, got := Score(broken, "n1")
 	checkStatus(t, "Score with too few allocations", got, framework.Error, "number of allocations 0 is smaller than number of claims needing allocation")
 	if score != 0 {
 		t.Errorf("Score with too few allocations = %d, want 0", score)
-	}
-}
-
-func TestDefaultIsShared(t *testing.T) {
-	t.Parallel()
-	if Default() != Default() {
-		t.Error("Default() returned two plugins, want one shared")
 	}
 }
 

@@ -99,7 +99,7 @@ func FuzzPreFilterFilter(f *testing.F) {
 				}
 				continue
 			}
-			if _, st := p.Score(s, ni.Name()); st != nil {
+			if _, st := Score(s, ni.Name()); st != nil {
 				t.Fatalf("Score(%s) of a feasible node = %v", ni.Name(), st)
 			}
 			claims, _, st := p.Reserve(s, pod, ni.Name())

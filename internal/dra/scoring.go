@@ -52,7 +52,7 @@ func NewTotals(state *framework.CycleState, resources []v1.ResourceName) (*Total
 			continue
 		}
 		if t == nil {
-			t = &Totals{classes: map[v1.ResourceName]*resourceapi.DeviceClass{}, features: Default().features}
+			t = &Totals{classes: map[v1.ResourceName]*resourceapi.DeviceClass{}, features: allocatorFeatures}
 		}
 		t.classes[name] = class
 	}

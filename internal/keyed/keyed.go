@@ -3,15 +3,23 @@
 // a time.
 package keyed
 
-import "sync"
+import (
+	"cmp"
+	"sync"
+)
 
-// Values holds up to a bounded number of values by key; past the bound a
-// key is forgotten, at random, to make room. The zero value is not ready:
-// use [New].
+// Max is how many keys a Values holds at once; past it a key is
+// forgotten, at random, to make room.
+const Max = 64
+
+// Values holds up to [Max] values by key. The zero value is ready; a
+// Values must not be copied after first use. Plugins hold theirs, so
+// that two frameworks share none.
 type Values[T any] struct {
 	mu    sync.Mutex
-	max   int
 	byKey map[string]*entry[T]
+	// max, when not 0, replaces Max (in tests).
+	max int
 }
 
 type entry[T any] struct {
@@ -19,19 +27,17 @@ type entry[T any] struct {
 	v  T
 }
 
-// New returns Values holding at most max keys.
-func New[T any](max int) *Values[T] {
-	return &Values[T]{max: max, byKey: map[string]*entry[T]{}}
-}
-
 // Take returns the value for key (its zero value the first time) and the
 // function that gives it back, or nil and nil when another caller holds
 // it: the caller then does without.
 func (v *Values[T]) Take(key string) (*T, func()) {
 	v.mu.Lock()
+	if v.byKey == nil {
+		v.byKey = map[string]*entry[T]{}
+	}
 	e, ok := v.byKey[key]
 	if !ok {
-		if len(v.byKey) >= v.max {
+		if limit := cmp.Or(v.max, Max); len(v.byKey) >= limit {
 			for k := range v.byKey {
 				delete(v.byKey, k)
 				break

@@ -12,17 +12,30 @@ import (
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
-// maxAggregates bounds how many ways of counting domains are remembered
-// at once; past it one is forgotten.
-const maxAggregates = 64
-
-// aggregates remembers, per way of counting (see aggregateKey), the
+// Aggregates remember, per way of counting (see aggregateKey), the
 // domain counts of the last node list counted and each node's share of
 // them, so that counting again over a list where few nodes changed (a
 // simulation placing pod after pod, a snapshot updated in place) visits
 // the changed nodes alone. Every node's generation is still compared,
-// which costs far less than reading its labels and pods.
-var aggregates = keyed.New[aggregate](maxAggregates)
+// which costs far less than reading its labels and pods. The zero value
+// is ready; each plugin holds its own, so that two frameworks share none.
+type Aggregates struct {
+	values keyed.Values[aggregate]
+}
+
+// Incremental is what a count may keep and consult from one cycle to the
+// next. Every field may be zero: a count then visits every node.
+type Incremental struct {
+	// Aggregates, when not nil, are where counts are kept across cycles.
+	Aggregates *Aggregates
+	// Gens, when not nil, are the counted nodes' generations
+	// (framework.CycleState.NodeGenerations), which spare reading the
+	// unchanged ones.
+	Gens []int64
+	// State, when not nil, is the cycle's, which may tell which nodes
+	// changed since the last count.
+	State *framework.CycleState
+}
 
 // aggregate is one way of counting's running totals, used by one count
 // at a time; another count at the same time counts without it.

@@ -8,7 +8,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/nodeaffinity"
 	"github.com/kubesched/kubesched/internal/parallel"
 	"github.com/kubesched/kubesched/internal/podcount"
@@ -108,25 +107,22 @@ const minNodesPerWorker = 256
 // false, whose maps stay empty: a cheaper want that needs no domain.
 // Workers count into maps of their own, merged at the end; domains are
 // few, so merging is cheap. When the counts are a sum of each node's
-// share (see cacheable), an aggregate kept from the last count over the
-// same positions counts only the nodes that changed since; gens, when not
-// nil, are the nodes' generations (framework.CycleState.NodeGenerations),
-// which spare reading the unchanged ones, and state, when not nil, the
-// cycle's, which may tell which changed. It returns ctx's error if
-// cancelled.
-func countDomains(ctx context.Context, pod *v1.Pod, cs []Constraint, e *eligibility, nodes []*nodeinfo.NodeInfo, gens []int64, state *framework.CycleState, requireAll bool, want func(i int, value string) bool, counted []bool) ([]map[string]int, error) {
+// share (see cacheable), an aggregate of inc's kept from the last count
+// over the same positions counts only the nodes that changed since. It
+// returns ctx's error if cancelled.
+func countDomains(ctx context.Context, pod *v1.Pod, cs []Constraint, e *eligibility, nodes []*nodeinfo.NodeInfo, inc Incremental, requireAll bool, want func(i int, value string) bool, counted []bool) ([]map[string]int, error) {
 	k := len(cs)
 	keys := make([]podcount.Key, k)
 	for i := range cs {
 		keys[i] = matchKey(cs[i].Selector, pod.Namespace)
 	}
-	if cacheable(pod, cs) {
-		if a, giveBack := aggregates.Take(aggregateKey(pod.Namespace, cs, requireAll, counted)); a != nil {
+	if inc.Aggregates != nil && cacheable(pod, cs) {
+		if a, giveBack := inc.Aggregates.values.Take(aggregateKey(pod.Namespace, cs, requireAll, counted)); a != nil {
 			defer giveBack()
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			return a.count(pod, cs, keys, nodes, gens, state, requireAll, want, counted), nil
+			return a.count(pod, cs, keys, nodes, inc.Gens, inc.State, requireAll, want, counted), nil
 		}
 	}
 	return countEach(ctx, pod, cs, keys, e, nodes, requireAll, want, counted)

@@ -9,7 +9,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -47,10 +46,9 @@ type Domains struct {
 // matching each of cs, pod's hard constraints. A node counts only if it
 // has every constraint's topology key; for each constraint it must also
 // pass that constraint's node inclusion policies. It returns an error only
-// if ctx is cancelled. gens, when not nil, are the nodes' generations
-// (framework.CycleState.NodeGenerations); state, when not nil, the
-// cycle's, which may tell which nodes changed since the last count.
-func NewDomains(ctx context.Context, pod *v1.Pod, cs []Constraint, nodes []*nodeinfo.NodeInfo, gens []int64, state *framework.CycleState) (*Domains, error) {
+// if ctx is cancelled. What inc holds spares the count the nodes that did
+// not change since the last.
+func NewDomains(ctx context.Context, pod *v1.Pod, cs []Constraint, nodes []*nodeinfo.NodeInfo, inc Incremental) (*Domains, error) {
 	d := &Domains{
 		constraints: cs,
 		selfMatch:   make([]int, len(cs)),
@@ -61,7 +59,7 @@ func NewDomains(ctx context.Context, pod *v1.Pod, cs []Constraint, nodes []*node
 		return d, nil
 	}
 	var err error
-	if d.counts, err = countDomains(ctx, pod, cs, &d.eligibility, nodes, gens, state, true, nil, nil); err != nil {
+	if d.counts, err = countDomains(ctx, pod, cs, &d.eligibility, nodes, inc, true, nil, nil); err != nil {
 		return nil, err
 	}
 	podLabels := labels.Set(pod.Labels)

@@ -49,12 +49,9 @@ type Scores struct {
 // positions, when not nil, gives the positions in all of nodes (as
 // framework.CycleState.NodePositions does). With it, and counts that are
 // a sum of node shares (see cacheable), every feasible node is scored
-// here at once from an aggregate kept across cycles, and [Scores.Batch]
-// hands the scores out. gens, when not nil, are all's
-// generations (framework.CycleState.NodeGenerations); state, when not
-// nil, the cycle's, which may tell which nodes changed since the last
-// count.
-func NewScores(ctx context.Context, pod *v1.Pod, cs []Constraint, requireAll bool, all, feasible []*nodeinfo.NodeInfo, positions func([]*nodeinfo.NodeInfo) ([]int32, bool), gens []int64, state *framework.CycleState) (*Scores, error) {
+// here at once from an aggregate of inc's kept across cycles, and
+// [Scores.Batch] hands the scores out. inc's generations are all's.
+func NewScores(ctx context.Context, pod *v1.Pod, cs []Constraint, requireAll bool, all, feasible []*nodeinfo.NodeInfo, positions func([]*nodeinfo.NodeInfo) ([]int32, bool), inc Incremental) (*Scores, error) {
 	s := &Scores{
 		constraints: cs,
 		namespace:   pod.Namespace,
@@ -72,7 +69,7 @@ func NewScores(ctx context.Context, pod *v1.Pod, cs []Constraint, requireAll boo
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if s.scoreAll(pod, requireAll, all, feasible, positions, gens, state) {
+	if s.scoreAll(pod, requireAll, all, feasible, positions, inc) {
 		return s, nil
 	}
 	domains := make([]int, len(cs))
@@ -118,7 +115,7 @@ func NewScores(ctx context.Context, pod *v1.Pod, cs []Constraint, requireAll boo
 	for i := range cs {
 		counted[i] = cs[i].TopologyKey != v1.LabelHostname
 	}
-	counts, err := countDomains(ctx, pod, cs, &e, all, gens, state, requireAll, want, counted)
+	counts, err := countDomains(ctx, pod, cs, &e, all, inc, requireAll, want, counted)
 	if err != nil {
 		return nil, err
 	}
@@ -134,22 +131,22 @@ func NewScores(ctx context.Context, pod *v1.Pod, cs []Constraint, requireAll boo
 // feasible node into s.raw and fills the rest of s as the per-node way
 // would. It reports false, having changed nothing, when it cannot: no
 // position function, a node without a position, counts that are not a
-// sum of shares, or the aggregate busy with another cycle.
-func (s *Scores) scoreAll(pod *v1.Pod, requireAll bool, all, feasible []*nodeinfo.NodeInfo, positions func([]*nodeinfo.NodeInfo) ([]int32, bool), gens []int64, state *framework.CycleState) bool {
+// sum of shares, no aggregates, or the aggregate busy with another cycle.
+func (s *Scores) scoreAll(pod *v1.Pod, requireAll bool, all, feasible []*nodeinfo.NodeInfo, positions func([]*nodeinfo.NodeInfo) ([]int32, bool), inc Incremental) bool {
 	cs := s.constraints
-	if positions == nil || !cacheable(pod, cs) {
+	if positions == nil || inc.Aggregates == nil || !cacheable(pod, cs) {
 		return false
 	}
 	at, ok := positions(feasible)
 	if !ok {
 		return false
 	}
-	a, giveBack := aggregates.Take(aggregateKey(pod.Namespace, cs, requireAll, nil))
+	a, giveBack := inc.Aggregates.values.Take(aggregateKey(pod.Namespace, cs, requireAll, nil))
 	if a == nil {
 		return false
 	}
 	defer giveBack()
-	a.update(pod, cs, s.keys, all, gens, state, requireAll, nil)
+	a.update(pod, cs, s.keys, all, inc.Gens, inc.State, requireAll, nil)
 
 	// The domains of the feasible nodes, with their matching pods. A node
 	// counted for no constraint (dom -1) has no node object, or lacks a

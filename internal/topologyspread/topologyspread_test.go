@@ -302,7 +302,7 @@ func TestDomainsCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := NewDomains(context.Background(), incoming, cs, nodes, nil, nil)
+	d, err := NewDomains(context.Background(), incoming, cs, nodes, Incremental{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +345,7 @@ func TestScoresOfTwoZones(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewScores(context.Background(), incoming, cs, true, nodes, nodes, nil, nil, nil)
+	s, err := NewScores(context.Background(), incoming, cs, true, nodes, nodes, nil, Incremental{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,6 +411,7 @@ func TestCountsAreTheSameOnOneWorkerAsOnMany(t *testing.T) {
 // aggregate, which visits only the changed nodes, finds what counting
 // every node finds, for filtering and for scoring.
 func TestAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
+	aggs := new(Aggregates)
 	r := rand.New(rand.NewPCG(3, 4))
 	var nodes []*v1.Node
 	for i := range 60 {
@@ -512,7 +513,7 @@ func TestAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
 			if step%2 == 0 {
 				gens = generationsOf(cluster)
 			}
-			got, err := countDomains(context.Background(), incoming, cs, &e, cluster, gens, nil, tc.requireAll, tc.want, tc.counted)
+			got, err := countDomains(context.Background(), incoming, cs, &e, cluster, Incremental{Aggregates: aggs, Gens: gens}, tc.requireAll, tc.want, tc.counted)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -530,6 +531,7 @@ func TestAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
 }
 
 func TestScoresFromAnAggregateEqualThoseOfEachNode(t *testing.T) {
+	aggs := new(Aggregates)
 	r := rand.New(rand.NewPCG(5, 6))
 	var nodes []*v1.Node
 	for i := range 80 {
@@ -593,14 +595,14 @@ func TestScoresFromAnAggregateEqualThoseOfEachNode(t *testing.T) {
 			}
 		}
 		for _, requireAll := range []bool{true, false} {
-			fast, err := NewScores(context.Background(), incoming, cs, requireAll, cluster, feasible, positions, generationsOf(cluster), nil)
+			fast, err := NewScores(context.Background(), incoming, cs, requireAll, cluster, feasible, positions, Incremental{Aggregates: aggs, Gens: generationsOf(cluster)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if fast.raw == nil {
 				t.Fatal("the scores were not worked out from an aggregate")
 			}
-			each, err := NewScores(context.Background(), incoming, cs, requireAll, cluster, feasible, nil, nil, nil)
+			each, err := NewScores(context.Background(), incoming, cs, requireAll, cluster, feasible, nil, Incremental{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -714,6 +716,7 @@ func TestNormalizeDividesAsKubeScheduler(t *testing.T) {
 // bits when they fit; maxSkew near its int32 limit on two constraints
 // gives scores that do not, which must come out whole.
 func TestRawScoresBeyondInt32FromAnAggregate(t *testing.T) {
+	aggs := new(Aggregates)
 	var nodes []*v1.Node
 	for i := range 6 {
 		name := "n" + strconv.Itoa(i)
@@ -734,7 +737,7 @@ func TestRawScoresBeyondInt32FromAnAggregate(t *testing.T) {
 		}
 		return at, true
 	}
-	fast, err := NewScores(context.Background(), incoming, cs, true, cluster, cluster, positions, generationsOf(cluster), nil)
+	fast, err := NewScores(context.Background(), incoming, cs, true, cluster, cluster, positions, Incremental{Aggregates: aggs, Gens: generationsOf(cluster)})
 	if err != nil {
 		t.Fatal(err)
 	}
