@@ -39,8 +39,9 @@ type Estimate struct {
 	Placements []string
 }
 
-// EstimateOption changes how [Cluster.Estimate] estimates.
-type EstimateOption func(*estimateConfig)
+// EstimateOption changes how [Cluster.Estimate] estimates; one that
+// cannot apply makes Estimate return its error.
+type EstimateOption func(*estimateConfig) error
 
 type estimateConfig struct {
 	maxNodes int
@@ -48,8 +49,16 @@ type estimateConfig struct {
 
 // MaxNodes stops the estimate at n new nodes (0, the default, for no
 // limit), as a node group's maximum size or cluster-autoscaler's
-// --max-nodes-per-scaleup stop it.
-func MaxNodes(n int) EstimateOption { return func(c *estimateConfig) { c.maxNodes = n } }
+// --max-nodes-per-scaleup stop it. A negative n is an error.
+func MaxNodes(n int) EstimateOption {
+	return func(c *estimateConfig) error {
+		if n < 0 {
+			return fmt.Errorf("sim: MaxNodes(%d): want 0 (no limit) or more", n)
+		}
+		c.maxNodes = n
+		return nil
+	}
+}
 
 // Estimate answers cluster-autoscaler's scale-up question in the manner
 // of its binpacking estimator, on the cluster as it is, which it leaves
@@ -86,7 +95,12 @@ func (c *Cluster) Estimate(ctx context.Context, tmpl Template, pods []*v1.Pod, o
 	}
 	var cfg estimateConfig
 	for _, o := range opts {
-		o(&cfg)
+		if o == nil {
+			return nil, errors.New("sim: Estimate: nil EstimateOption")
+		}
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
 	}
 	c.Fork()
 	defer func() { _ = c.Revert() }()

@@ -169,8 +169,9 @@ func (c *Cluster) commit(pod *v1.Pod, res *framework.Result) error {
 	return c.addPod(bound)
 }
 
-// PlaceOption changes how [Cluster.PlaceAll] places its pods.
-type PlaceOption func(*placeConfig)
+// PlaceOption changes how [Cluster.PlaceAll] places its pods; one that
+// cannot apply makes PlaceAll return its error before placing any pod.
+type PlaceOption func(*placeConfig) error
 
 type placeConfig struct {
 	queueOrder   bool
@@ -183,11 +184,15 @@ type placeConfig struct {
 // InQueueOrder places the pods in kube-scheduler's queue order: higher
 // priority first, then older (creation timestamp), the given order
 // breaking ties, rather than in the given order.
-func InQueueOrder() PlaceOption { return func(c *placeConfig) { c.queueOrder = true } }
+func InQueueOrder() PlaceOption {
+	return func(c *placeConfig) error { c.queueOrder = true; return nil }
+}
 
 // FirstFit places each pod as [Cluster.PlaceFirstFit] does, rather than
 // as [Cluster.Place].
-func FirstFit() PlaceOption { return func(c *placeConfig) { c.firstFit = true } }
+func FirstFit() PlaceOption {
+	return func(c *placeConfig) error { c.firstFit = true; return nil }
+}
 
 // AfterEach has fn called after each pod is placed or found to fit
 // nowhere, in the order the pods are placed, with the pod's position in
@@ -196,9 +201,16 @@ func FirstFit() PlaceOption { return func(c *placeConfig) { c.firstFit = true } 
 // *framework.NotTriedError of a pod kube-scheduler would not try. The
 // cluster is then as that placement left it, so fn may read it, or
 // explain the pod on it ([Cluster.Explain]), before the next; fn must not
-// change it. Count the calls to report progress on long runs.
+// change it. Count the calls to report progress on long runs. A nil fn
+// is an error.
 func AfterEach(fn func(i int, res *framework.Result, err error)) PlaceOption {
-	return func(c *placeConfig) { c.afterEach = fn }
+	return func(c *placeConfig) error {
+		if fn == nil {
+			return errors.New("sim: AfterEach: nil function")
+		}
+		c.afterEach = fn
+		return nil
+	}
 }
 
 // PlaceAll places pods one after the other, each placement committed
@@ -211,7 +223,12 @@ func AfterEach(fn func(i int, res *framework.Result, err error)) PlaceOption {
 func (c *Cluster) PlaceAll(ctx context.Context, pods []*v1.Pod, opts ...PlaceOption) ([]*framework.Result, error) {
 	var cfg placeConfig
 	for _, o := range opts {
-		o(&cfg)
+		if o == nil {
+			return nil, errors.New("sim: PlaceAll: nil PlaceOption")
+		}
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
 	}
 	order := make([]int, len(pods))
 	for i := range order {

@@ -48,8 +48,9 @@ func (c *Cluster) PlacePreempting(ctx context.Context, pod *v1.Pod) (*framework.
 // AfterEach's call for that pod. First fit ([FirstFit]) does not preempt,
 // as cluster-autoscaler's does not.
 func Preempt(fn func(i int, p *framework.Preemption)) PlaceOption {
-	return func(c *placeConfig) {
+	return func(c *placeConfig) error {
 		c.preempt = true
 		c.onPreemption = fn
+		return nil
 	}
 }
