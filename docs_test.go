@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/framework"
@@ -566,5 +567,171 @@ func TestTheREADMEsVersioningNamesTheKubernetesModulesRequired(t *testing.T) {
 	}
 	if !strings.Contains(section, "all "+staging) {
 		t.Errorf("README.md's Versioning does not say the modules are all %s", staging)
+	}
+}
+
+// mdLink is one Markdown link or image of a document.
+type mdLink struct {
+	line         int
+	text, target string
+}
+
+// linkPattern matches [text](target) and ![alt](target), with an optional
+// "title" after the target.
+var linkPattern = regexp.MustCompile(`\[([^\]]*)\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
+
+// codeSpan matches an inline code span, in which brackets are not links.
+var codeSpan = regexp.MustCompile("`[^`]*`")
+
+// markdownLinks returns the links of a Markdown document, outside fenced
+// code blocks and inline code.
+func markdownLinks(text string) []mdLink {
+	var links []mdLink
+	inCode := false
+	for i, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			inCode = !inCode
+			continue
+		}
+		if inCode {
+			continue
+		}
+		line = codeSpan.ReplaceAllStringFunc(line, func(s string) string {
+			// Keep a link whose text is code ([`x`](y)) a link.
+			return strings.Trim(s, "`")
+		})
+		for _, m := range linkPattern.FindAllStringSubmatch(line, -1) {
+			links = append(links, mdLink{line: i + 1, text: m[1], target: m[2]})
+		}
+	}
+	return links
+}
+
+// githubAnchor is the anchor GitHub gives a heading: lower case, spaces
+// to '-', every other character but letters, digits, '-' and '_'
+// dropped.
+func githubAnchor(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteByte('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// markdownAnchors returns the anchors of a Markdown document's headings,
+// outside fenced code blocks; a repeated anchor gets -1, -2, ... as on
+// GitHub.
+func markdownAnchors(text string) map[string]bool {
+	anchors := map[string]bool{}
+	seen := map[string]int{}
+	inCode := false
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			inCode = !inCode
+			continue
+		}
+		if inCode || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		heading := strings.TrimLeft(line, "#")
+		if !strings.HasPrefix(heading, " ") {
+			continue
+		}
+		a := githubAnchor(heading)
+		if n := seen[a]; n > 0 {
+			anchors[a+"-"+strconv.Itoa(n)] = true
+		} else {
+			anchors[a] = true
+		}
+		seen[a]++
+	}
+	return anchors
+}
+
+// checkLink returns what is wrong with the relative link target of the
+// document at path from, or "" when it resolves: the file it names
+// exists, relative to from, and its #anchor, on a Markdown file, is one
+// of that file's headings.
+func checkLink(from, target string) string {
+	file, anchor, _ := strings.Cut(target, "#")
+	path := from
+	if file != "" {
+		path = filepath.Join(filepath.Dir(from), filepath.FromSlash(file))
+		if _, err := os.Stat(path); err != nil {
+			return "no such file " + filepath.ToSlash(path)
+		}
+	}
+	if anchor == "" || !strings.HasSuffix(path, ".md") {
+		return ""
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	if !markdownAnchors(string(data))[anchor] {
+		return "no heading of " + filepath.ToSlash(path) + " makes the anchor #" + anchor
+	}
+	return ""
+}
+
+func TestTheLinkCheckerMakesGitHubsAnchors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ heading, want string }{
+		{"Run every test", "run-every-test"},
+		{"Why is my pod Pending? `kubesched explain`", "why-is-my-pod-pending-kubesched-explain"},
+		{"examples/controller: a working scheduler", "examplescontroller-a-working-scheduler"},
+		{"Reserving, and what happens when nothing fits", "reserving-and-what-happens-when-nothing-fits"},
+		{"Older releases, out of process", "older-releases-out-of-process"},
+		{"The cache: `cache`", "the-cache-cache"},
+		{"snake_case and dashes-kept", "snake_case-and-dashes-kept"},
+	} {
+		if got := githubAnchor(tc.heading); got != tc.want {
+			t.Errorf("githubAnchor(%q) = %q, want %q", tc.heading, got, tc.want)
+		}
+	}
+	anchors := markdownAnchors("# A\n\n## Twice\n\n```\n# not a heading\n```\n\n## Twice\n")
+	for _, want := range []string{"a", "twice", "twice-1"} {
+		if !anchors[want] {
+			t.Errorf("markdownAnchors: no %q in %v", want, anchors)
+		}
+	}
+	if anchors["not-a-heading"] {
+		t.Error("markdownAnchors took a line of a code block for a heading")
+	}
+}
+
+// TestEveryRelativeLinkInTheDocsResolves: every link of README.md and
+// docs/*.md that is not a URL names a file that exists and, with an
+// #anchor into a Markdown file, a heading of it.
+func TestEveryRelativeLinkInTheDocsResolves(t *testing.T) {
+	t.Parallel()
+	docs, err := filepath.Glob(filepath.Join("docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := append([]string{"README.md"}, docs...)
+	checked := 0
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range markdownLinks(string(data)) {
+			if strings.HasPrefix(l.target, "http://") || strings.HasPrefix(l.target, "https://") || strings.HasPrefix(l.target, "mailto:") {
+				continue
+			}
+			checked++
+			if msg := checkLink(file, l.target); msg != "" {
+				t.Errorf("%s:%d: [%s](%s): %s", filepath.ToSlash(file), l.line, l.text, l.target, msg)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("found no relative link in README.md and docs/*.md")
 	}
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // podReport is one pod's explanation as the command prints it; its JSON
-// form is the -o json output, documented in the README.
+// form is the -o json output, documented in docs/command.md.
 type podReport struct {
 	Pod     string `json:"pod"`
 	Profile string `json:"profile"`
