@@ -382,6 +382,7 @@ echo "$dir E2E=${KUBESCHED_E2E:-} RELEASE=${KUBESCHED_CONFORMANCE_RELEASE:-} $*"
 					"conformance E2E= RELEASE= test -race -timeout 30m ./...",
 					"examples/controller E2E= RELEASE= test -race -timeout 30m ./...",
 					"cmd/kubectl-kubesched E2E= RELEASE= test -race -timeout 30m ./...",
+					". E2E= RELEASE= test -timeout 30m ./loader/",
 					"conformance E2E= RELEASE=1.36 test -race -timeout 30m ./...",
 					"hack/e2e E2E=1 RELEASE= test -race -count=1 -timeout 60m ./...",
 				}
@@ -733,5 +734,75 @@ func TestEveryRelativeLinkInTheDocsResolves(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Error("found no relative link in README.md and docs/*.md")
+	}
+}
+
+// TestCINamesEverySkippedTest runs .ci/run's test wrapper on a module
+// whose tests skip: the log must leave out the lines of tests that ran
+// and passed, and end with each skipped test and its reason, so that a
+// skip in CI is never silent.
+func TestCINamesEverySkippedTest(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skipf("no bash: %v", err)
+	}
+	data, err := os.ReadFile(".ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := string(data)
+	start, end := strings.Index(script, "testlog=$(mktemp)"), strings.Index(script, "trap skipped EXIT")
+	if start < 0 || end < start {
+		t.Fatal(".ci/run has no test wrapper from \"testlog=$(mktemp)\" to \"trap skipped EXIT\"")
+	}
+	dir := t.TempDir()
+	files := map[string]string{
+		"go.mod": "module skipping\n\ngo 1.24\n",
+		"a_test.go": `package skipping
+
+import "testing"
+
+func TestPasses(t *testing.T) { t.Log("a line of a passing test") }
+
+func TestSkipsAlone(t *testing.T) { t.Skip("no browser here") }
+
+func TestSkipsInParallel(t *testing.T) {
+	for _, name := range []string{"first", "second"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if name == "second" {
+				t.Skip("the second one skips")
+			}
+		})
+	}
+}
+`,
+		"wrapper.sh": script[start : end+len("trap skipped EXIT")],
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("bash", "-c", `set -euo pipefail; source ./wrapper.sh; (go test -count=1 ./...) || echo "the tests failed"`)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the wrapper failed: %v\n%s", err, out)
+	}
+	log := string(out)
+	for _, want := range []string{
+		"SKIP TestSkipsAlone: a_test.go:7: no browser here\n",
+		"SKIP TestSkipsInParallel/second: a_test.go:14: the second one skips\n",
+		"2 skipped\n",
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the log lacks %q:\n%s", want, log)
+		}
+	}
+	for _, unwanted := range []string{"=== RUN", "--- PASS", "the tests failed"} {
+		if strings.Contains(log, unwanted) {
+			t.Errorf("the log has %q:\n%s", unwanted, log)
+		}
 	}
 }
