@@ -9,31 +9,23 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/utils/clock"
 
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
-// Clock tells the cache the time, which it reads only to expire assumed
-// pods. Tests pass a fake one (queue.FakeClock is one).
-type Clock interface {
-	// Now returns the current time.
-	Now() time.Time
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-
 // Option configures a Cache.
 type Option func(*Cache) error
 
-// WithClock sets the clock assumed pods expire by (default: the system's).
-func WithClock(clock Clock) Option {
+// WithClock sets the clock assumed pods expire by (default: the system's,
+// clock.RealClock). The cache only reads the time from it; tests pass
+// k8s.io/utils/clock/testing's FakeClock.
+func WithClock(clk clock.PassiveClock) Option {
 	return func(c *Cache) error {
-		if clock == nil {
+		if clk == nil {
 			return errors.New("cache: WithClock: nil clock")
 		}
-		c.clock = clock
+		c.clock = clk
 		return nil
 	}
 }
@@ -74,7 +66,7 @@ func WithAssumedPodTTL(ttl time.Duration) Option {
 // handing it over, as informers never do.
 type Cache struct {
 	mu    sync.Mutex
-	clock Clock
+	clock clock.PassiveClock
 	ttl   time.Duration
 
 	// nodes holds an element of recent for every node and every node
@@ -145,7 +137,7 @@ func WithFreshImageStates() Option {
 // New returns an empty cache. It returns an error for a bad option.
 func New(opts ...Option) (*Cache, error) {
 	c := &Cache{
-		clock:   realClock{},
+		clock:   clock.RealClock{},
 		nodes:   map[string]*list.Element{},
 		recent:  list.New(),
 		pods:    map[string]*podState{},

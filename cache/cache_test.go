@@ -7,6 +7,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 // podsOn lists the names of the pods the snapshot has on node, sorted.
@@ -246,7 +247,7 @@ func TestAssumedPodsExpire(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			clock := &fakeClock{now: time.Unix(0, 0)}
+			clock := testingclock.NewFakeClock(time.Unix(0, 0))
 			c := newCache(t, WithClock(clock), WithAssumedPodTTL(tc.ttl))
 			mustNode(t, c, node("a", ""))
 			p := pod("1", "a", "1")
@@ -268,7 +269,7 @@ func TestAssumedPodsExpire(t *testing.T) {
 
 func TestExpireAssumedPodsReturnsThePods(t *testing.T) {
 	t.Parallel()
-	clock := &fakeClock{now: time.Unix(0, 0)}
+	clock := testingclock.NewFakeClock(time.Unix(0, 0))
 	c := newCache(t, WithClock(clock), WithAssumedPodTTL(time.Second))
 	p := pod("1", "a", "")
 	must(t, c.AssumePod(p))

@@ -5,8 +5,6 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	"sync"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -15,24 +13,6 @@ import (
 
 	"github.com/kubesched/kubesched/nodeinfo"
 )
-
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Step(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 func newCache(t interface{ Fatal(...any) }, opts ...Option) *Cache {
 	c, err := New(opts...)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -25,7 +26,7 @@ type world struct {
 	pods     map[types.UID]*v1.Pod
 	assumed  map[types.UID]bool
 	deadline map[types.UID]time.Time
-	clock    *fakeClock
+	clock    *testingclock.FakeClock
 	nextUID  int
 }
 
@@ -99,7 +100,7 @@ type version struct {
 // snapshot.
 func runSequence(t *testing.T, seed uint64, events int, mode int) int {
 	t.Helper()
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	clock := testingclock.NewFakeClock(time.Unix(1_700_000_000, 0))
 	// Build counts images fresh; the conformance module holds the default
 	// mode to kube-scheduler's own cache.
 	c := newCache(t, WithClock(clock), WithAssumedPodTTL(propertyTTL), WithFreshImageStates())

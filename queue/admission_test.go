@@ -3,7 +3,6 @@ package queue
 import (
 	"slices"
 	"testing"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -113,27 +112,5 @@ func TestPreCheckForNode(t *testing.T) {
 				t.Errorf("PreCheckForNode = %v, want %v", got, tc.want)
 			}
 		})
-	}
-}
-
-func TestFakeClockFiresWaitersWhenTheirTimeComes(t *testing.T) {
-	t.Parallel()
-	c := NewFakeClock(epoch)
-	now := c.After(0)
-	soon, later := c.After(time.Second), c.After(time.Minute)
-	if got := <-now; !got.Equal(epoch) {
-		t.Errorf("After(0) fired at %v, want at once", got)
-	}
-	c.Step(time.Second)
-	if got := <-soon; !got.Equal(epoch.Add(time.Second)) {
-		t.Errorf("After(1s) fired at %v", got)
-	}
-	select {
-	case <-later:
-		t.Error("After(1m) fired after 1s")
-	default:
-	}
-	if c.Waiters() != 1 {
-		t.Errorf("Waiters = %d, want 1", c.Waiters())
 	}
 }

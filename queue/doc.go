@@ -36,8 +36,9 @@
 // The loop: [PriorityQueue.Pop] a pod, schedule it on a cache snapshot;
 // on success [PriorityQueue.Done], on failure set the rejecting plugins
 // and [PriorityQueue.AddUnschedulableIfNotPresent]. [PriorityQueue.Run]
-// flushes the backoff queue and the pool on the queue's [Clock];
-// [FakeClock] drives them in tests.
+// flushes the backoff queue and the pool on the queue's clock
+// ([WithClock]); k8s.io/utils/clock/testing's FakeClock drives them in
+// tests.
 //
 // The queue keeps the pending pods' nominations
 // ([PriorityQueue.Nominations]) for framework.WithNominator.

@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/kubesched/kubesched/queue"
 )
@@ -16,7 +17,7 @@ import (
 // it, as NodeAffinity's queueing hint decides: a deleted pod could not,
 // nor a node without the label the pod asks for; a node with it could.
 func Example() {
-	clock := queue.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	clock := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	q, _ := queue.New(queue.WithClock(clock))
 	q.Add(&v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},

@@ -11,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/utils/clock"
 
 	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/filter"
@@ -77,8 +78,11 @@ func (pi *QueuedPodInfo) setPod(pod *v1.Pod) { pi.PodInfo = nodeinfo.NewPodInfo(
 // Option configures a PriorityQueue.
 type Option func(*PriorityQueue) error
 
-// WithClock sets the clock that timestamps pods and drives backoff.
-func WithClock(c Clock) Option {
+// WithClock sets the clock that timestamps pods, measures backoffs and
+// the unschedulable pool's timeout, and wakes [PriorityQueue.Run]
+// (default: the system's, clock.RealClock). Tests pass
+// k8s.io/utils/clock/testing's FakeClock, which moves only when stepped.
+func WithClock(c clock.Clock) Option {
 	return func(q *PriorityQueue) error {
 		if c == nil {
 			return errors.New("queue: WithClock: nil clock")
@@ -216,7 +220,7 @@ type PriorityQueue struct {
 	mu   sync.Mutex
 	cond *sync.Cond
 
-	clock                                          Clock
+	clock                                          clock.Clock
 	initialBackoff, maxBackoff, maxInUnschedulable time.Duration
 	features                                       feature.Features
 	pluginEvents                                   PluginEvents // nil: the default plugins'
@@ -254,7 +258,7 @@ type inFlightEvent struct {
 // New returns an empty queue. It returns an error for a bad option.
 func New(opts ...Option) (*PriorityQueue, error) {
 	q := &PriorityQueue{
-		clock:              realClock{},
+		clock:              clock.RealClock{},
 		features:           feature.Default(),
 		initialBackoff:     DefaultPodInitialBackoffDuration,
 		maxBackoff:         DefaultPodMaxBackoffDuration,

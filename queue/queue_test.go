@@ -15,6 +15,7 @@ import (
 	k8slabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/names"
@@ -22,9 +23,9 @@ import (
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func newTestQueue(t *testing.T, opts ...Option) (*PriorityQueue, *FakeClock) {
+func newTestQueue(t *testing.T, opts ...Option) (*PriorityQueue, *testingclock.FakeClock) {
 	t.Helper()
-	clock := NewFakeClock(epoch)
+	clock := testingclock.NewFakeClock(epoch)
 	q, err := New(append([]Option{WithClock(clock)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
@@ -262,11 +263,11 @@ func TestQueueByRelease(t *testing.T) {
 		name string
 		// run drives q and returns where pod "p" ends: "active",
 		// "backoff" or "unschedulable".
-		run              func(t *testing.T, q *PriorityQueue, clock *FakeClock) string
+		run              func(t *testing.T, q *PriorityQueue, clock *testingclock.FakeClock) string
 		want136, want137 string
 	}{
 		{name: "a node losing a taint retries a pod NodeName rejected only in v1.36",
-			run: func(t *testing.T, q *PriorityQueue, clock *FakeClock) string {
+			run: func(t *testing.T, q *PriorityQueue, clock *testingclock.FakeClock) string {
 				mustAdd(t, q, pendingPod("p", 0))
 				fail(t, q, names.NodeName)
 				clock.Step(time.Minute)
@@ -278,7 +279,7 @@ func TestQueueByRelease(t *testing.T) {
 			},
 			want136: "active", want137: "unschedulable"},
 		{name: "another in-flight pod gaining a toleration retries a pod TaintToleration rejected only from v1.37",
-			run: func(t *testing.T, q *PriorityQueue, clock *FakeClock) string {
+			run: func(t *testing.T, q *PriorityQueue, clock *testingclock.FakeClock) string {
 				mustAdd(t, q, pendingPod("p", 1), pendingPod("q", 0))
 				p, other := pop(t, q), pop(t, q)
 				tolerant := other.Pod.DeepCopy()
@@ -294,7 +295,7 @@ func TestQueueByRelease(t *testing.T) {
 			},
 			want136: "unschedulable", want137: "backoff"},
 		{name: "the pod's own relabelling retries a pod InterPodAffinity rejected in both releases",
-			run: func(t *testing.T, q *PriorityQueue, clock *FakeClock) string {
+			run: func(t *testing.T, q *PriorityQueue, clock *testingclock.FakeClock) string {
 				mustAdd(t, q, pendingPod("p", 0))
 				pi := fail(t, q, names.InterPodAffinity)
 				clock.Step(time.Minute)
@@ -307,7 +308,7 @@ func TestQueueByRelease(t *testing.T) {
 			},
 			want136: "active", want137: "active"},
 		{name: "a bound pod scaling up leaves a pod NodeDeclaredFeatures rejected waiting in both releases",
-			run: func(t *testing.T, q *PriorityQueue, clock *FakeClock) string {
+			run: func(t *testing.T, q *PriorityQueue, clock *testingclock.FakeClock) string {
 				mustAdd(t, q, pendingPod("p", 0))
 				fail(t, q, names.NodeDeclaredFeatures)
 				clock.Step(time.Minute)

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clienttesting "k8s.io/client-go/testing"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/kubesched/kubesched/queue"
 )
@@ -32,7 +33,7 @@ func TestControllerForgetsAPodDeletedWhileAssumed(t *testing.T) {
 		}
 		return false, nil, nil // on to the binding reactor, which finds no pod
 	})
-	ctrl, err := New(client, Config{SchedulerName: "kubesched", QueueOptions: []queue.Option{queue.WithClock(queue.NewFakeClock(time.Unix(0, 0)))}})
+	ctrl, err := New(client, Config{SchedulerName: "kubesched", QueueOptions: []queue.Option{queue.WithClock(testingclock.NewFakeClock(time.Unix(0, 0)))}})
 	if err != nil {
 		t.Fatal(err)
 	}

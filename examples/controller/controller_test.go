@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/kubesched/kubesched/queue"
 )
@@ -163,7 +164,7 @@ func TestControllerSchedulesBindsAndRequeues(t *testing.T) {
 		testPod("theirs", "100m", "default-scheduler"),
 		gated,
 	)
-	ctrl, err := New(client, Config{SchedulerName: "kubesched", QueueOptions: []queue.Option{queue.WithClock(queue.NewFakeClock(time.Unix(0, 0)))}})
+	ctrl, err := New(client, Config{SchedulerName: "kubesched", QueueOptions: []queue.Option{queue.WithClock(testingclock.NewFakeClock(time.Unix(0, 0)))}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/queue"
@@ -132,7 +133,7 @@ func scheduledCondition(pod *v1.Pod) *v1.PodCondition {
 
 // runController runs a controller for "kubesched" on client, its queue
 // on clock, until the test ends.
-func runController(t *testing.T, client *fake.Clientset, clock *queue.FakeClock) {
+func runController(t *testing.T, client *fake.Clientset, clock *testingclock.FakeClock) {
 	t.Helper()
 	runControllerWith(t, client, Config{SchedulerName: "kubesched", QueueOptions: []queue.Option{queue.WithClock(clock)}})
 }
@@ -250,7 +251,7 @@ func TestControllerPreemptsAsKubeScheduler(t *testing.T) {
 			client := newFakeCluster(append(slices.Clone(tt.objs), tt.preemptor)...)
 			deleted := recordDeletions(client)
 			failures := recordFailureMessages(client)
-			cfg := Config{SchedulerName: "kubesched", QueueOptions: []queue.Option{queue.WithClock(queue.NewFakeClock(time.Unix(0, 0)))}}
+			cfg := Config{SchedulerName: "kubesched", QueueOptions: []queue.Option{queue.WithClock(testingclock.NewFakeClock(time.Unix(0, 0)))}}
 			if tt.config != "" {
 				cfg.SchedulerName, cfg.SchedulerConfig = "", loadTestConfig(t, tt.config)
 			}
@@ -470,7 +471,7 @@ func TestControllerClearsTheNominationOfAPodWhoseBindingFailed(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	clock := queue.NewFakeClock(time.Unix(0, 0))
+	clock := testingclock.NewFakeClock(time.Unix(0, 0))
 	runController(t, client, clock)
 
 	// The clock stands still until then, so the pod waits out its

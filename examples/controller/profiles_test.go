@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/queue"
@@ -53,7 +54,7 @@ func testConfig(t *testing.T, body string) Config {
 	t.Helper()
 	return Config{
 		SchedulerConfig: loadTestConfig(t, body),
-		QueueOptions:    []queue.Option{queue.WithClock(queue.NewFakeClock(time.Unix(0, 0)))},
+		QueueOptions:    []queue.Option{queue.WithClock(testingclock.NewFakeClock(time.Unix(0, 0)))},
 	}
 }
 
