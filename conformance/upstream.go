@@ -83,6 +83,12 @@ type Upstream struct {
 // Call [Upstream.Close] to stop the goroutines NewUpstream and
 // scheduler.New start.
 func NewUpstream(percentageOfNodesToScore *int32) (*Upstream, error) {
+	return newUpstream(percentageOfNodesToScore)
+}
+
+// newUpstream is [NewUpstream] with more of scheduler.New's options, such
+// as scheduler.WithExtenders.
+func newUpstream(percentageOfNodesToScore *int32, opts ...scheduler.Option) (*Upstream, error) {
 	// Plugins and the framework record into registered metric vectors.
 	metrics.Register()
 
@@ -105,7 +111,7 @@ func NewUpstream(percentageOfNodesToScore *int32) (*Upstream, error) {
 	// Events are only recorded for pods the scheduler fails or binds,
 	// which Schedule never does.
 	recorders := func(string) events.EventRecorderLogger { return &events.FakeRecorder{} }
-	sched, err := scheduler.New(ctx, client, informerFactory, nil, recorders, scheduler.WithProfiles(*profile))
+	sched, err := scheduler.New(ctx, client, informerFactory, nil, recorders, append([]scheduler.Option{scheduler.WithProfiles(*profile)}, opts...)...)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("building upstream's scheduler: %w", err)
