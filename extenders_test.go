@@ -169,7 +169,7 @@ func TestAPreemptingExtenderChoosesAmongDefaultPreemptionsCandidates(t *testing.
 		}
 		var victims []string
 		for _, p := range fitErr.Preemption.Victims {
-			if ni := byName[fitErr.Preemption.NominatedNodeName]; !slices.ContainsFunc(ni.Pods, func(pi *nodeinfo.PodInfo) bool { return pi.Pod == p }) {
+			if ni := byName[fitErr.Preemption.NominatedNodeName]; !slices.ContainsFunc(ni.Pods(), func(pi *nodeinfo.PodInfo) bool { return pi.Pod == p }) {
 				t.Errorf("victim %s is not the nominated node's own pod", p.Name)
 			}
 			victims = append(victims, p.Name)

@@ -208,7 +208,7 @@ func (c *Cache) RemoveNode(obj any) error {
 	c.tree.remove(cached)
 	c.membershipChanged = true
 	c.images.set(node.Name, cached, nil)
-	if len(item.info.Pods) == 0 {
+	if len(item.info.Pods()) == 0 {
 		c.drop(e)
 		return nil
 	}
@@ -478,7 +478,7 @@ func (c *Cache) removePod(st *podState) error {
 		if err := item.info.RemovePod(st.pod); err != nil {
 			return fmt.Errorf("cache: %w", err)
 		}
-		if len(item.info.Pods) == 0 && item.info.Node() == nil {
+		if len(item.info.Pods()) == 0 && item.info.Node() == nil {
 			c.drop(e)
 		} else {
 			c.recent.MoveToFront(e)

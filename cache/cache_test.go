@@ -18,7 +18,7 @@ func podsOn(t *testing.T, s *Snapshot, nodeName string) []string {
 		t.Fatalf("node %s is not in the snapshot %v", nodeName, names(s.Nodes()))
 	}
 	var out []string
-	for _, pi := range ni.Pods {
+	for _, pi := range ni.Pods() {
 		out = append(out, pi.Pod.Name)
 	}
 	slices.Sort(out)
@@ -256,7 +256,7 @@ func TestAssumedPodsExpire(t *testing.T) {
 				must(t, c.FinishBinding(p))
 			}
 			clock.Step(tc.wait)
-			gone := len(c.Snapshot().Nodes()[0].Pods) == 0
+			gone := len(c.Snapshot().Nodes()[0].Pods()) == 0
 			if gone != tc.wantGone {
 				t.Errorf("pod gone = %v after %v, want %v", gone, tc.wait, tc.wantGone)
 			}

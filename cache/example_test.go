@@ -30,6 +30,6 @@ func Example() {
 	c.FinishBinding(assumed)
 
 	large, _ := c.Snapshot().Get("large")
-	fmt.Printf("%s: %d pods, %dm cpu requested\n", res.SuggestedHost, len(large.Pods), large.Requested.MilliCPU)
+	fmt.Printf("%s: %d pods, %dm cpu requested\n", res.SuggestedHost, len(large.Pods()), large.Requested().MilliCPU)
 	// Output: large: 2 pods, 200m cpu requested
 }

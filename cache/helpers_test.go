@@ -67,24 +67,24 @@ func diffNodeInfo(got, want *nodeinfo.NodeInfo) string {
 	case got.Name() != want.Name() || !reflect.DeepEqual(got.Labels(), want.Labels()) ||
 		!reflect.DeepEqual(got.Taints(), want.Taints()) || got.Unschedulable() != want.Unschedulable():
 		return "different node fields"
-	case !sameResource(got.Requested, want.Requested):
-		return fmt.Sprintf("Requested %+v, want %+v", got.Requested, want.Requested)
-	case !sameResource(got.NonZeroRequested, want.NonZeroRequested):
-		return fmt.Sprintf("NonZeroRequested %+v, want %+v", got.NonZeroRequested, want.NonZeroRequested)
-	case !sameResource(got.Allocatable, want.Allocatable):
-		return fmt.Sprintf("Allocatable %+v, want %+v", got.Allocatable, want.Allocatable)
-	case !slices.Equal(podKeys(got.Pods), podKeys(want.Pods)):
-		return fmt.Sprintf("Pods %v, want %v", podKeys(got.Pods), podKeys(want.Pods))
-	case !slices.Equal(podKeys(got.PodsWithAffinity), podKeys(want.PodsWithAffinity)):
-		return fmt.Sprintf("PodsWithAffinity %v, want %v", podKeys(got.PodsWithAffinity), podKeys(want.PodsWithAffinity))
-	case !slices.Equal(podKeys(got.PodsWithRequiredAntiAffinity), podKeys(want.PodsWithRequiredAntiAffinity)):
+	case !sameResource(*got.Requested(), *want.Requested()):
+		return fmt.Sprintf("Requested %+v, want %+v", got.Requested(), want.Requested())
+	case !sameResource(*got.NonZeroRequested(), *want.NonZeroRequested()):
+		return fmt.Sprintf("NonZeroRequested %+v, want %+v", got.NonZeroRequested(), want.NonZeroRequested())
+	case !sameResource(*got.Allocatable(), *want.Allocatable()):
+		return fmt.Sprintf("Allocatable %+v, want %+v", got.Allocatable(), want.Allocatable())
+	case !slices.Equal(podKeys(got.Pods()), podKeys(want.Pods())):
+		return fmt.Sprintf("Pods %v, want %v", podKeys(got.Pods()), podKeys(want.Pods()))
+	case !slices.Equal(podKeys(got.PodsWithAffinity()), podKeys(want.PodsWithAffinity())):
+		return fmt.Sprintf("PodsWithAffinity %v, want %v", podKeys(got.PodsWithAffinity()), podKeys(want.PodsWithAffinity()))
+	case !slices.Equal(podKeys(got.PodsWithRequiredAntiAffinity()), podKeys(want.PodsWithRequiredAntiAffinity())):
 		return "different PodsWithRequiredAntiAffinity"
-	case got.UsedPorts.Len() != want.UsedPorts.Len() || (got.UsedPorts.Len() > 0 && !reflect.DeepEqual(got.UsedPorts, want.UsedPorts)):
-		return fmt.Sprintf("UsedPorts %v, want %v", got.UsedPorts, want.UsedPorts)
-	case len(got.PVCRefCounts) != len(want.PVCRefCounts) || (len(got.PVCRefCounts) > 0 && !maps.Equal(got.PVCRefCounts, want.PVCRefCounts)):
-		return fmt.Sprintf("PVCRefCounts %v, want %v", got.PVCRefCounts, want.PVCRefCounts)
-	case !sameImages(got.ImageStates, want.ImageStates):
-		return fmt.Sprintf("ImageStates %v, want %v", imageSummary(got.ImageStates), imageSummary(want.ImageStates))
+	case got.UsedPorts().Len() != want.UsedPorts().Len() || (got.UsedPorts().Len() > 0 && !reflect.DeepEqual(got.UsedPorts(), want.UsedPorts())):
+		return fmt.Sprintf("UsedPorts %v, want %v", got.UsedPorts(), want.UsedPorts())
+	case len(got.PVCRefCounts()) != len(want.PVCRefCounts()) || (len(got.PVCRefCounts()) > 0 && !maps.Equal(got.PVCRefCounts(), want.PVCRefCounts())):
+		return fmt.Sprintf("PVCRefCounts %v, want %v", got.PVCRefCounts(), want.PVCRefCounts())
+	case !sameImages(got.ImageStates(), want.ImageStates()):
+		return fmt.Sprintf("ImageStates %v, want %v", imageSummary(got.ImageStates()), imageSummary(want.ImageStates()))
 	}
 	return ""
 }

@@ -113,12 +113,11 @@ func (ix *imageIndex) summaries(node *v1.Node) map[string]*nodeinfo.ImageStateSu
 // snapshotOf returns the copy of info a snapshot holds: as kube-scheduler
 // copies a changed node, counting each image's nodes now.
 func (ix *imageIndex) snapshotOf(info *nodeinfo.NodeInfo) *nodeinfo.NodeInfo {
-	c := info.Clone()
-	if !ix.fresh && c.Node() != nil {
+	if !ix.fresh && info.Node() != nil {
 		// Clone shares the map: give the copy its own.
-		c.ImageStates = ix.summaries(c.Node())
+		return info.CloneWithImageStates(ix.summaries(info.Node()))
 	}
-	return c
+	return info.Clone()
 }
 
 func imageNames(node *v1.Node) sets.Set[string] {

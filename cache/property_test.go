@@ -194,18 +194,18 @@ func compare(snap *Snapshot, want map[string]*nodeinfo.NodeInfo) error {
 		return fmt.Errorf("%d generations for %d nodes", len(snap.Generations()), snap.Len())
 	}
 	for i, ni := range snap.Nodes() {
-		if g := snap.Generations()[i]; g != ni.Generation {
-			return fmt.Errorf("node %s has generation %d, the snapshot says %d", ni.Name(), ni.Generation, g)
+		if g := snap.Generations()[i]; g != ni.Generation() {
+			return fmt.Errorf("node %s has generation %d, the snapshot says %d", ni.Name(), ni.Generation(), g)
 		}
 	}
 	// The affinity lists, kept from snapshot to snapshot, must be what a
 	// pass over the nodes finds, the very NodeInfos in the same order.
 	var withAffinity, withAnti []*nodeinfo.NodeInfo
 	for _, ni := range snap.Nodes() {
-		if len(ni.PodsWithAffinity) > 0 {
+		if len(ni.PodsWithAffinity()) > 0 {
 			withAffinity = append(withAffinity, ni)
 		}
-		if len(ni.PodsWithRequiredAntiAffinity) > 0 {
+		if len(ni.PodsWithRequiredAntiAffinity()) > 0 {
 			withAnti = append(withAnti, ni)
 		}
 	}

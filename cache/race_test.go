@@ -109,7 +109,7 @@ func TestConcurrentEventsAndSnapshots(t *testing.T) {
 					report(err)
 				}
 				for _, ni := range snap.Nodes() {
-					_ = ni.Requested.MilliCPU + int64(len(ni.Pods)) + int64(ni.ImageStates["app:v1"].NumNodes)
+					_ = ni.Requested().MilliCPU + int64(len(ni.Pods())) + int64(ni.ImageStates()["app:v1"].NumNodes)
 				}
 			}
 		})

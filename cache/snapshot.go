@@ -148,8 +148,8 @@ func (s *Snapshot) NodesWithRequiredPodAntiAffinity() []*nodeinfo.NodeInfo {
 // itself is edited in place (see edit) instead of made anew, unless
 // many nodes join or leave it.
 func (s *Snapshot) listAffinity(prev *Snapshot, changed []int, olds []*nodeinfo.NodeInfo, inPlace bool) {
-	withAffinity := func(ni *nodeinfo.NodeInfo) bool { return len(ni.PodsWithAffinity) > 0 }
-	withAnti := func(ni *nodeinfo.NodeInfo) bool { return len(ni.PodsWithRequiredAntiAffinity) > 0 }
+	withAffinity := func(ni *nodeinfo.NodeInfo) bool { return len(ni.PodsWithAffinity()) > 0 }
+	withAnti := func(ni *nodeinfo.NodeInfo) bool { return len(ni.PodsWithRequiredAntiAffinity()) > 0 }
 	if prev == nil || changed == nil {
 		for i, ni := range s.nodes {
 			if withAffinity(ni) {
@@ -371,7 +371,7 @@ func (c *Cache) snapshot(reuse *Snapshot) *Snapshot {
 	prev := c.last
 	var newest int64
 	if front := c.recent.Front(); front != nil {
-		newest = front.Value.(*nodeItem).info.Generation
+		newest = front.Value.(*nodeItem).info.Generation()
 	}
 	if prev != nil && !c.membershipChanged && newest <= prev.generation {
 		return prev
@@ -389,12 +389,12 @@ func (c *Cache) snapshot(reuse *Snapshot) *Snapshot {
 		for i, name := range names {
 			s.index[name] = i
 			info := c.nodes[name].Value.(*nodeItem).info
-			if old, ok := prev.Get(name); ok && old.Generation == info.Generation {
+			if old, ok := prev.Get(name); ok && old.Generation() == info.Generation() {
 				s.nodes[i] = old
 			} else {
 				s.nodes[i] = c.images.snapshotOf(info)
 			}
-			s.gens[i] = s.nodes[i].Generation
+			s.gens[i] = s.nodes[i].Generation()
 		}
 		s.listAffinity(prev, nil, nil, false)
 	} else {
@@ -411,13 +411,13 @@ func (c *Cache) snapshot(reuse *Snapshot) *Snapshot {
 		// first, newest first.
 		for e := c.recent.Front(); e != nil; e = e.Next() {
 			item := e.Value.(*nodeItem)
-			if item.info.Generation <= prev.generation {
+			if item.info.Generation() <= prev.generation {
 				break
 			}
 			if i, ok := s.index[item.name]; ok {
 				olds = append(olds, s.nodes[i])
 				s.nodes[i] = c.images.snapshotOf(item.info)
-				s.gens[i] = s.nodes[i].Generation
+				s.gens[i] = s.nodes[i].Generation()
 				changed = append(changed, i)
 			}
 		}

@@ -34,8 +34,8 @@ func TestSnapshotCopiesOnlyWhatChanged(t *testing.T) {
 	}
 	before, _ := first.Get("b")
 	after, _ := second.Get("b")
-	if before == after || len(after.Pods) != 1 || len(before.Pods) != 0 {
-		t.Errorf("node b: %d pods in the new snapshot, %d in the old; want 1 and 0 in two copies", len(after.Pods), len(before.Pods))
+	if before == after || len(after.Pods()) != 1 || len(before.Pods()) != 0 {
+		t.Errorf("node b: %d pods in the new snapshot, %d in the old; want 1 and 0 in two copies", len(after.Pods()), len(before.Pods()))
 	}
 
 	// A new node relists the nodes, still reusing the unchanged copies.
@@ -56,20 +56,20 @@ func TestSnapshotCountsImagesAcrossNodes(t *testing.T) {
 	mustNode(t, c, node("b", "", "nginx"))
 	first := c.Snapshot()
 	a, _ := first.Get("a")
-	if got := a.ImageStates["nginx"].NumNodes; got != 2 {
+	if got := a.ImageStates()["nginx"].NumNodes; got != 2 {
 		t.Errorf("nginx on %d nodes as a sees it, want 2", got)
 	}
 
 	must(t, c.RemoveNode(node("b", "")))
 	second := c.Snapshot()
 	a2, _ := second.Get("a")
-	if got := a2.ImageStates["nginx"].NumNodes; got != 1 {
+	if got := a2.ImageStates()["nginx"].NumNodes; got != 1 {
 		t.Errorf("nginx on %d nodes once b left, want 1", got)
 	}
-	if got := a.ImageStates["nginx"].NumNodes; got != 2 {
+	if got := a.ImageStates()["nginx"].NumNodes; got != 2 {
 		t.Errorf("the earlier snapshot now says nginx is on %d nodes; snapshots must not change", got)
 	}
-	if got := a2.ImageStates["redis"].NumNodes; got != 1 {
+	if got := a2.ImageStates()["redis"].NumNodes; got != 1 {
 		t.Errorf("redis on %d nodes, want 1", got)
 	}
 }
@@ -87,7 +87,7 @@ func TestImageStatesAsKubeSchedulersCacheKeepsThem(t *testing.T) {
 	mustNode(t, c, sized(node("b", "", "nginx"), 300))
 	first := c.Snapshot()
 	b, _ := first.Get("b")
-	if got := b.ImageStates["nginx"]; got.Size != 100 || got.NumNodes != 2 {
+	if got := b.ImageStates()["nginx"]; got.Size != 100 || got.NumNodes != 2 {
 		t.Errorf("b's nginx %+v, want the size a reported first, 100, on 2 nodes", *got)
 	}
 
@@ -95,13 +95,13 @@ func TestImageStatesAsKubeSchedulersCacheKeepsThem(t *testing.T) {
 	must(t, c.RemoveNode(node("a", "")))
 	second := c.Snapshot()
 	b2, _ := second.Get("b")
-	if got := b2.ImageStates["nginx"].NumNodes; got != 2 {
+	if got := b2.ImageStates()["nginx"].NumNodes; got != 2 {
 		t.Errorf("b, unchanged, counts nginx on %d nodes; kube-scheduler's cache keeps 2 until b changes", got)
 	}
 	must(t, c.AddPod(pod("1", "b", "1")))
 	third := c.Snapshot()
 	b3, _ := third.Get("b")
-	if got := b3.ImageStates["nginx"]; got.NumNodes != 1 || got.Size != 100 {
+	if got := b3.ImageStates()["nginx"]; got.NumNodes != 1 || got.Size != 100 {
 		t.Errorf("b, changed, has nginx %+v, want 1 node and still the first size, 100", *got)
 	}
 
@@ -109,7 +109,7 @@ func TestImageStatesAsKubeSchedulersCacheKeepsThem(t *testing.T) {
 	mustNode(t, c, sized(node("b", "", "redis"), 300))
 	mustNode(t, c, sized(node("c", "", "nginx"), 500))
 	c3, _ := c.Snapshot().Get("c")
-	if got := c3.ImageStates["nginx"]; got.Size != 500 || got.NumNodes != 1 {
+	if got := c3.ImageStates()["nginx"]; got.Size != 500 || got.NumNodes != 1 {
 		t.Errorf("c's nginx %+v, want 500 on 1 node", *got)
 	}
 }
@@ -155,8 +155,8 @@ func TestUpdateSnapshot(t *testing.T) {
 	if got := c.UpdateSnapshot(first); got != first {
 		t.Fatal("the latest snapshot was not updated in place")
 	}
-	if b, _ := first.Get("b"); len(b.Pods) != 1 {
-		t.Errorf("node b has %d pods after the update, want 1", len(b.Pods))
+	if b, _ := first.Get("b"); len(b.Pods()) != 1 {
+		t.Errorf("node b has %d pods after the update, want 1", len(b.Pods()))
 	}
 	if got, _ := first.Get("a"); got != a {
 		t.Error("node a did not change but was copied")
@@ -177,8 +177,8 @@ func TestUpdateSnapshot(t *testing.T) {
 	if got := c.UpdateSnapshot(first); got == first {
 		t.Fatal("a snapshot Snapshot returned was updated in place")
 	}
-	if b, _ := first.Get("b"); len(b.Pods) != 1 {
-		t.Errorf("node b has %d pods in the shared snapshot, want 1 as when it was taken", len(b.Pods))
+	if b, _ := first.Get("b"); len(b.Pods()) != 1 {
+		t.Errorf("node b has %d pods in the shared snapshot, want 1 as when it was taken", len(b.Pods()))
 	}
 
 	// A snapshot that is not the latest is left alone.

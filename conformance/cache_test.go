@@ -123,7 +123,7 @@ func TestCacheSnapshotsEqualKubeSchedulersCache(t *testing.T) {
 					wantImages[img] = fmt.Sprintf("%d bytes on %d", st.Size, st.NumNodes)
 				}
 				gotImages := map[string]string{}
-				for img, st := range got.ImageStates {
+				for img, st := range got.ImageStates() {
 					gotImages[img] = fmt.Sprintf("%d bytes on %d", st.Size, st.NumNodes)
 				}
 				if !maps.Equal(gotImages, wantImages) {
@@ -135,7 +135,7 @@ func TestCacheSnapshotsEqualKubeSchedulersCache(t *testing.T) {
 						wantPorts[fmt.Sprintf("%s/%s/%d", ip, pp.Protocol, pp.Port)] = true
 					}
 				}
-				for ip, ports := range got.UsedPorts {
+				for ip, ports := range got.UsedPorts() {
 					for pp := range ports {
 						gotPorts[fmt.Sprintf("%s/%s/%d", ip, pp.Protocol, pp.Port)] = true
 					}

@@ -128,7 +128,7 @@ func samePodName(a, b *v1.Pod) bool { return a.Namespace == b.Namespace && a.Nam
 func podsOf(nodes []*nodeinfo.NodeInfo) []*v1.Pod {
 	var pods []*v1.Pod
 	for _, ni := range nodes {
-		for _, pi := range ni.Pods {
+		for _, pi := range ni.Pods() {
 			pods = append(pods, pi.Pod)
 		}
 	}

@@ -203,7 +203,7 @@ func (c *Client) Filter(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.Node
 		out.Nodes = make([]*nodeinfo.NodeInfo, len(res.Nodes.Items))
 		for i := range res.Nodes.Items {
 			ni := nodeinfo.New(&res.Nodes.Items[i])
-			ni.ImageStates = map[string]*nodeinfo.ImageStateSummary{}
+			ni.SetImageStates(map[string]*nodeinfo.ImageStateSummary{})
 			out.Nodes[i] = ni
 		}
 	}
@@ -331,7 +331,7 @@ func podWithUID(ni *nodeinfo.NodeInfo, mp *extenderv1.MetaPod) *v1.Pod {
 	if mp == nil {
 		return nil
 	}
-	for _, pi := range ni.Pods {
+	for _, pi := range ni.Pods() {
 		if string(pi.Pod.UID) == mp.UID {
 			return pi.Pod
 		}

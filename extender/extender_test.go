@@ -119,7 +119,7 @@ func TestFilterSendsWholeNodesAndWrapsTheAnswersInNewNodeInfos(t *testing.T) {
 	}
 	// As in kube-scheduler v1.36.3 the answer's Node objects are used, in
 	// NodeInfos that know neither the pods nor the images.
-	if len(res.Nodes) != 1 || res.Nodes[0].Name() != "n1" || len(res.Nodes[0].Pods) != 0 || len(res.Nodes[0].ImageStates) != 0 {
+	if len(res.Nodes) != 1 || res.Nodes[0].Name() != "n1" || len(res.Nodes[0].Pods()) != 0 || len(res.Nodes[0].ImageStates()) != 0 {
 		t.Errorf("result nodes %+v, want a bare n1", res.Nodes)
 	}
 	if res.FailedAndUnresolvable["n2"] != "no gpu" {

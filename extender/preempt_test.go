@@ -45,7 +45,7 @@ func (c cluster) lookup(name string) (*nodeinfo.NodeInfo, bool) {
 
 // pod returns the pod called name on node, the very pointer.
 func (c cluster) pod(node, name string) *v1.Pod {
-	for _, pi := range c[node].Pods {
+	for _, pi := range c[node].Pods() {
 		if pi.Pod.Name == name {
 			return pi.Pod
 		}
@@ -309,7 +309,7 @@ func FuzzProcessPreemption(f *testing.F) {
 				t.Fatalf("node %q: %v", name, v)
 			}
 			for _, p := range v.Pods {
-				if !slices.ContainsFunc(ni.Pods, func(pi *nodeinfo.PodInfo) bool { return pi.Pod == p }) {
+				if !slices.ContainsFunc(ni.Pods(), func(pi *nodeinfo.PodInfo) bool { return pi.Pod == p }) {
 					t.Fatalf("victim %v is not a pod of %s", p, name)
 				}
 			}

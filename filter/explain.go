@@ -81,13 +81,13 @@ func (pl *TaintToleration) ExplainFilter(_ context.Context, _ *framework.CycleSt
 func (*NodePorts) ExplainFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
 	var out []framework.Detail
 	for _, p := range nodeinfo.HostPorts(pod) {
-		if !ni.UsedPorts.CheckConflict(p.HostIP, string(p.Protocol), p.HostPort) {
+		if !ni.UsedPorts().CheckConflict(p.HostIP, string(p.Protocol), p.HostPort) {
 			continue
 		}
 		want := nodeinfo.HostPortInfo{}
 		want.Add(p.HostIP, string(p.Protocol), p.HostPort)
 		var holders []string
-		for _, pi := range ni.Pods {
+		for _, pi := range ni.Pods() {
 			for _, q := range nodeinfo.HostPorts(pi.Pod) {
 				if want.CheckConflict(q.HostIP, string(q.Protocol), q.HostPort) {
 					holders = append(holders, pi.Pod.Namespace+"/"+pi.Pod.Name)
@@ -375,11 +375,11 @@ func (*VolumeRestrictions) ExplainFilter(_ context.Context, state *framework.Cyc
 	for _, name := range sets.List(s.rwopClaims) {
 		key := pod.Namespace + "/" + name
 		for _, other := range state.AllNodes() {
-			if other == nil || other.PVCRefCounts[key] == 0 {
+			if other == nil || other.PVCRefCounts()[key] == 0 {
 				continue
 			}
 			holder := "a pod"
-			for _, pi := range other.Pods {
+			for _, pi := range other.Pods() {
 				if usesClaim(pi.Pod, pod.Namespace, name) {
 					holder = fmt.Sprintf("pod %s/%s", pi.Pod.Namespace, pi.Pod.Name)
 					break

@@ -228,18 +228,18 @@ func (k countingKeys) String() string {
 func (s *interPodAffinityState) countNode(ni *nodeinfo.NodeInfo, keys countingKeys, counts []int) {
 	// A node without pods counts nothing; every count is by a node label.
 	nodeLabels := ni.Labels()
-	if len(ni.Pods) == 0 || ni.Node() == nil || len(nodeLabels) == 0 {
+	if len(ni.Pods()) == 0 || ni.Node() == nil || len(nodeLabels) == 0 {
 		return
 	}
 	memo := podcount.Of(ni)
-	if len(ni.PodsWithRequiredAntiAffinity) > 0 {
-		if n, ok := podcount.Lookup(memo, ni.Generation, keys.existing); !ok || n > 0 {
+	if len(ni.PodsWithRequiredAntiAffinity()) > 0 {
+		if n, ok := podcount.Lookup(memo, ni.Generation(), keys.existing); !ok || n > 0 {
 			counted := 0
-			for _, pi := range ni.PodsWithRequiredAntiAffinity {
+			for _, pi := range ni.PodsWithRequiredAntiAffinity() {
 				counted += s.countExisting(placedTerms(pi).RequiredAntiAffinity, nodeLabels, 1)
 			}
 			if !ok {
-				podcount.Store(memo, ni.Generation, keys.existing, counted)
+				podcount.Store(memo, ni.Generation(), keys.existing, counted)
 			}
 		}
 	}
@@ -290,18 +290,18 @@ func (s *interPodAffinityState) countIncomingOn(ni *nodeinfo.NodeInfo, nodeLabel
 	known := true
 	for i, k := range keys {
 		var ok bool
-		if counts[i], ok = podcount.Lookup(memo, ni.Generation, k); !ok {
+		if counts[i], ok = podcount.Lookup(memo, ni.Generation(), k); !ok {
 			known = false
 			break
 		}
 	}
 	if !known {
 		clear(counts)
-		for _, pi := range ni.Pods {
+		for _, pi := range ni.Pods() {
 			s.matchIncoming(pi.Pod, counts)
 		}
 		for i, k := range keys {
-			podcount.Store(memo, ni.Generation, k, counts[i])
+			podcount.Store(memo, ni.Generation(), k, counts[i])
 		}
 	}
 	s.addIncoming(nodeLabels, counts, 1)

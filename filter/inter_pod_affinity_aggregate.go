@@ -139,14 +139,14 @@ func (a *affinityAggregate) visit(s *interPodAffinityState, keys countingKeys, n
 	if gens != nil && a.gens[p] == gens[p] && gens[p] != 0 {
 		return
 	}
-	if a.gens[p] == ni.Generation && ni.Generation != 0 {
+	if a.gens[p] == ni.Generation() && ni.Generation() != 0 {
 		return
 	}
 	if a.gens[p] != 0 && a.shift(s, ni, p) {
-		a.gens[p] = ni.Generation
+		a.gens[p] = ni.Generation()
 		return
 	}
-	a.gens[p] = ni.Generation
+	a.gens[p] = ni.Generation()
 	for _, sh := range a.shares[p] {
 		a.add(sh.which, sh.key, sh.value, -sh.n)
 	}

@@ -86,13 +86,13 @@ func TestAffinityAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
 		case 1:
 			cluster[i].AddPod(p)
 		case 2: // a pod removed, from a copy or in place
-			if len(cluster[i].Pods) == 0 {
+			if len(cluster[i].Pods()) == 0 {
 				break
 			}
 			if r.IntN(2) == 0 {
 				cluster[i] = cluster[i].Clone()
 			}
-			if err := cluster[i].RemovePod(cluster[i].Pods[r.IntN(len(cluster[i].Pods))].Pod); err != nil {
+			if err := cluster[i].RemovePod(cluster[i].Pods()[r.IntN(len(cluster[i].Pods()))].Pod); err != nil {
 				t.Fatal(err)
 			}
 		case 3: // the node moves zone, its pods staying
@@ -106,7 +106,7 @@ func TestAffinityAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
 				q := antiPod(p.Name+"-"+strconv.Itoa(k), apps[r.IntN(3)], ni.Name(), []string{"", "web", "db"}[r.IntN(3)])
 				ni.AddPod(q)
 			}
-			if err := ni.RemovePod(ni.Pods[0].Pod); err != nil {
+			if err := ni.RemovePod(ni.Pods()[0].Pod); err != nil {
 				t.Fatal(err)
 			}
 			cluster[i] = ni
@@ -138,7 +138,7 @@ func TestAffinityAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
 			before := want
 			gens := make([]int64, len(cluster))
 			for i, ni := range cluster {
-				gens[i] = ni.Generation
+				gens[i] = ni.Generation()
 			}
 			a := withGens[pod.Name]
 			a.count(&before, keys, cluster, gens, nil)

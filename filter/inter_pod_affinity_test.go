@@ -400,7 +400,7 @@ func TestInterPodAffinityAddAndRemovePod(t *testing.T) {
 	}
 
 	whatIf := state.Clone()
-	if s := pl.RemovePod(ctx, whatIf, incoming, n1.Pods[0], n1); s != nil {
+	if s := pl.RemovePod(ctx, whatIf, incoming, n1.Pods()[0], n1); s != nil {
 		t.Fatal(s)
 	}
 	if got := ipaFilterAll(pl, whatIf, incoming, nodes); got != "all fit" {

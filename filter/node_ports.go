@@ -64,7 +64,7 @@ func (*NodePorts) Filter(_ context.Context, state *framework.CycleState, pod *v1
 	}
 	for i := range ports {
 		p := &ports[i]
-		if ni.UsedPorts.CheckConflict(p.HostIP, string(p.Protocol), p.HostPort) {
+		if ni.UsedPorts().CheckConflict(p.HostIP, string(p.Protocol), p.HostPort) {
 			return nodePortsConflict
 		}
 	}

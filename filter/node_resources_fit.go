@@ -266,8 +266,8 @@ func (pl *NodeResourcesFit) ignores(name v1.ResourceName) bool {
 // kube-scheduler's order. Requests of zero or less always fit; a request
 // above the node's allocatable amount is unresolvable.
 func (st *resourcesFitState) appendInsufficient(dst []InsufficientResource, ni *nodeinfo.NodeInfo) []InsufficientResource {
-	alloc, used := &ni.Allocatable, &ni.Requested
-	if pods := int64(len(ni.Pods)); pods+1 > alloc.AllowedPodNumber {
+	alloc, used := ni.Allocatable(), ni.Requested()
+	if pods := int64(len(ni.Pods())); pods+1 > alloc.AllowedPodNumber {
 		dst = append(dst, InsufficientResource{ResourceName: v1.ResourcePods, Reason: ErrReasonTooManyPods, Requested: 1, Used: pods, Capacity: alloc.AllowedPodNumber})
 	}
 	check := func(name v1.ResourceName, reason string, req, capacity, inUse int64) {

@@ -263,7 +263,7 @@ func (s *volumeLimitsState) tally(own []csiVolume, csiNode *storagev1.CSINode, n
 		}
 	}
 	// used are the distinct volumes of the node's pods, of limited drivers.
-	for _, pi := range ni.Pods {
+	for _, pi := range ni.Pods() {
 		for i := range pi.Pod.Spec.Volumes {
 			v, ok, err := s.objects.podVolume(pi.Pod, &pi.Pod.Spec.Volumes[i], true, false)
 			if err != nil {

@@ -409,7 +409,7 @@ func TestPodTopologySpreadAddAndRemovePod(t *testing.T) {
 	}
 
 	removed := state.Clone()
-	pl.RemovePod(ctx, removed, pod, infos[0].Pods[0], infos[0])
+	pl.RemovePod(ctx, removed, pod, infos[0].Pods()[0], infos[0])
 	pl.AddPod(ctx, removed, pod, nodeinfo.NewPodInfo(spreadPod("web", "b1")), infos[1])
 	// Zone a now holds none and zone b two.
 	if got := filterAll(removed); got != "fits skew" {
@@ -417,7 +417,7 @@ func TestPodTopologySpreadAddAndRemovePod(t *testing.T) {
 	}
 
 	// Without counts (PreFilter skipped the pod) there is nothing to update.
-	if s := pl.AddPod(ctx, framework.NewCycleState(infos), pod, infos[0].Pods[0], infos[0]); s != nil {
+	if s := pl.AddPod(ctx, framework.NewCycleState(infos), pod, infos[0].Pods()[0], infos[0]); s != nil {
 		t.Errorf("AddPod without PreFilter state: %v", s)
 	}
 }

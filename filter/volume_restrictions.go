@@ -154,7 +154,7 @@ func diskConflicts(pod *v1.Pod, ni *nodeinfo.NodeInfo) iter.Seq2[*v1.Volume, *v1
 			if !mayConflict(*v) {
 				continue
 			}
-			for _, pi := range ni.Pods {
+			for _, pi := range ni.Pods() {
 				if diskConflictsWith(v, pi.Pod) && !yield(v, pi.Pod) {
 					return
 				}
@@ -191,7 +191,7 @@ func newVolumeRestrictionsState(state *framework.CycleState, pod *v1.Pod) (*volu
 	}
 	for name := range s.rwopClaims {
 		key := pod.Namespace + "/" + name
-		if slices.ContainsFunc(state.AllNodes(), func(ni *nodeinfo.NodeInfo) bool { return ni != nil && ni.PVCRefCounts[key] > 0 }) {
+		if slices.ContainsFunc(state.AllNodes(), func(ni *nodeinfo.NodeInfo) bool { return ni != nil && ni.PVCRefCounts()[key] > 0 }) {
 			s.inUse++
 		}
 	}

@@ -329,10 +329,10 @@ func (a *affinityNodes) fill(nodes []*nodeinfo.NodeInfo) {
 		if ni == nil {
 			continue
 		}
-		if len(ni.PodsWithAffinity) > 0 {
+		if len(ni.PodsWithAffinity()) > 0 {
 			a.any = append(a.any, ni)
 		}
-		if len(ni.PodsWithRequiredAntiAffinity) > 0 {
+		if len(ni.PodsWithRequiredAntiAffinity()) > 0 {
 			a.requiredAnti = append(a.requiredAnti, ni)
 		}
 	}

@@ -113,7 +113,7 @@ func (r *generationsRecorder) Filter(_ context.Context, state *framework.CycleSt
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if gens := state.NodeGenerations(state.AllNodes()); gens != nil {
-		r.got[ni.Name()] = []int64{ni.Generation, gens[pos[0]]}
+		r.got[ni.Name()] = []int64{ni.Generation(), gens[pos[0]]}
 	} else {
 		r.got[ni.Name()] = nil
 	}

@@ -128,7 +128,7 @@ type podCount struct{}
 
 func (podCount) Name() string { return "PodCount" }
 func (podCount) Score(_ context.Context, _ *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
-	return int64(len(ni.Pods)), nil
+	return int64(len(ni.Pods())), nil
 }
 
 func TestExtenderFilterRunsAfterThePluginsAndRecordsItsRejections(t *testing.T) {

@@ -309,7 +309,7 @@ func (m *memo) settle(ctx context.Context, filters []FilterPlugin, at []int, loc
 // node-local filters if it changed, and reports false for a node whose
 // verdict cannot be kept (generation 0).
 func (m *memo) check(ctx context.Context, filters []FilterPlugin, at []int, local []bool, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, p int32) bool {
-	gen := ni.Generation
+	gen := ni.Generation()
 	if gen == 0 {
 		m.gen[p] = 0
 		return false

@@ -217,7 +217,7 @@ func (f *Framework) fingerprint(nodes []*nodeinfo.NodeInfo) (uint64, error) {
 				}
 				continue
 			}
-			p.sum += mix(uint64(ni.Generation) ^ uint64(i)*0x9e3779b97f4a7c15)
+			p.sum += mix(uint64(ni.Generation()) ^ uint64(i)*0x9e3779b97f4a7c15)
 		}
 	})
 	var sum uint64

@@ -26,9 +26,9 @@ func TestANodeInfoTellsThePodsChangedSinceAGeneration(t *testing.T) {
 		return out, ok
 	}
 	a := New(node("n"))
-	g0 := a.Generation
+	g0 := a.generation
 	a.AddPod(pod("p1", "n"))
-	g1 := a.Generation
+	g1 := a.generation
 	b := a.Clone()
 	b.AddPod(pod("p2", "n"))
 	if err := b.RemovePod(pod("p1", "n")); err != nil {
@@ -41,7 +41,7 @@ func TestANodeInfoTellsThePodsChangedSinceAGeneration(t *testing.T) {
 	for _, name := range []string{"q1", "q2", "q3", "q4"} {
 		burst.AddPod(pod(name, "n"))
 		if name == "q1" {
-			afterQ1 = burst.Generation
+			afterQ1 = burst.generation
 		}
 	}
 	relabelled := b.Clone()
@@ -58,8 +58,8 @@ func TestANodeInfoTellsThePodsChangedSinceAGeneration(t *testing.T) {
 		{"a pod added to the node as it was", a, g0, []string{"+p1"}, true},
 		{"a copy's own changes, oldest first", b, g1, []string{"+p2", "-p1"}, true},
 		{"a copy's changes and the original's before it", b, g0, []string{"+p1", "+p2", "-p1"}, true},
-		{"a sibling's generation is not its past", b, sibling.Generation, nil, false},
-		{"a generation it never had", a, b.Generation, nil, false},
+		{"a sibling's generation is not its past", b, sibling.generation, nil, false},
+		{"a generation it never had", a, b.generation, nil, false},
 		{"more changes than it remembers", burst, g1, nil, false},
 		{"the last few of a burst", burst, afterQ1, []string{"+q2", "+q3", "+q4"}, true},
 		{"a new node object forgets the pods' changes", relabelled, g1, nil, false},

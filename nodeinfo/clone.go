@@ -11,7 +11,20 @@ package nodeinfo
 // must build a new map (and new summaries) for every change instead of
 // modifying one already set.
 func (n *NodeInfo) SetImageStates(states map[string]*ImageStateSummary) {
-	n.ImageStates = states
+	n.imageStates = states
 	n.forgetChanges()
-	n.Generation = nextGeneration()
+	n.generation = nextGeneration()
+}
+
+// CloneWithImageStates returns a [NodeInfo.Clone] whose image summaries
+// are states, with n's Generation: the copy a cache hands out when it
+// computes how many nodes hold each image as it copies a node, as
+// kube-scheduler's does. The copy counts as n's content for everything
+// that keys on generations, so states must differ from n's in counts
+// and sizes only, never in which images the node holds. The map is kept,
+// not copied.
+func (n *NodeInfo) CloneWithImageStates(states map[string]*ImageStateSummary) *NodeInfo {
+	c := n.Clone()
+	c.imageStates = states
+	return c
 }

@@ -27,6 +27,6 @@ func ExampleBuild() {
 	}
 	infos := nodeinfo.Build([]*v1.Node{node}, []*v1.Pod{pod})
 	ni := infos[0]
-	fmt.Printf("%s: %d pod(s), cpu %dm of %dm requested\n", ni.Name(), len(ni.Pods), ni.Requested.MilliCPU, ni.Allocatable.MilliCPU)
+	fmt.Printf("%s: %d pod(s), cpu %dm of %dm requested\n", ni.Name(), len(ni.Pods()), ni.Requested().MilliCPU, ni.Allocatable().MilliCPU)
 	// Output: n1: 1 pod(s), cpu 1500m of 4000m requested
 }

@@ -123,32 +123,21 @@ type NodeInfo struct {
 	// that kube-scheduler knows of.
 	features ndf.FeatureSet
 
-	// Generation increases on every change, so that caches can tell a
-	// NodeInfo has changed since they last looked.
-	Generation int64
-
-	// Requested is the sum of the pods' requests.
-	Requested Resource
-	// NonZeroRequested is the sum with defaults for unset cpu and memory.
-	NonZeroRequested Resource
-	// Allocatable is the node's allocatable resources.
-	Allocatable Resource
-	// Pods are the pods bound to the node, in the order added.
-	Pods []*PodInfo
-	// ImageStates maps each image name the node reports to its size and
-	// spread. Names are as the node reports them, not normalized.
-	ImageStates map[string]*ImageStateSummary
-	// UsedPorts are the host ports the pods bind.
-	UsedPorts HostPortInfo
-	// PVCRefCounts counts, per "namespace/claim", the pods on the node
-	// that use a PersistentVolumeClaim. Nil when none does.
-	PVCRefCounts map[string]int
-
-	// PodsWithAffinity are the pods that have pod affinity or anti-affinity
-	// terms; affinity plugins visit only these.
-	PodsWithAffinity []*PodInfo
-	// PodsWithRequiredAntiAffinity are the pods with required anti-affinity.
-	PodsWithRequiredAntiAffinity []*PodInfo
+	// See the accessors of the same names. Only the NodeInfo's own
+	// methods change them, keeping them consistent with its pods and
+	// node and advancing generation on every change: the memos and
+	// aggregates of the framework and plugins trust that a generation
+	// names one content.
+	generation                   int64
+	requested                    Resource
+	nonZeroRequested             Resource
+	allocatable                  Resource
+	pods                         []*PodInfo
+	imageStates                  map[string]*ImageStateSummary
+	usedPorts                    HostPortInfo
+	pvcRefCounts                 map[string]int
+	podsWithAffinity             []*PodInfo
+	podsWithRequiredAntiAffinity []*PodInfo
 
 	// memo remembers plugins' counts of matching pods for the current
 	// Generation (package internal/podcount); nil in a NodeInfo built as a
@@ -182,7 +171,7 @@ func (n *NodeInfo) logPodChange(from int64, pi *PodInfo, sign int) {
 		copy(n.changes[:], n.changes[1:])
 		n.nchanges--
 	}
-	n.changes[n.nchanges] = podChange{from: from, to: n.Generation, pod: pi, sign: sign}
+	n.changes[n.nchanges] = podChange{from: from, to: n.generation, pod: pi, sign: sign}
 	n.nchanges++
 }
 
@@ -196,7 +185,7 @@ func (n *NodeInfo) forgetChanges() {
 // added or removed pods; false otherwise.
 func (n *NodeInfo) podChangesSince(since int64) ([]podChange, bool) {
 	k := n.nchanges
-	if since == 0 || k == 0 || n.changes[k-1].to != n.Generation {
+	if since == 0 || k == 0 || n.changes[k-1].to != n.generation {
 		return nil, false
 	}
 	for i := k - 1; i >= 0; i-- {
@@ -259,7 +248,7 @@ func New(node *v1.Node, pods ...*v1.Pod) *NodeInfo {
 }
 
 func (n *NodeInfo) init(node *v1.Node, pods []*v1.Pod) {
-	n.UsedPorts = HostPortInfo{}
+	n.usedPorts = HostPortInfo{}
 	n.memo = new(podcount.Memo)
 	n.SetNode(node)
 	for _, p := range pods {
@@ -273,6 +262,55 @@ func (n *NodeInfo) Node() *v1.Node {
 		return nil
 	}
 	return n.node
+}
+
+// Generation increases on every change, so that caches can tell a
+// NodeInfo has changed since they last looked: one generation names one
+// content.
+func (n *NodeInfo) Generation() int64 { return n.generation }
+
+// Requested returns the sum of the pods' requests, the NodeInfo's own:
+// callers must not modify it.
+func (n *NodeInfo) Requested() *Resource { return &n.requested }
+
+// NonZeroRequested returns the sum of the pods' requests with defaults
+// for unset cpu and memory, the NodeInfo's own: callers must not modify
+// it.
+func (n *NodeInfo) NonZeroRequested() *Resource { return &n.nonZeroRequested }
+
+// Allocatable returns the node's allocatable resources, the NodeInfo's
+// own: callers must not modify it.
+func (n *NodeInfo) Allocatable() *Resource { return &n.allocatable }
+
+// Pods returns the pods bound to the node, in the order added. The
+// slice is the NodeInfo's own: callers must not modify it or its
+// elements; AddPod and RemovePod change the pods.
+func (n *NodeInfo) Pods() []*PodInfo { return n.pods }
+
+// ImageStates maps each image name the node reports to its size and
+// spread. Names are as the node reports them, not normalized. The map is
+// the NodeInfo's own: callers must not modify it ([NodeInfo.SetImageStates]
+// replaces it).
+func (n *NodeInfo) ImageStates() map[string]*ImageStateSummary { return n.imageStates }
+
+// UsedPorts returns the host ports the pods bind; callers must not
+// modify it.
+func (n *NodeInfo) UsedPorts() HostPortInfo { return n.usedPorts }
+
+// PVCRefCounts counts, per "namespace/claim", the pods on the node that
+// use a PersistentVolumeClaim; nil when none does. Callers must not
+// modify it.
+func (n *NodeInfo) PVCRefCounts() map[string]int { return n.pvcRefCounts }
+
+// PodsWithAffinity returns the pods that have pod affinity or
+// anti-affinity terms; affinity plugins visit only these. Callers must
+// not modify the slice.
+func (n *NodeInfo) PodsWithAffinity() []*PodInfo { return n.podsWithAffinity }
+
+// PodsWithRequiredAntiAffinity returns the pods with required
+// anti-affinity. Callers must not modify the slice.
+func (n *NodeInfo) PodsWithRequiredAntiAffinity() []*PodInfo {
+	return n.podsWithRequiredAntiAffinity
 }
 
 // Name returns the node's name, or "" if no node is set.
@@ -307,8 +345,8 @@ func (n *NodeInfo) SetNode(node *v1.Node) {
 	n.name, n.labels, n.taints, n.unschedulable = "", nil, nil, false
 	n.features = ndf.FeatureSet{}
 	n.forgetChanges()
-	n.Allocatable = Resource{}
-	n.ImageStates = nil
+	n.allocatable = Resource{}
+	n.imageStates = nil
 	if node != nil {
 		n.name, n.labels, n.taints, n.unschedulable = node.Name, node.Labels, node.Spec.Taints, node.Spec.Unschedulable
 		n.features = noFeatures
@@ -317,15 +355,15 @@ func (n *NodeInfo) SetNode(node *v1.Node) {
 			// server keeps it sorted.
 			n.features = ndf.DefaultFramework.TryMap(node.Status.DeclaredFeatures)
 		}
-		n.Allocatable = NewResource(node.Status.Allocatable)
-		n.ImageStates = make(map[string]*ImageStateSummary, len(node.Status.Images))
+		n.allocatable = NewResource(node.Status.Allocatable)
+		n.imageStates = make(map[string]*ImageStateSummary, len(node.Status.Images))
 		for _, img := range node.Status.Images {
 			for _, name := range img.Names {
-				n.ImageStates[name] = &ImageStateSummary{Size: img.SizeBytes, NumNodes: 1}
+				n.imageStates[name] = &ImageStateSummary{Size: img.SizeBytes, NumNodes: 1}
 			}
 		}
 	}
-	n.Generation = nextGeneration()
+	n.generation = nextGeneration()
 }
 
 // AddPod accounts for a pod bound to the node. A nil pod is ignored.
@@ -338,13 +376,13 @@ func (n *NodeInfo) AddPod(pod *v1.Pod) {
 
 // AddPodInfo is [NodeInfo.AddPod] for a pod whose totals are already computed.
 func (n *NodeInfo) AddPodInfo(pi *PodInfo) {
-	n.Pods = append(n.Pods, pi)
+	n.pods = append(n.pods, pi)
 	facts := pi.factsOf()
 	if facts.affinity {
-		n.PodsWithAffinity = append(n.PodsWithAffinity, pi)
+		n.podsWithAffinity = append(n.podsWithAffinity, pi)
 	}
 	if facts.antiAffinity {
-		n.PodsWithRequiredAntiAffinity = append(n.PodsWithRequiredAntiAffinity, pi)
+		n.podsWithRequiredAntiAffinity = append(n.podsWithRequiredAntiAffinity, pi)
 	}
 	n.update(pi, &facts, 1)
 }
@@ -357,16 +395,16 @@ func (n *NodeInfo) RemovePod(pod *v1.Pod) error {
 		return fmt.Errorf("nodeinfo: cannot remove a nil pod")
 	}
 	var removed *PodInfo
-	n.Pods, removed = removePod(n.Pods, pod)
+	n.pods, removed = removePod(n.pods, pod)
 	if removed == nil {
 		return fmt.Errorf("nodeinfo: pod %s/%s is not on node %q", pod.Namespace, pod.Name, n.name)
 	}
 	facts := removed.factsOf()
 	if facts.affinity {
-		n.PodsWithAffinity, _ = removePod(n.PodsWithAffinity, pod)
+		n.podsWithAffinity, _ = removePod(n.podsWithAffinity, pod)
 	}
 	if facts.antiAffinity {
-		n.PodsWithRequiredAntiAffinity, _ = removePod(n.PodsWithRequiredAntiAffinity, pod)
+		n.podsWithRequiredAntiAffinity, _ = removePod(n.podsWithRequiredAntiAffinity, pod)
 	}
 	n.update(removed, &facts, -1)
 	return nil
@@ -378,41 +416,41 @@ func (n *NodeInfo) Clone() *NodeInfo {
 	c := *n
 	// The copy's counts start afresh: the two part ways at the first change.
 	c.memo = new(podcount.Memo)
-	c.Pods = append([]*PodInfo(nil), n.Pods...)
-	c.PodsWithAffinity = append([]*PodInfo(nil), n.PodsWithAffinity...)
-	c.PodsWithRequiredAntiAffinity = append([]*PodInfo(nil), n.PodsWithRequiredAntiAffinity...)
-	c.Requested = n.Requested.Clone()
-	c.NonZeroRequested = n.NonZeroRequested.Clone()
-	c.Allocatable = n.Allocatable.Clone()
-	if n.PVCRefCounts != nil {
-		c.PVCRefCounts = make(map[string]int, len(n.PVCRefCounts))
-		for k, v := range n.PVCRefCounts {
-			c.PVCRefCounts[k] = v
+	c.pods = append([]*PodInfo(nil), n.pods...)
+	c.podsWithAffinity = append([]*PodInfo(nil), n.podsWithAffinity...)
+	c.podsWithRequiredAntiAffinity = append([]*PodInfo(nil), n.podsWithRequiredAntiAffinity...)
+	c.requested = n.requested.Clone()
+	c.nonZeroRequested = n.nonZeroRequested.Clone()
+	c.allocatable = n.allocatable.Clone()
+	if n.pvcRefCounts != nil {
+		c.pvcRefCounts = make(map[string]int, len(n.pvcRefCounts))
+		for k, v := range n.pvcRefCounts {
+			c.pvcRefCounts[k] = v
 		}
 	}
-	c.UsedPorts = make(HostPortInfo, len(n.UsedPorts))
-	for ip, ports := range n.UsedPorts {
+	c.usedPorts = make(HostPortInfo, len(n.usedPorts))
+	for ip, ports := range n.usedPorts {
 		m := make(map[ProtocolPort]struct{}, len(ports))
 		for pp := range ports {
 			m[pp] = struct{}{}
 		}
-		c.UsedPorts[ip] = m
+		c.usedPorts[ip] = m
 	}
 	return &c
 }
 
 func (n *NodeInfo) update(pi *PodInfo, facts *podFacts, sign int64) {
-	n.Requested.addSigned(&pi.Requests, sign)
-	n.NonZeroRequested.MilliCPU += sign * pi.NonZeroCPU
-	n.NonZeroRequested.Memory += sign * pi.NonZeroMem
-	if n.UsedPorts == nil {
-		n.UsedPorts = HostPortInfo{}
+	n.requested.addSigned(&pi.Requests, sign)
+	n.nonZeroRequested.MilliCPU += sign * pi.NonZeroCPU
+	n.nonZeroRequested.Memory += sign * pi.NonZeroMem
+	if n.usedPorts == nil {
+		n.usedPorts = HostPortInfo{}
 	}
 	for _, p := range facts.hostPorts {
 		if sign > 0 {
-			n.UsedPorts.Add(p.HostIP, string(p.Protocol), p.HostPort)
+			n.usedPorts.Add(p.HostIP, string(p.Protocol), p.HostPort)
 		} else {
-			n.UsedPorts.Remove(p.HostIP, string(p.Protocol), p.HostPort)
+			n.usedPorts.Remove(p.HostIP, string(p.Protocol), p.HostPort)
 		}
 	}
 	if facts.claims {
@@ -421,17 +459,17 @@ func (n *NodeInfo) update(pi *PodInfo, facts *podFacts, sign int64) {
 				continue
 			}
 			key := pi.Pod.Namespace + "/" + vol.PersistentVolumeClaim.ClaimName
-			if n.PVCRefCounts == nil {
-				n.PVCRefCounts = map[string]int{}
+			if n.pvcRefCounts == nil {
+				n.pvcRefCounts = map[string]int{}
 			}
-			n.PVCRefCounts[key] += int(sign)
-			if n.PVCRefCounts[key] <= 0 {
-				delete(n.PVCRefCounts, key)
+			n.pvcRefCounts[key] += int(sign)
+			if n.pvcRefCounts[key] <= 0 {
+				delete(n.pvcRefCounts, key)
 			}
 		}
 	}
-	from := n.Generation
-	n.Generation = nextGeneration()
+	from := n.generation
+	n.generation = nextGeneration()
 	n.logPodChange(from, pi, int(sign))
 }
 
@@ -485,7 +523,7 @@ func Build(nodes []*v1.Node, pods []*v1.Pod) []*NodeInfo {
 		if _, dup := byName[node.Name]; !dup {
 			byName[node.Name] = infos[i]
 			// ImageStates already holds each name once per node.
-			for name := range infos[i].ImageStates {
+			for name := range infos[i].imageStates {
 				imageNodes[name]++
 			}
 		}
@@ -499,7 +537,7 @@ func Build(nodes []*v1.Node, pods []*v1.Pod) []*NodeInfo {
 		}
 	}
 	for _, ni := range infos {
-		for name, st := range ni.ImageStates {
+		for name, st := range ni.imageStates {
 			st.NumNodes = imageNodes[name]
 		}
 	}

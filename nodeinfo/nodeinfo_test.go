@@ -52,28 +52,28 @@ func TestNewAccountsForPods(t *testing.T) {
 	}
 	ni := New(node("n"), pod("a", "n", requesting("500m", "1Gi")), pod("b", "n", requesting("", "")), withPorts)
 
-	if got := ni.Allocatable; got.MilliCPU != 4000 || got.AllowedPodNumber != 110 || got.ScalarResources["example.com/gpu"] != 2 {
+	if got := ni.allocatable; got.MilliCPU != 4000 || got.AllowedPodNumber != 110 || got.ScalarResources["example.com/gpu"] != 2 {
 		t.Errorf("Allocatable = %+v", got)
 	}
-	if _, ok := ni.Allocatable.ScalarResources["unprefixed-unknown"]; ok {
+	if _, ok := ni.allocatable.ScalarResources["unprefixed-unknown"]; ok {
 		t.Error("an unprefixed unknown resource was counted as a scalar resource")
 	}
-	if ni.Requested.MilliCPU != 500 || ni.Requested.Memory != 1<<30 {
-		t.Errorf("Requested = %+v, want 500m and 1Gi", ni.Requested)
+	if ni.requested.MilliCPU != 500 || ni.requested.Memory != 1<<30 {
+		t.Errorf("Requested = %+v, want 500m and 1Gi", ni.requested)
 	}
 	// Containers without requests count the defaults (100m, 200Mi) towards the
 	// non-zero totals: one for pod b, two for the ports pod (container and sidecar).
-	if want := int64(500 + 100 + 2*100); ni.NonZeroRequested.MilliCPU != want {
-		t.Errorf("NonZeroRequested.MilliCPU = %d, want %d", ni.NonZeroRequested.MilliCPU, want)
+	if want := int64(500 + 100 + 2*100); ni.nonZeroRequested.MilliCPU != want {
+		t.Errorf("NonZeroRequested.MilliCPU = %d, want %d", ni.nonZeroRequested.MilliCPU, want)
 	}
-	if want := int64(1<<30 + 3*DefaultMemoryRequest); ni.NonZeroRequested.Memory != want {
-		t.Errorf("NonZeroRequested.Memory = %d, want %d", ni.NonZeroRequested.Memory, want)
+	if want := int64(1<<30 + 3*DefaultMemoryRequest); ni.nonZeroRequested.Memory != want {
+		t.Errorf("NonZeroRequested.Memory = %d, want %d", ni.nonZeroRequested.Memory, want)
 	}
-	if !ni.UsedPorts.CheckConflict("", "TCP", 80) || !ni.UsedPorts.CheckConflict("10.0.0.1", "UDP", 9000) {
-		t.Errorf("UsedPorts = %v, want container and sidecar host ports", ni.UsedPorts)
+	if !ni.usedPorts.CheckConflict("", "TCP", 80) || !ni.usedPorts.CheckConflict("10.0.0.1", "UDP", 9000) {
+		t.Errorf("UsedPorts = %v, want container and sidecar host ports", ni.usedPorts)
 	}
-	if ni.UsedPorts.CheckConflict("", "TCP", 7000) || ni.UsedPorts.Len() != 2 {
-		t.Errorf("UsedPorts = %v: ordinary init containers hold no ports", ni.UsedPorts)
+	if ni.usedPorts.CheckConflict("", "TCP", 7000) || ni.usedPorts.Len() != 2 {
+		t.Errorf("UsedPorts = %v: ordinary init containers hold no ports", ni.usedPorts)
 	}
 }
 
@@ -98,24 +98,24 @@ func TestRemovePodUndoesAddPod(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ni := New(node("n"), pod("b", "n", requesting("2", "")))
-			before := ni.Generation
+			before := ni.generation
 			tc.add(ni)
-			if len(ni.PodsWithAffinity) != 1 || len(ni.PodsWithRequiredAntiAffinity) != 1 {
-				t.Fatalf("affinity lists = %d/%d, want 1/1", len(ni.PodsWithAffinity), len(ni.PodsWithRequiredAntiAffinity))
+			if len(ni.podsWithAffinity) != 1 || len(ni.podsWithRequiredAntiAffinity) != 1 {
+				t.Fatalf("affinity lists = %d/%d, want 1/1", len(ni.podsWithAffinity), len(ni.podsWithRequiredAntiAffinity))
 			}
-			if ni.UsedPorts.Len() != 1 || ni.PVCRefCounts["default/data"] != 1 {
-				t.Fatalf("after add: ports %v, claims %v, want port 80 and claim data", ni.UsedPorts, ni.PVCRefCounts)
+			if ni.usedPorts.Len() != 1 || ni.pvcRefCounts["default/data"] != 1 {
+				t.Fatalf("after add: ports %v, claims %v, want port 80 and claim data", ni.usedPorts, ni.pvcRefCounts)
 			}
 			if err := ni.RemovePod(a.DeepCopy()); err != nil {
 				t.Fatal(err)
 			}
-			if len(ni.Pods) != 1 || ni.Requested.MilliCPU != 2000 || ni.Requested.Memory != 0 || ni.UsedPorts.Len() != 0 || len(ni.PVCRefCounts) != 0 {
-				t.Errorf("after remove: %d pods, requested %+v, ports %v, claims %v", len(ni.Pods), ni.Requested, ni.UsedPorts, ni.PVCRefCounts)
+			if len(ni.pods) != 1 || ni.requested.MilliCPU != 2000 || ni.requested.Memory != 0 || ni.usedPorts.Len() != 0 || len(ni.pvcRefCounts) != 0 {
+				t.Errorf("after remove: %d pods, requested %+v, ports %v, claims %v", len(ni.pods), ni.requested, ni.usedPorts, ni.pvcRefCounts)
 			}
-			if len(ni.PodsWithAffinity) != 0 || len(ni.PodsWithRequiredAntiAffinity) != 0 {
+			if len(ni.podsWithAffinity) != 0 || len(ni.podsWithRequiredAntiAffinity) != 0 {
 				t.Error("affinity lists still hold the removed pod")
 			}
-			if ni.Generation <= before {
+			if ni.generation <= before {
 				t.Error("Generation did not increase")
 			}
 			if err := ni.RemovePod(a); err == nil {
@@ -143,24 +143,24 @@ func TestBuild(t *testing.T) {
 	if len(infos) != 3 || infos[0].Node().Name != "n1" || infos[2].Node().Name != "n3" {
 		t.Fatalf("Build returned %d infos out of order", len(infos))
 	}
-	if len(infos[1].Pods) != 2 || len(infos[0].Pods) != 0 {
-		t.Errorf("pods per node = %d/%d/%d, want 0/2/0", len(infos[0].Pods), len(infos[1].Pods), len(infos[2].Pods))
+	if len(infos[1].pods) != 2 || len(infos[0].pods) != 0 {
+		t.Errorf("pods per node = %d/%d/%d, want 0/2/0", len(infos[0].pods), len(infos[1].pods), len(infos[2].pods))
 	}
-	if got := infos[0].ImageStates["nginx:1.25"]; got == nil || got.NumNodes != 2 || got.Size != 100 {
+	if got := infos[0].imageStates["nginx:1.25"]; got == nil || got.NumNodes != 2 || got.Size != 100 {
 		t.Errorf("nginx:1.25 on n1 = %+v, want size 100 on 2 nodes", got)
 	}
-	if got := infos[0].ImageStates["docker.io/library/nginx:1.25"]; got == nil || got.NumNodes != 1 {
+	if got := infos[0].imageStates["docker.io/library/nginx:1.25"]; got == nil || got.NumNodes != 1 {
 		t.Errorf("docker.io/library/nginx:1.25 = %+v, want 1 node", got)
 	}
-	if len(infos[2].ImageStates) != 0 {
-		t.Errorf("n3 images = %v, want none", infos[2].ImageStates)
+	if len(infos[2].imageStates) != 0 {
+		t.Errorf("n3 images = %v, want none", infos[2].imageStates)
 	}
 }
 
 func TestBuildKeepsNilNodesForTheFrameworkToReject(t *testing.T) {
 	t.Parallel()
 	infos := Build([]*v1.Node{nil, node("n")}, []*v1.Pod{pod("a", "n")})
-	if len(infos) != 2 || infos[0].Node() != nil || len(infos[1].Pods) != 1 {
+	if len(infos) != 2 || infos[0].Node() != nil || len(infos[1].pods) != 1 {
 		t.Fatalf("Build with a nil node = %+v", infos)
 	}
 }
@@ -262,7 +262,7 @@ func TestPVCRefCountsFollowPods(t *testing.T) {
 	}
 	a, b := withClaim("a", "shared"), withClaim("b", "shared")
 	ni := New(node("n"), a, b, withClaim("c", "own"), pod("d", "n"))
-	if got := ni.PVCRefCounts; got["default/shared"] != 2 || got["default/own"] != 1 || len(got) != 2 {
+	if got := ni.pvcRefCounts; got["default/shared"] != 2 || got["default/own"] != 1 || len(got) != 2 {
 		t.Fatalf("PVCRefCounts = %v, want shared 2 and own 1", got)
 	}
 	if err := ni.RemovePod(a); err != nil {
@@ -271,12 +271,12 @@ func TestPVCRefCountsFollowPods(t *testing.T) {
 	if err := ni.RemovePod(b); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := ni.PVCRefCounts["default/shared"]; ok || ni.PVCRefCounts["default/own"] != 1 {
-		t.Errorf("after removing both users: %v, want only own", ni.PVCRefCounts)
+	if _, ok := ni.pvcRefCounts["default/shared"]; ok || ni.pvcRefCounts["default/own"] != 1 {
+		t.Errorf("after removing both users: %v, want only own", ni.pvcRefCounts)
 	}
 	c := ni.Clone()
-	c.PVCRefCounts["default/own"]++
-	if ni.PVCRefCounts["default/own"] != 1 {
+	c.pvcRefCounts["default/own"]++
+	if ni.pvcRefCounts["default/own"] != 1 {
 		t.Error("Clone shares PVCRefCounts with the original")
 	}
 }

@@ -232,7 +232,7 @@ func (e *evaluator) eligible(d *framework.Diagnosis) (bool, string) {
 		return true, ""
 	}
 	if ni, ok := e.state.NodeInfo(name); ok {
-		for _, pi := range ni.Pods {
+		for _, pi := range ni.Pods() {
 			if corev1helpers.PodPriority(pi.Pod) < e.priority && terminatingByPreemption(pi.Pod) {
 				return false, "not eligible due to a terminating pod on the nominated node."
 			}
@@ -420,10 +420,10 @@ func (e *evaluator) sortByImportance(pods []*v1.Pod) {
 // first, and how many of them a budget protects.
 func (e *evaluator) selectVictims(ctx context.Context, ni *nodeinfo.NodeInfo) ([]*v1.Pod, int, *framework.Status) {
 	var potential []victim
-	for _, pi := range ni.Pods {
+	for _, pi := range ni.Pods() {
 		if prio := corev1helpers.PodPriority(pi.Pod); prio < e.priority {
 			if potential == nil {
-				potential = make([]victim, 0, len(ni.Pods))
+				potential = make([]victim, 0, len(ni.Pods()))
 			}
 			potential = append(potential, victim{pod: pi.Pod, pi: pi, priority: prio, start: e.startTime(pi.Pod)})
 		}

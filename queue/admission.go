@@ -67,7 +67,7 @@ func portsFree(pod *v1.Pod, ni *nodeinfo.NodeInfo) bool {
 		return true
 	}
 	for _, p := range nodeinfo.HostPorts(pod) {
-		if ni.UsedPorts.CheckConflict(p.HostIP, string(p.Protocol), p.HostPort) {
+		if ni.UsedPorts().CheckConflict(p.HostIP, string(p.Protocol), p.HostPort) {
 			return false
 		}
 	}

@@ -131,7 +131,7 @@ func newImageLocalityPod(pod *v1.Pod, totalNodes int, volumesCount bool) *imageL
 func (p *imageLocalityPod) score(ni *nodeinfo.NodeInfo) int64 {
 	var sum int64
 	for _, name := range p.images {
-		if st, ok := ni.ImageStates[name]; ok {
+		if st, ok := ni.ImageStates()[name]; ok {
 			// Floating point in this order, to round exactly as kube-scheduler.
 			spread := float64(st.NumNodes) / float64(p.totalNodes)
 			sum += int64(float64(st.Size) * spread)

@@ -57,7 +57,7 @@ type img struct {
 func nodeWithImages(images map[string]img) *nodeinfo.NodeInfo {
 	ni := nodeinfo.New(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}})
 	for name, im := range images {
-		ni.ImageStates[name] = &nodeinfo.ImageStateSummary{Size: im.size, NumNodes: im.numNodes}
+		ni.ImageStates()[name] = &nodeinfo.ImageStateSummary{Size: im.size, NumNodes: im.numNodes}
 	}
 	return ni
 }
@@ -360,7 +360,7 @@ func BenchmarkImageLocality(b *testing.B) {
 			pod := podWithImages(images...)
 			node := nodeWithImages(states)
 			for i := range 50 { // a node holds many images the pod does not use
-				node.ImageStates[fmt.Sprint("other-", i, ":v1")] = &nodeinfo.ImageStateSummary{Size: mib, NumNodes: 1}
+				node.ImageStates()[fmt.Sprint("other-", i, ":v1")] = &nodeinfo.ImageStateSummary{Size: mib, NumNodes: 1}
 			}
 			want := int64(0)
 			if present { // 400 MiB per container; 38 for one, 39 for ten

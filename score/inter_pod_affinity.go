@@ -152,12 +152,12 @@ func (pl *InterPodAffinity) domainScores(ctx context.Context, state *framework.C
 		for _, ni := range nodes[start:end] {
 			// A node without pods scores nothing; every score is by a node label.
 			nodeLabels := ni.Labels()
-			if len(ni.Pods) == 0 || ni.Node() == nil || len(nodeLabels) == 0 {
+			if len(ni.Pods()) == 0 || ni.Node() == nil || len(nodeLabels) == 0 {
 				continue
 			}
-			pods := ni.PodsWithAffinity
+			pods := ni.PodsWithAffinity()
 			if hasPreferred {
-				pods = ni.Pods
+				pods = ni.Pods()
 			}
 			for _, pi := range pods {
 				d.add(pi, nodeLabels)

@@ -99,10 +99,10 @@ func (a *scoreAggregate) visit(d *domainScorer, ni *nodeinfo.NodeInfo, p int, ge
 	if gens != nil && a.gens[p] == gens[p] && gens[p] != 0 {
 		return
 	}
-	if a.gens[p] == ni.Generation && ni.Generation != 0 {
+	if a.gens[p] == ni.Generation() && ni.Generation() != 0 {
 		return
 	}
-	a.gens[p] = ni.Generation
+	a.gens[p] = ni.Generation()
 	for _, sh := range a.shares[p] {
 		a.totals.Add(sh.key, sh.value, -sh.n)
 	}
@@ -114,8 +114,8 @@ func (a *scoreAggregate) visit(d *domainScorer, ni *nodeinfo.NodeInfo, p int, ge
 	one.scores, one.matched = &a.scratch, false
 	// As domainScores visits a node: only its pods with terms, and
 	// none on a node without pods, object or labels.
-	if nodeLabels := ni.Labels(); len(ni.Pods) > 0 && ni.Node() != nil && len(nodeLabels) > 0 {
-		for _, pi := range ni.PodsWithAffinity {
+	if nodeLabels := ni.Labels(); len(ni.Pods()) > 0 && ni.Node() != nil && len(nodeLabels) > 0 {
+		for _, pi := range ni.PodsWithAffinity() {
 			one.add(pi, nodeLabels)
 		}
 	}

@@ -93,7 +93,7 @@ func TestAffinityScoreAggregatesScoreAsEveryNodeScoredAgain(t *testing.T) {
 		want := scorer
 		want.scores = &podaffinity.Counts{}
 		for _, ni := range cluster {
-			for _, pi := range ni.PodsWithAffinity {
+			for _, pi := range ni.PodsWithAffinity() {
 				want.add(pi, ni.Labels())
 			}
 		}
@@ -105,7 +105,7 @@ func TestAffinityScoreAggregatesScoreAsEveryNodeScoredAgain(t *testing.T) {
 		}
 		gens := make([]int64, len(cluster))
 		for i, ni := range cluster {
-			gens[i] = ni.Generation
+			gens[i] = ni.Generation()
 		}
 		withGens.count(&scorer, cluster, gens, nil)
 		if g, w := scoresOf(&withGens.totals), scoresOf(want.scores); !maps.Equal(g, w) || withGens.matches == 0 {

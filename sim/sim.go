@@ -234,7 +234,7 @@ func (c *Cluster) RemoveNode(name string) error {
 	if !ok {
 		return fmt.Errorf("sim: no node %q", name)
 	}
-	for _, pi := range ni.Pods {
+	for _, pi := range ni.Pods() {
 		if err := c.removePod(pi.Pod); err != nil {
 			return err
 		}

@@ -70,7 +70,7 @@ func layout(nodes []*nodeinfo.NodeInfo) string {
 	var parts []string
 	for _, ni := range nodes {
 		var pods []string
-		for _, pi := range ni.Pods {
+		for _, pi := range ni.Pods() {
 			pods = append(pods, pi.Pod.Name)
 		}
 		slices.Sort(pods)
@@ -132,8 +132,8 @@ func TestPlaceCommitsEachDecision(t *testing.T) {
 	}
 	// LeastAllocated spreads: two pods on each node.
 	for _, ni := range c.Nodes() {
-		if len(ni.Pods) != 2 {
-			t.Errorf("%s holds %d pods, want 2: %s", ni.Name(), len(ni.Pods), layout(c.Nodes()))
+		if len(ni.Pods()) != 2 {
+			t.Errorf("%s holds %d pods, want 2: %s", ni.Name(), len(ni.Pods()), layout(c.Nodes()))
 		}
 	}
 	_, err := c.Place(ctx, pod("p5", "1"))
@@ -510,8 +510,8 @@ func TestAnySequenceMatchesBuild(t *testing.T) {
 			}
 			for _, ni := range c.Nodes() {
 				want := nodeinfo.New(ni.Node(), podsOn(m.pods, ni.Name())...)
-				if !reflect.DeepEqual(ni.Requested, want.Requested) || !reflect.DeepEqual(ni.NonZeroRequested, want.NonZeroRequested) {
-					t.Fatalf("seed %d, step %d: %s requests %+v, want %+v", seed, step, ni.Name(), ni.Requested, want.Requested)
+				if !reflect.DeepEqual(ni.Requested(), want.Requested()) || !reflect.DeepEqual(ni.NonZeroRequested(), want.NonZeroRequested()) {
+					t.Fatalf("seed %d, step %d: %s requests %+v, want %+v", seed, step, ni.Name(), ni.Requested(), want.Requested())
 				}
 			}
 		}
@@ -539,7 +539,7 @@ func TestConcurrentReadersWhilePlacing(t *testing.T) {
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				for _, ni := range c.Nodes() {
-					_ = len(ni.Pods)
+					_ = len(ni.Pods())
 				}
 				_, _ = c.NodeInfo("node-00001")
 				_ = c.CheckPod(context.Background(), pod("probe", "1"), "node-00002")

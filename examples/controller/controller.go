@@ -115,7 +115,7 @@ func (c *Controller) cachedPods() map[string][]string {
 	out := map[string][]string{}
 	for _, ni := range c.cache.Snapshot().Nodes() {
 		pods := []string{}
-		for _, pi := range ni.Pods {
+		for _, pi := range ni.Pods() {
 			pods = append(pods, key(pi.Pod))
 		}
 		slices.Sort(pods)

@@ -634,9 +634,9 @@ func (h *Handler) victims(ctx context.Context, args *extenderv1.ExtenderPreempti
 // podsWithUIDs returns the pods of ni that metas name, in their order, or
 // nil if ni lacks one of them.
 func podsWithUIDs(ni *nodeinfo.NodeInfo, metas []*extenderv1.MetaPod) []*v1.Pod {
-	byUID := make(map[string]*v1.Pod, len(ni.Pods))
+	byUID := make(map[string]*v1.Pod, len(ni.Pods()))
 	// The first of pods sharing a UID, as the scheduler looks them up.
-	for _, pi := range slices.Backward(ni.Pods) {
+	for _, pi := range slices.Backward(ni.Pods()) {
 		byUID[string(pi.Pod.UID)] = pi.Pod
 	}
 	pods := make([]*v1.Pod, len(metas))

@@ -38,7 +38,7 @@ func zoneA(_ context.Context, _ *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Statu
 
 // podCount scores a node by its pods, to show what the node source adds.
 func podCount(_ context.Context, _ *v1.Pod, ni *nodeinfo.NodeInfo) (int64, error) {
-	return int64(len(ni.Pods)), nil
+	return int64(len(ni.Pods())), nil
 }
 
 func newHandler(t testing.TB, opts ...server.Option) *server.Handler {

@@ -153,7 +153,7 @@ func removeNodes(c *sim.Cluster, names []string) ([]*v1.Pod, []string, error) {
 			return nil, nil, fmt.Errorf("--remove-node %s: no such node", name)
 		}
 		moved, stay := 0, 0
-		for _, pi := range ni.Pods {
+		for _, pi := range ni.Pods() {
 			// As kubectl drain: DaemonSet and static pods belong to the
 			// node and go with it.
 			if ownedByDaemonSet(pi.Pod) || pi.Pod.Annotations[v1.MirrorPodAnnotationKey] != "" {

@@ -167,7 +167,7 @@ func (s *State) explainExtended(ni *nodeinfo.NodeInfo, status *framework.Status)
 		if q == 0 || !IsExtendedResourceName(name) {
 			continue
 		}
-		allocatable, offered := ni.Allocatable.ScalarResources[name]
+		allocatable, offered := ni.Allocatable().ScalarResources[name]
 		if !offered && (s.resolver.Class(name) == nil || allocatable != 0) {
 			out = append(out, fmt.Sprintf("the pod requests %d %s: the node offers none and no DeviceClass provides it", q, name))
 		}

@@ -249,7 +249,7 @@ func (s *State) extendedForNode(pod *v1.Pod, ni *nodeinfo.NodeInfo) (*resourceap
 		if q == 0 || !IsExtendedResourceName(name) {
 			continue
 		}
-		allocatable, offered := ni.Allocatable.ScalarResources[name]
+		allocatable, offered := ni.Allocatable().ScalarResources[name]
 		if s.resolver.Class(name) != nil && allocatable == 0 {
 			if viaDRA == nil {
 				viaDRA = make(map[v1.ResourceName]int64)

@@ -276,15 +276,15 @@ func (s *Scorer) ScoreWithDRA(podRequests []int64, ni *nodeinfo.NodeInfo, dra DR
 // scoreCPUMemory is Score for the default resources, cpu then memory, read
 // straight off the node: it runs for every node of every cycle.
 func (s *Scorer) scoreCPUMemory(podRequests []int64, ni *nodeinfo.NodeInfo) int64 {
-	used := &ni.NonZeroRequested
+	used := ni.NonZeroRequested()
 	if s.useRequested {
-		used = &ni.Requested
+		used = ni.Requested()
 	}
 	var requested, allocated, allocatable [2]int64
-	if c := ni.Allocatable.MilliCPU; c != 0 {
+	if c := ni.Allocatable().MilliCPU; c != 0 {
 		allocatable[0], allocated[0], requested[0] = c, used.MilliCPU, used.MilliCPU+podRequests[0]
 	}
-	if c := ni.Allocatable.Memory; c != 0 {
+	if c := ni.Allocatable().Memory; c != 0 {
 		allocatable[1], allocated[1], requested[1] = c, used.Memory, used.Memory+podRequests[1]
 	}
 	return s.combine(requested[:], allocated[:], allocatable[:])
@@ -314,27 +314,27 @@ func (s *Scorer) combine(requested, allocated, allocatable []int64) int64 {
 // list count as 0 allocatable, unless dra counts devices for them. Ephemeral storage and scalar resources have
 // no non-zero defaults, so they always read the plain requests.
 func (s *Scorer) nodeAmounts(ni *nodeinfo.NodeInfo, i int, kind resourceKind, dra DRATotals) (allocatable, requested int64) {
-	cpuMem := &ni.NonZeroRequested
+	cpuMem := ni.NonZeroRequested()
 	if s.useRequested {
-		cpuMem = &ni.Requested
+		cpuMem = ni.Requested()
 	}
 	switch kind {
 	case kindCPU:
-		return ni.Allocatable.MilliCPU, cpuMem.MilliCPU
+		return ni.Allocatable().MilliCPU, cpuMem.MilliCPU
 	case kindMemory:
-		return ni.Allocatable.Memory, cpuMem.Memory
+		return ni.Allocatable().Memory, cpuMem.Memory
 	case kindEphemeralStorage:
-		return ni.Allocatable.EphemeralStorage, ni.Requested.EphemeralStorage
+		return ni.Allocatable().EphemeralStorage, ni.Requested().EphemeralStorage
 	case kindScalar:
 		name := s.resources[i].Name
-		a, ok := ni.Allocatable.ScalarResources[name]
+		a, ok := ni.Allocatable().ScalarResources[name]
 		if a == 0 && dra != nil {
 			if capacity, allocated := dra(name); capacity > 0 {
 				return capacity, allocated
 			}
 		}
 		if ok {
-			return a, ni.Requested.ScalarResources[name]
+			return a, ni.Requested().ScalarResources[name]
 		}
 	}
 	return 0, 0

@@ -177,15 +177,15 @@ func (a *aggregate) visit(pod *v1.Pod, cs []Constraint, keys []podcount.Key, ni 
 	if gens != nil && a.gens[p] == gens[p] && gens[p] != 0 {
 		return
 	}
-	if a.gens[p] == ni.Generation && ni.Generation != 0 {
+	if a.gens[p] == ni.Generation() && ni.Generation() != 0 {
 		return
 	}
 	if a.gens[p] != 0 && a.shift(pod, cs, keys, ni, p, counted) {
-		a.gens[p] = ni.Generation
+		a.gens[p] = ni.Generation()
 		a.alike[p] = a.alikeOf(cs, p, counted)
 		return
 	}
-	a.gens[p] = ni.Generation
+	a.gens[p] = ni.Generation()
 	nodeLabels := ni.Labels()
 	counts := ni.Node() != nil && (!requireAll || hasAllKeys(nodeLabels, cs))
 	for c := range cs {

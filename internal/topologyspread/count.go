@@ -61,16 +61,16 @@ func countMatching(ni *nodeinfo.NodeInfo, sel labels.Selector, ns string, key po
 		return 0
 	}
 	memo := podcount.Of(ni)
-	if n, ok := podcount.Lookup(memo, ni.Generation, key); ok {
+	if n, ok := podcount.Lookup(memo, ni.Generation(), key); ok {
 		return n
 	}
 	n := 0
-	for _, pi := range ni.Pods {
+	for _, pi := range ni.Pods() {
 		if matches(pi.Pod, sel, ns) {
 			n++
 		}
 	}
-	podcount.Store(memo, ni.Generation, key, n)
+	podcount.Store(memo, ni.Generation(), key, n)
 	return n
 }
 

@@ -470,11 +470,11 @@ func TestAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
 			cluster[i] = cluster[i].Clone()
 			cluster[i].AddPod(p)
 		case 4: // a pod removed, from a copy or in place
-			if len(cluster[i].Pods) > 0 {
+			if len(cluster[i].Pods()) > 0 {
 				if r.IntN(2) == 0 {
 					cluster[i] = cluster[i].Clone()
 				}
-				if err := cluster[i].RemovePod(cluster[i].Pods[r.IntN(len(cluster[i].Pods))].Pod); err != nil {
+				if err := cluster[i].RemovePod(cluster[i].Pods()[r.IntN(len(cluster[i].Pods()))].Pod); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -564,8 +564,8 @@ func TestScoresFromAnAggregateEqualThoseOfEachNode(t *testing.T) {
 			cluster = slices.Clone(cluster)
 			cluster[i] = cluster[i].Clone()
 		}
-		if len(cluster[i].Pods) > 0 && r.IntN(4) == 0 {
-			if err := cluster[i].RemovePod(cluster[i].Pods[0].Pod); err != nil {
+		if len(cluster[i].Pods()) > 0 && r.IntN(4) == 0 {
+			if err := cluster[i].RemovePod(cluster[i].Pods()[0].Pod); err != nil {
 				t.Fatal(err)
 			}
 		} else {
@@ -637,7 +637,7 @@ func TestScoresFromAnAggregateEqualThoseOfEachNode(t *testing.T) {
 func generationsOf(nodes []*nodeinfo.NodeInfo) []int64 {
 	gens := make([]int64, len(nodes))
 	for i, ni := range nodes {
-		gens[i] = ni.Generation
+		gens[i] = ni.Generation()
 	}
 	return gens
 }

@@ -42,7 +42,14 @@
 // Workloads (-workloads) are [conformance.NewSimWorkload]'s: Mix, a
 // realistic mix of plain pods, pods of ReplicaSets that default spreading
 // spreads and pods of ReplicaSets that keep a node apart (required pod
-// anti-affinity); Replicas, replicas of one ReplicaSet's pod.
+// anti-affinity); Replicas, replicas of one ReplicaSet's pod; Autoscaler,
+// the mix cluster-autoscaler simulates (mostly plain pods, of five sizes),
+// in a cluster where every ReplicaSet has a Service selecting its pods, so
+// that default spreading reads Services too; AutoscalerReplicas,
+// Replicas' pods in Autoscaler's cluster. cluster-autoscaler's own
+// simulation is Autoscaler in mode firstfit:
+//
+//	go run ./cmd/simbyside -workloads Autoscaler,AutoscalerReplicas -pending 2000
 //
 // Before timing, decisions are checked, untimed, on the first -check
 // pending pods (all of them with -check -1), each after the ones before
@@ -432,8 +439,8 @@ func newKubeschedSim(plugins kubesched.Plugins, w conformance.SimWorkload, m mod
 	if err != nil {
 		return nil, fmt.Errorf("building kubesched: %w", err)
 	}
-	// The workloads' objects are ReplicaSets, which sim.New takes as
-	// they are.
+	// The workloads' objects are ReplicaSets and Services, which sim.New
+	// takes as they are.
 	c, err := sim.New(fw, w.Nodes, w.Pods, w.Objects...)
 	if err != nil {
 		return nil, fmt.Errorf("building kubesched's cluster: %w", err)
