@@ -262,6 +262,13 @@ func compareWithExtenders(want scheduler.ScheduleResult, wantErr error, got *fra
 // them to kube-scheduler's.
 func cachedSnapshot(t *testing.T, nodes []*v1.Node, pods []*v1.Pod) *cache.Snapshot {
 	t.Helper()
+	return newCache(t, nodes, boundPods(nodes, pods)).Snapshot()
+}
+
+// newCache is kubesched's cache after nodes, then pods, were added in
+// order.
+func newCache(t *testing.T, nodes []*v1.Node, pods []*v1.Pod) *cache.Cache {
+	t.Helper()
 	c, err := cache.New()
 	if err != nil {
 		t.Fatal(err)
@@ -271,12 +278,12 @@ func cachedSnapshot(t *testing.T, nodes []*v1.Node, pods []*v1.Pod) *cache.Snaps
 			t.Fatal(err)
 		}
 	}
-	for _, p := range boundPods(nodes, pods) {
+	for _, p := range pods {
 		if err := c.AddPod(p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return c.Snapshot()
+	return c
 }
 
 func sortedSet(s []string) []string {

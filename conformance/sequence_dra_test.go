@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubesched/kubesched/cache"
 	"github.com/kubesched/kubesched/framework"
 )
 
@@ -34,15 +33,7 @@ func TestPlacingClaimingPodsOneAfterAnotherAgreesWithUpstream(t *testing.T) {
 	ctx := context.Background()
 	nodes, objects := draSequenceCluster()
 
-	c, err := cache.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range nodes {
-		if _, err := c.AddNode(n); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c := newCache(t, nodes, nil)
 	listers, err := framework.NewListers(objects...)
 	if err != nil {
 		t.Fatal(err)
