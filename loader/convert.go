@@ -20,10 +20,11 @@ import (
 var older = map[schema.GroupVersion][]runtime.Object{
 	resourcev1beta1.SchemeGroupVersion: {
 		&resourcev1beta1.ResourceClaim{}, &resourcev1beta1.ResourceSlice{}, &resourcev1beta1.DeviceClass{},
+		&resourcev1beta1.ResourceClaimTemplate{},
 	},
 	resourcev1beta2.SchemeGroupVersion: {
 		&resourcev1beta2.ResourceClaim{}, &resourcev1beta2.ResourceSlice{}, &resourcev1beta2.DeviceClass{},
-		&resourcev1beta2.DeviceTaintRule{},
+		&resourcev1beta2.DeviceTaintRule{}, &resourcev1beta2.ResourceClaimTemplate{},
 	},
 }
 
@@ -56,6 +57,10 @@ func convert(obj runtime.Object) (runtime.Object, error) {
 		out, err = claimFromV1beta1(in)
 	case *resourcev1beta1.ResourceSlice:
 		out, err = sliceFromV1beta1(in)
+	case *resourcev1beta2.ResourceClaimTemplate:
+		out, err = recodeTo(in, &resourceapi.ResourceClaimTemplate{})
+	case *resourcev1beta1.ResourceClaimTemplate:
+		out, err = templateFromV1beta1(in)
 	default:
 		return obj, nil
 	}
@@ -127,5 +132,17 @@ func sliceFromV1beta1(in *resourcev1beta1.ResourceSlice) (*resourceapi.ResourceS
 			}
 		}
 	}
+	return out, nil
+}
+
+// templateFromV1beta1 converts a template's claim spec as
+// claimFromV1beta1 converts a claim's.
+func templateFromV1beta1(in *resourcev1beta1.ResourceClaimTemplate) (*resourceapi.ResourceClaimTemplate, error) {
+	claim, err := claimFromV1beta1(&resourcev1beta1.ResourceClaim{Spec: in.Spec.Spec})
+	if err != nil {
+		return nil, err
+	}
+	out := &resourceapi.ResourceClaimTemplate{ObjectMeta: in.ObjectMeta, Spec: resourceapi.ResourceClaimTemplateSpec{Spec: claim.Spec}}
+	in.Spec.ObjectMeta.DeepCopyInto(&out.Spec.ObjectMeta)
 	return out, nil
 }

@@ -45,8 +45,9 @@ var kept = map[schema.GroupVersion][]runtime.Object{
 // workloads are the kinds Read keeps in Workloads: the controllers of
 // pods that ExpandWorkloads expands and no plugin reads.
 var workloads = map[schema.GroupVersion][]runtime.Object{
-	appsv1.SchemeGroupVersion:  {&appsv1.Deployment{}, &appsv1.DaemonSet{}},
-	batchv1.SchemeGroupVersion: {&batchv1.Job{}},
+	appsv1.SchemeGroupVersion:      {&appsv1.Deployment{}, &appsv1.DaemonSet{}},
+	batchv1.SchemeGroupVersion:     {&batchv1.Job{}},
+	resourceapi.SchemeGroupVersion: {&resourceapi.ResourceClaimTemplate{}},
 }
 
 var (
@@ -253,7 +254,7 @@ func (c *Cluster) keep(obj runtime.Object, where string) {
 		c.Nodes = append(c.Nodes, o)
 	case *v1.Pod:
 		c.Pods = append(c.Pods, o)
-	case *appsv1.Deployment, *appsv1.DaemonSet, *batchv1.Job:
+	case *appsv1.Deployment, *appsv1.DaemonSet, *batchv1.Job, *resourceapi.ResourceClaimTemplate:
 		c.Workloads = append(c.Workloads, o)
 	default:
 		c.Objects = append(c.Objects, o)

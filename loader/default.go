@@ -222,6 +222,8 @@ func (d *defaulter) object(o runtime.Object) applied {
 			o.VolumeBindingMode = &mode
 			a.add(setBindingMode)
 		}
+	case *resourceapi.ResourceClaimTemplate:
+		a = defaultClaimSpec(&o.Spec.Spec)
 	case *resourceapi.ResourceClaim:
 		a = defaultClaimSpec(&o.Spec)
 		if o.Status.Allocation != nil {

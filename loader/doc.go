@@ -55,21 +55,22 @@
 // DeviceTaintRules (resource.k8s.io/v1); and PodDisruptionBudgets
 // (policy/v1); and in [Cluster.Workloads], the controllers of pods no
 // plugin reads, for [Cluster.ExpandWorkloads]: Deployments and
-// DaemonSets (apps/v1) and Jobs (batch/v1).
+// DaemonSets (apps/v1), Jobs (batch/v1) and ResourceClaimTemplates
+// (resource.k8s.io/v1).
 //
 // Older versions of those kinds that an API server may still serve, and
 // templates are written in, are converted to the version kept, as the
-// API server converts them: ResourceClaims, ResourceSlices and
-// DeviceClasses of resource.k8s.io/v1beta1 and v1beta2, and
-// DeviceTaintRules of v1beta2. v1beta2 has v1's fields; v1beta1 has them
+// API server converts them: ResourceClaims, ResourceSlices,
+// DeviceClasses and ResourceClaimTemplates of resource.k8s.io/v1beta1
+// and v1beta2, and DeviceTaintRules of v1beta2. v1beta2 has v1's fields; v1beta1 has them
 // too, but its requests have an exact request's fields (deviceClassName,
 // count...) where v1 has them in "exactly", which they move to when any
 // is set, its devices have theirs in "basic", and its slices have
 // nodeName "" and allNodes false where v1 has them unset. Nothing of
 // these versions is left out, so nothing is refused for not converting.
 //
-// Objects of any other kind or version, Events, CronJobs and
-// ResourceClaimTemplates say, or resource.k8s.io/v1alpha3
+// Objects of any other kind or version, Events and CronJobs say, or
+// resource.k8s.io/v1alpha3
 // DeviceTaintRules and policy/v1beta1 PodDisruptionBudgets (served
 // until 1.25), are counted in [Cluster.Skipped] and otherwise only
 // checked to be well-formed YAML or JSON with an apiVersion and a kind.
@@ -229,6 +230,18 @@
 //     the API server gives a Job's template; an Indexed Job's pods take
 //     the lowest free completion indexes, in their name, hostname, label
 //     and annotation.
+//
+// Pending pods, made so or given, whose claims name a
+// ResourceClaimTemplate of the input and whose status names no claim for
+// them (a pod from a manifest, not from a live cluster) then get the
+// claims the resource claim controller would create before
+// kube-scheduler can try them: named <pod>-<claim>- and five
+// characters (both cut in proportion past 57), owned by the pod, with
+// the template's labels, annotations and spec and the
+// resource.kubernetes.io/pod-claim-name annotation, added to Objects and
+// named in the pod's status.resourceClaimStatuses. A claim whose
+// template the input lacks gets none: kube-scheduler does not try the
+// pod, and says so.
 //
 // A workload's pods already in the input count against what it creates:
 // those whose controller reference names it (or, for a Deployment, a

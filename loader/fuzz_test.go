@@ -192,7 +192,7 @@ func FuzzExpandWorkloads(f *testing.F) {
 		}
 		check(t, c)
 		after := snapshot(t, c)
-		if again, err := c.ExpandWorkloads(); err != nil || len(again.Workloads) != 0 || snapshot(t, c) != after {
+		if again, err := c.ExpandWorkloads(); err != nil || len(again.Workloads) != 0 || len(again.ResourceClaims) != 0 || snapshot(t, c) != after {
 			t.Fatalf("expanding again: %s, %v", again, err)
 		}
 		if d := c.Default(loader.DefaultOptions{}); d.Objects != 0 {
@@ -235,6 +235,7 @@ func large(c *loader.Cluster) bool {
 // fuzzing from.
 var workloadSeeds = []string{
 	webDeployment,
+	gpuTemplate + "---" + claimingPod("train", "one-gpu"),
 	`{apiVersion: apps/v1, kind: StatefulSet, metadata: {name: db}, spec: {replicas: 2, selector: {matchLabels: {app: db}}, template: {metadata: {labels: {app: db}}, spec: {containers: [{name: c}]}}, volumeClaimTemplates: [{metadata: {name: data}}]}}`,
 	"apiVersion: v1\nkind: Node\nmetadata: {name: a}\n---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent}\nspec: {selector: {matchLabels: {app: agent}}, template: {metadata: {labels: {app: agent}}, spec: {hostNetwork: true, containers: [{name: c, ports: [{containerPort: 80}]}]}}}\n",
 	"apiVersion: batch/v1\nkind: Job\nmetadata: {name: report}\nspec: {parallelism: 3, completions: 5, completionMode: Indexed, template: {spec: {containers: [{name: c}]}}}\n",

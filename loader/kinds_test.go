@@ -30,7 +30,8 @@ import (
 // in every version, of the API groups whose objects kubesched reads, and
 // checks that the loader keeps as objects exactly those
 // framework.NewListers accepts, so that the two cannot drift apart, and
-// as workloads exactly Deployments, DaemonSets and Jobs; and that it
+// as workloads exactly Deployments, DaemonSets, Jobs and
+// ResourceClaimTemplates (which ExpandWorkloads reads); and that it
 // converts to resource.k8s.io/v1 exactly the older versions the API
 // server may serve of the kinds it reads there.
 func TestKeptKindsAreThoseNewListersAccepts(t *testing.T) {
@@ -79,29 +80,33 @@ func TestKeptKindsAreThoseNewListersAccepts(t *testing.T) {
 		workloads[o.GetObjectKind().GroupVersionKind()] = true
 	}
 	wantWorkloads := map[schema.GroupVersionKind]bool{
-		appsv1.SchemeGroupVersion.WithKind("Deployment"): true,
-		appsv1.SchemeGroupVersion.WithKind("DaemonSet"):  true,
-		batchv1.SchemeGroupVersion.WithKind("Job"):       true,
+		appsv1.SchemeGroupVersion.WithKind("Deployment"):                true,
+		appsv1.SchemeGroupVersion.WithKind("DaemonSet"):                 true,
+		batchv1.SchemeGroupVersion.WithKind("Job"):                      true,
+		resourcev1.SchemeGroupVersion.WithKind("ResourceClaimTemplate"): true,
 	}
-	if len(workloads) != len(wantWorkloads) || len(c.Workloads) != len(wantWorkloads) {
+	// Older versions of templates are read as v1 ones.
+	wantTemplates := 3
+	if len(workloads) != len(wantWorkloads) || len(c.Workloads) != len(wantWorkloads)-1+wantTemplates {
 		t.Errorf("read workloads of kinds %v; want %v", workloads, wantWorkloads)
 	}
 	converted := map[schema.GroupVersionKind]bool{}
 	for _, gv := range []schema.GroupVersion{resourcev1beta1.SchemeGroupVersion, resourcev1beta2.SchemeGroupVersion} {
-		for _, kind := range []string{"ResourceClaim", "ResourceSlice", "DeviceClass", "DeviceTaintRule"} {
+		for _, kind := range []string{"ResourceClaim", "ResourceSlice", "DeviceClass", "DeviceTaintRule", "ResourceClaimTemplate"} {
 			if gvk := gv.WithKind(kind); scheme.Recognizes(gvk) {
 				converted[gvk] = true
 			}
 		}
 	}
-	if len(converted) != 7 {
-		t.Errorf("%d kinds to convert, want 7 (v1beta1 has no DeviceTaintRule): %v", len(converted), converted)
+	if len(converted) != 9 {
+		t.Errorf("%d kinds to convert, want 9 (v1beta1 has no DeviceTaintRule): %v", len(converted), converted)
 	}
 	for gvk, ok := range accepted {
 		nodeOrPod := gvk == v1.SchemeGroupVersion.WithKind("Node") || gvk == v1.SchemeGroupVersion.WithKind("Pod")
 		switch {
 		case converted[gvk]:
-			if c.Skipped[gvk.String()] != 0 || !kept[resourcev1.SchemeGroupVersion.WithKind(gvk.Kind)] {
+			v1gvk := resourcev1.SchemeGroupVersion.WithKind(gvk.Kind)
+			if c.Skipped[gvk.String()] != 0 || !kept[v1gvk] && !workloads[v1gvk] {
 				t.Errorf("%v: skipped %d times, want converted to v1 and kept", gvk, c.Skipped[gvk.String()])
 			}
 		case kept[gvk] != ok:

@@ -33,9 +33,10 @@ type Cluster struct {
 	Objects []runtime.Object
 	// Workloads are the controllers of pods that no plugin reads, as
 	// typed pointers, in input order: Deployments and DaemonSets
-	// (apps/v1) and Jobs (batch/v1). [Cluster.ExpandWorkloads] makes
-	// the pods they would have, with the ReplicaSets, StatefulSets and
-	// ReplicationControllers of Objects.
+	// (apps/v1), Jobs (batch/v1), and the ResourceClaimTemplates
+	// (resource.k8s.io/v1) pods' claims name. [Cluster.ExpandWorkloads]
+	// makes the pods they would have, with the ReplicaSets, StatefulSets
+	// and ReplicationControllers of Objects, and their claims.
 	Workloads []runtime.Object
 	// Skipped counts the objects of kinds kubesched does not read, by
 	// "group/version, Kind=K" as schema.GroupVersionKind.String() prints

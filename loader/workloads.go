@@ -34,6 +34,9 @@ type ExpandReport struct {
 	// Workloads are the workloads that pods were created for, in the
 	// order they were expanded.
 	Workloads []ExpandedWorkload
+	// ResourceClaims are the claims created from ResourceClaimTemplates
+	// for pending pods, as namespace/name, in pod order.
+	ResourceClaims []string
 }
 
 // ExpandedWorkload is what was created for one workload.
@@ -64,6 +67,9 @@ func (r ExpandReport) Pods() int {
 // when nothing was created.
 func (r ExpandReport) String() string {
 	if len(r.Workloads) == 0 {
+		if len(r.ResourceClaims) > 0 {
+			return "created " + r.claims()
+		}
 		return ""
 	}
 	const named = 10
@@ -83,14 +89,24 @@ func (r ExpandReport) String() string {
 			fmt.Fprintf(&b, " (%s)", plural(n, "PVC", "PVCs"))
 		}
 	}
+	if len(r.ResourceClaims) > 0 {
+		b.WriteString("; " + r.claims())
+	}
 	return b.String()
+}
+
+// claims says what ResourceClaims were created.
+func (r ExpandReport) claims() string {
+	return plural(len(r.ResourceClaims), "ResourceClaim", "ResourceClaims") + " from templates, as the resource claim controller would"
 }
 
 // ExpandWorkloads creates the pods that c's workloads' controllers
 // would create and c lacks, as those controllers would, and appends
 // them to c.Pods, pending; with them, the ReplicaSets of Deployments
 // and the PersistentVolumeClaims of StatefulSets, appended to
-// c.Objects. The workloads are the Deployments, DaemonSets and Jobs of
+// c.Objects. Then every pending pod whose claims name a template of c
+// and no claim gets the ResourceClaims the resource claim controller
+// would create, appended to c.Objects. The workloads are the Deployments, DaemonSets and Jobs of
 // c.Workloads and the ReplicaSets, ReplicationControllers and
 // StatefulSets of c.Objects; the package documentation says how each is
 // expanded.
@@ -125,6 +141,10 @@ func (c *Cluster) ExpandWorkloads() (ExpandReport, error) {
 	}
 	c.Pods = append(c.Pods, x.pods...)
 	c.Objects = append(c.Objects, x.objects...)
+	for _, claim := range x.claimsFromTemplates() {
+		c.Objects = append(c.Objects, claim)
+		x.report.ResourceClaims = append(x.report.ResourceClaims, claim.Namespace+"/"+claim.Name)
+	}
 	return x.report, nil
 }
 

@@ -58,6 +58,23 @@ func TestWorkloadsArePlacedAsThePodsTheirControllersWouldCreate(t *testing.T) {
 			t.Errorf("%s: exit status %d; want it to fit node-b alone; stderr %s, stdout:\n%s", pod, code, stderr, out)
 		}
 	})
+	t.Run("Pods claiming devices through a template get claims of their own, as the resource claim controller gives them.", func(t *testing.T) {
+		t.Parallel()
+		code, out, stderr := runCmd(t, "", "place", "-o", "json", "-f", "testdata/workloads/training.yaml")
+		got := placed(t, out)
+		onGPU := 0
+		for _, node := range got {
+			if node == "gpu-a" {
+				onGPU++
+			}
+		}
+		if code != exitUnschedulable || onGPU != 2 || !strings.Contains(out, `"pending": 1`) {
+			t.Errorf("exit status %d, placements %v; want two trainers on gpu-a and one fitting nowhere; stdout:\n%s", code, got, out)
+		}
+		if want := "; 3 ResourceClaims from templates, as the resource claim controller would\n"; !strings.Contains(stderr, want) {
+			t.Errorf("stderr %q; want %q", stderr, want)
+		}
+	})
 	t.Run("A StatefulSet's pods are placed with volumes provisioned where they go.", func(t *testing.T) {
 		t.Parallel()
 		code, out, stderr := runCmd(t, "", "place", "-o", "json", "-f", workloadNodes, "-f", statefulSet)
