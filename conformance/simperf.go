@@ -29,10 +29,34 @@ const (
 	// SimReplicas' pending pods are replicas of one ReplicaSet's pod:
 	// only their names and UIDs differ.
 	SimReplicas = "Replicas"
+	// SimAutoscaler is the mix cluster-autoscaler simulates: 60% plain
+	// pods of five sizes (SimMix's four and one of half a node's CPU),
+	// 25% pods of the ReplicaSets that default constraints spread, 15%
+	// pods of those that keep their pods a node apart; every ReplicaSet
+	// has a Service selecting its pods, so that default spreading reads
+	// the Services too.
+	SimAutoscaler = "Autoscaler"
+	// SimAutoscalerReplicas' pending pods are SimReplicas', in
+	// SimAutoscaler's cluster: with the Services.
+	SimAutoscalerReplicas = "AutoscalerReplicas"
 )
 
 // SimWorkloadNames are the simulation workloads, for [NewSimWorkload].
-var SimWorkloadNames = []string{SimMix, SimReplicas}
+var SimWorkloadNames = []string{SimMix, SimReplicas, SimAutoscaler, SimAutoscalerReplicas}
+
+// simWorkloads says what makes each of [SimWorkloadNames] what it is.
+var simWorkloads = map[string]struct {
+	// mix is the pending pods' mix; nil for replicas of simReplicasApp's
+	// pod.
+	mix *simMix
+	// services gives every app a Service selecting its pods.
+	services bool
+}{
+	SimMix:                {mix: &simMix{plain: 40, spread: 40, sizes: simSizes}},
+	SimReplicas:           {},
+	SimAutoscaler:         {mix: &simMix{plain: 60, spread: 25, sizes: simAutoscalerSizes}, services: true},
+	SimAutoscalerReplicas: {services: true},
+}
 
 // SimWorkload is a cluster and pods to place in it, for timing
 // simulations side by side.
@@ -45,7 +69,8 @@ type SimWorkload struct {
 	Pods []*v1.Pod
 	// Pending are the pods to place, in order; they have no node.
 	Pending []*v1.Pod
-	// Objects are the ReplicaSets the pods belong to, which default
+	// Objects are the ReplicaSets the pods belong to and, for
+	// SimAutoscaler's cluster, the Services selecting them, which default
 	// spreading reads.
 	Objects []runtime.Object
 }
@@ -76,6 +101,10 @@ var simSizes = []simSize{
 	{resource.MustParse("500m"), resource.MustParse("1Gi")},
 	{resource.MustParse("1"), resource.MustParse("2Gi")},
 }
+
+// simAutoscalerSizes are [SimAutoscaler]'s plain pods' sizes: simSizes
+// and one of half a node's CPU, which some nodes no longer have room for.
+var simAutoscalerSizes = append(slices.Clip(simSizes), simSize{resource.MustParse("2"), resource.MustParse("4Gi")})
 
 // simApp is one of the workloads' ReplicaSets.
 type simApp struct {
@@ -114,14 +143,17 @@ const (
 // PodTopologySpread's default constraints spread them); the first four
 // apps' pods also require, by pod anti-affinity on the hostname, that no
 // other pod of theirs share their node. Each is bound to a random node
-// with room for it, where its anti-affinity allows. For the pending pods
-// see [SimMix] and [SimReplicas]: every one fits some node when placed in
-// order, as long as numNodes is at least a quarter of the anti-affine
-// pods (see simAntiAffineApps) and the cluster has room for all. Every
-// pod has a unique name and UID and a creation timestamp; names are
-// running-NNNNN and pending-NNNNN.
+// with room for it, where its anti-affinity allows. In SimAutoscaler's
+// cluster each ReplicaSet also has a Service of its name selecting
+// app=<name>, in Objects. For the pending pods see [SimMix],
+// [SimReplicas], [SimAutoscaler] and [SimAutoscalerReplicas]: every one
+// fits some node when placed in order, as long as numNodes is at least a
+// quarter of the anti-affine pods (see simAntiAffineApps) and the cluster
+// has room for all. Every pod has a unique name and UID and a creation
+// timestamp; names are running-NNNNN and pending-NNNNN.
 func NewSimWorkload(name string, numNodes, numRunning, numPending int) SimWorkload {
-	if !slices.Contains(SimWorkloadNames, name) {
+	spec, ok := simWorkloads[name]
+	if !ok {
 		panic(fmt.Sprintf("NewSimWorkload: unknown workload %q, want one of %v", name, SimWorkloadNames))
 	}
 	r := rand.New(rand.NewPCG(simSeed, 0))
@@ -136,20 +168,24 @@ func NewSimWorkload(name string, numNodes, numRunning, numPending int) SimWorklo
 		}
 		objs[i] = apps[i].replicaSet()
 	}
+	if spec.services {
+		for _, a := range apps {
+			objs = append(objs, a.service())
+		}
+	}
 	w := SimWorkload{Name: name, Nodes: testcluster.Nodes(numNodes, testcluster.Basic), Objects: objs}
 	// The running pods first, so that they are drawn alike whatever the
 	// workload.
 	w.Pods = simRunningPods(r, w.Nodes, apps, numRunning)
 	created := func(k int) time.Time { return simEpoch.Add(time.Duration(numRunning+k) * time.Second) }
-	switch name {
-	case SimMix:
-		w.Pending = simMixPending(r, apps, numPending, created)
-	case SimReplicas:
-		// Created by the ReplicaSet controller in one go: the same
-		// timestamp, so that names and UIDs are all that differ.
-		for k := range numPending {
-			w.Pending = append(w.Pending, apps[simReplicasApp].pod(fmt.Sprintf("pending-%05d", k), created(0)))
-		}
+	if spec.mix != nil {
+		w.Pending = spec.mix.pending(r, apps, numPending, created)
+		return w
+	}
+	// Replicas, created by the ReplicaSet controller in one go: the same
+	// timestamp, so that names and UIDs are all that differ.
+	for k := range numPending {
+		w.Pending = append(w.Pending, apps[simReplicasApp].pod(fmt.Sprintf("pending-%05d", k), created(0)))
 	}
 	return w
 }
@@ -213,19 +249,24 @@ func simRunningPods(r *rand.Rand, nodes []*v1.Node, apps []*simApp, n int) []*v1
 	return pods
 }
 
-// simMixPending returns [SimMix]'s n pending pods, its kinds shuffled
-// together: two fifths plain pods of random sizes, two fifths pods of the
+// simMix is a mix of pending pods, its kinds shuffled together: plain
+// percent plain pods of sizes drawn uniformly, spread percent pods of the
 // apps that spread softly, picked at random, and the rest pods of the
-// anti-affine apps, dealt to them in turn. The k-th is created at
-// created(k).
-func simMixPending(r *rand.Rand, apps []*simApp, n int, created func(int) time.Time) []*v1.Pod {
+// anti-affine apps, dealt to them in turn.
+type simMix struct {
+	plain, spread int
+	sizes         []simSize
+}
+
+// pending returns m's n pending pods; the k-th is created at created(k).
+func (m *simMix) pending(r *rand.Rand, apps []*simApp, n int, created func(int) time.Time) []*v1.Pod {
 	const plain, spread, antiAffine = 0, 1, 2
 	kinds := make([]int, n)
 	for k := range kinds {
 		switch {
-		case k < n*2/5:
+		case k < n*m.plain/100:
 			kinds[k] = plain
-		case k < n*4/5:
+		case k < n*(m.plain+m.spread)/100:
 			kinds[k] = spread
 		default:
 			kinds[k] = antiAffine
@@ -238,7 +279,7 @@ func simMixPending(r *rand.Rand, apps []*simApp, n int, created func(int) time.T
 		name := fmt.Sprintf("pending-%05d", k)
 		switch kind {
 		case plain:
-			pods[k] = simPlainPod(name, created(k), simSizes[r.IntN(len(simSizes))])
+			pods[k] = simPlainPod(name, created(k), m.sizes[r.IntN(len(m.sizes))])
 		case spread:
 			pods[k] = apps[simAntiAffineApps+r.IntN(len(apps)-simAntiAffineApps)].pod(name, created(k))
 		default:
@@ -299,6 +340,17 @@ func (a *simApp) replicaSet() *appsv1.ReplicaSet {
 		Spec: appsv1.ReplicaSetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: a.labels()},
 			Template: a.template(),
+		},
+	}
+}
+
+// service is a Service of a's name selecting its pods.
+func (a *simApp) service() *v1.Service {
+	return &v1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: a.name, Namespace: simNamespace, UID: types.UID("uid-service-" + a.name), CreationTimestamp: metav1.NewTime(simEpoch)},
+		Spec: v1.ServiceSpec{
+			Selector: a.labels(),
+			Ports:    []v1.ServicePort{{Port: 80}},
 		},
 	}
 }

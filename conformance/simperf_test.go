@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -108,11 +109,9 @@ func TestSimWorkloads(t *testing.T) {
 		{name: "a ReplicaSet's pods are its own, by controller reference and selector", check: func(t *testing.T, w SimWorkload) {
 			sets := map[string]*appsv1.ReplicaSet{}
 			for _, o := range w.Objects {
-				rs, ok := o.(*appsv1.ReplicaSet)
-				if !ok {
-					t.Fatalf("an object is a %T, want ReplicaSets only", o)
+				if rs, ok := o.(*appsv1.ReplicaSet); ok {
+					sets[rs.Name] = rs
 				}
-				sets[rs.Name] = rs
 			}
 			owned := 0
 			for _, p := range append(w.Pods[:len(w.Pods):len(w.Pods)], w.Pending...) {
@@ -134,29 +133,79 @@ func TestSimWorkloads(t *testing.T) {
 				t.Error("no pod belongs to a ReplicaSet")
 			}
 		}},
+		{name: "Autoscaler's ReplicaSets each have a Service selecting their pods alone, the others none", check: func(t *testing.T, w SimWorkload) {
+			var sets, services []string
+			for _, o := range w.Objects {
+				switch o := o.(type) {
+				case *appsv1.ReplicaSet:
+					sets = append(sets, o.Name)
+				case *v1.Service:
+					services = append(services, o.Name)
+					for _, p := range append(w.Pods[:len(w.Pods):len(w.Pods)], w.Pending...) {
+						owner := metav1.GetControllerOf(p)
+						selected := p.Namespace == o.Namespace && labels.SelectorFromSet(o.Spec.Selector).Matches(labels.Set(p.Labels))
+						if mine := owner != nil && owner.Name == o.Name; selected != mine {
+							t.Fatalf("Service %s selects pod %s: %t; the pod's controller is %+v", o.Name, p.Name, selected, owner)
+						}
+					}
+				default:
+					t.Fatalf("an object is a %T, want ReplicaSets and Services only", o)
+				}
+			}
+			want := []string(nil)
+			if simWorkloads[w.Name].services {
+				want = sets
+			}
+			if !slices.Equal(services, want) {
+				t.Errorf("Services %v, want %v", services, want)
+			}
+		}},
 		{name: "pending pods are of the workload's kinds", check: func(t *testing.T, w SimWorkload) {
 			kinds := map[string]int{}
 			for _, p := range w.Pending {
 				kinds[simPodKind(p)]++
 			}
-			switch w.Name {
-			case SimMix:
-				want := map[string]int{"plain": numPending * 2 / 5, "spread": numPending * 2 / 5, "anti-affine": numPending - numPending*4/5}
+			if mix := simWorkloads[w.Name].mix; mix != nil {
+				plain, spread := numPending*mix.plain/100, numPending*(mix.plain+mix.spread)/100
+				want := map[string]int{"plain": plain, "spread": spread - plain, "anti-affine": numPending - spread}
 				if !reflect.DeepEqual(kinds, want) {
 					t.Errorf("pending pods by kind: %v, want %v", kinds, want)
 				}
-			case SimReplicas:
-				first := w.Pending[0]
-				for _, p := range w.Pending {
-					same := p.DeepCopy()
-					same.Name, same.UID = first.Name, first.UID
-					if !equality.Semantic.DeepEqual(same, first) {
-						t.Fatalf("pending pod %s differs from %s by more than its name and UID", p.Name, first.Name)
-					}
+				return
+			}
+			first := w.Pending[0]
+			for _, p := range w.Pending {
+				same := p.DeepCopy()
+				same.Name, same.UID = first.Name, first.UID
+				if !equality.Semantic.DeepEqual(same, first) {
+					t.Fatalf("pending pod %s differs from %s by more than its name and UID", p.Name, first.Name)
 				}
-				if kinds["spread"] != numPending {
-					t.Errorf("pending pods by kind: %v, want every one a spreading ReplicaSet's", kinds)
+			}
+			if kinds["spread"] != numPending {
+				t.Errorf("pending pods by kind: %v, want every one a spreading ReplicaSet's", kinds)
+			}
+		}},
+		{name: "plain pending pods come in the mix's sizes, each of them", check: func(t *testing.T, w SimWorkload) {
+			mix := simWorkloads[w.Name].mix
+			if mix == nil {
+				return
+			}
+			seen := map[int]bool{}
+			for _, p := range w.Pending {
+				if simPodKind(p) != "plain" {
+					continue
 				}
+				req := p.Spec.Containers[0].Resources.Requests
+				i := slices.IndexFunc(mix.sizes, func(s simSize) bool {
+					return s.cpu.Equal(req[v1.ResourceCPU]) && s.memory.Equal(req[v1.ResourceMemory])
+				})
+				if i < 0 {
+					t.Fatalf("plain pending pod %s asks for %v, not one of the mix's sizes", p.Name, req)
+				}
+				seen[i] = true
+			}
+			if len(seen) != len(mix.sizes) {
+				t.Errorf("plain pending pods come in %d sizes, want the mix's %d", len(seen), len(mix.sizes))
 			}
 		}},
 		{name: "every pending pod fits when placed in order", check: func(t *testing.T, w SimWorkload) {

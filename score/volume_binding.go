@@ -19,6 +19,7 @@ var (
 	_ framework.PodOnlyPreScorer = (*VolumeBinding)(nil)
 	_ framework.PreScorePlugin   = (*VolumeBinding)(nil)
 	_ framework.ScorePlugin      = (*VolumeBinding)(nil)
+	_ framework.BatchScorer      = (*VolumeBinding)(nil)
 )
 
 // VolumeBinding ranks the nodes that pass filter.VolumeBinding by how full
@@ -128,4 +129,15 @@ func (pl *VolumeBinding) Score(_ context.Context, state *framework.CycleState, p
 		return 0, status
 	}
 	return scorer.Score(&placement), nil
+}
+
+// ScoreBatch sets every score to 0 without looking at the nodes when the
+// pod has no claims, which PreScore then left out of the cycle state, and
+// reports false otherwise, for [VolumeBinding.Score] to answer.
+func (*VolumeBinding) ScoreBatch(state *framework.CycleState, _ int, scores []int64) bool {
+	if _, ok := volumebinding.ClaimsKey.Read(state); ok {
+		return false
+	}
+	clear(scores)
+	return true
 }

@@ -2,6 +2,7 @@ package score_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -156,6 +157,13 @@ func TestVolumeBindingCapacityScoring(t *testing.T) {
 				if status != nil || got != tt.want[i] {
 					t.Errorf("Score(%s) = %d, %v; want %d", ni.Name(), got, status, tt.want[i])
 				}
+			}
+			// ScoreBatch answers for a pod without claims alone, as Score
+			// would.
+			batch := []int64{-1, -1, -1}
+			withoutClaims := len(tt.pod.Spec.Volumes) == 0
+			if answered := tt.pl.ScoreBatch(state, 0, batch); answered != withoutClaims || answered && !slices.Equal(batch, tt.want) {
+				t.Errorf("ScoreBatch = %t with %v; want %t with %v", answered, batch, withoutClaims, tt.want)
 			}
 		})
 	}

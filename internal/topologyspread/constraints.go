@@ -153,7 +153,9 @@ func DefaultSelector(pod *v1.Pod, l framework.Listers) labels.Selector {
 				if (pod.Namespace != "" && s.Namespace != pod.Namespace) || s.Spec.Selector == nil {
 					continue
 				}
-				if labels.SelectorFromValidatedSet(s.Spec.Selector).Matches(labels.Set(pod.Labels)) {
+				// As kube-scheduler's selector of the set, without
+				// building one per Service and pod.
+				if labels.ValidatedSetSelector(s.Spec.Selector).Matches(labels.Set(pod.Labels)) {
 					set = labels.Merge(set, s.Spec.Selector)
 				}
 			}

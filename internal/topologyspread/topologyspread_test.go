@@ -198,6 +198,9 @@ func TestDefaultSelector(t *testing.T) {
 			service("ns", nil),
 			service("other", labelled("app", "web")),
 			service("ns", labelled("app", "db")),
+			// Selects only pods labelled zone="", which none is: a
+			// missing label is not an empty one.
+			service("ns", labelled("zone", "")),
 		},
 		ReplicaSets:            fakeList[*appsv1.ReplicaSet]{rsElsewhere, rs},
 		StatefulSets:           fakeList[*appsv1.StatefulSet]{ss},
