@@ -388,10 +388,15 @@ func (c *Controller) bind(ctx context.Context, fw *framework.Framework, pi *queu
 		c.volumes.revert(volumes)
 		c.unreserveClaims(ctx, assumed, written)
 		if err := c.cache.ForgetPod(assumed); err != nil {
+			// The informer has reported the pod bound by someone else
+			// (ours was refused), and the cache holds it as bound: that
+			// event, not this failure, changed the cluster.
+			// kube-scheduler moves no pod when ForgetPod fails either.
 			c.log.Error("forgetting the assumed pod", "pod", key(assumed), "err", err)
+		} else {
+			// The room it held is free again.
+			c.queue.MoveAllToActiveOrBackoffQueue(queue.EventAssignedPodDelete, assumed, nil, nil)
 		}
-		// The room it held is free again.
-		c.queue.MoveAllToActiveOrBackoffQueue(queue.EventAssignedPodDelete, assumed, nil, nil)
 		c.failedFrom(ctx, pi, current, err)
 		return
 	}
