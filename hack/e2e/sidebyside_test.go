@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -57,6 +59,11 @@ func startControlPlaneOpts(t *testing.T, ctx context.Context, scheduler bool) (*
 type controllerProcess struct {
 	cmd    *exec.Cmd
 	health string
+	// logPath is the file its stdout and stderr go to.
+	logPath string
+	// exited is closed once the process has exited, with err set.
+	exited chan struct{}
+	err    error
 }
 
 // startController runs kubesched's controller against cp until t ends,
@@ -86,16 +93,21 @@ func startControllerAs(t *testing.T, kubeconfig string, args ...string) *control
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	ctrl := &controllerProcess{cmd: cmd, health: health, logPath: logPath, exited: make(chan struct{})}
+	go func() {
+		ctrl.err = cmd.Wait()
+		log.Close()
+		close(ctrl.exited)
+	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-		log.Close()
+		<-ctrl.exited
 		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
+			b := ctrl.output()
 			if len(b) > 3000 {
 				b = b[len(b)-3000:]
 			}
-			t.Logf("controller log ends:\n%s", b)
+			t.Logf("controller %s log ends:\n%s", health, b)
 		}
 	})
 	eventually(t, time.Minute, "the controller's /readyz answers 200", func() (bool, error) {
@@ -106,7 +118,39 @@ func startControllerAs(t *testing.T, kubeconfig string, args ...string) *control
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, nil
 	})
-	return &controllerProcess{cmd: cmd, health: health}
+	return ctrl
+}
+
+// output is what the controller has written to stdout and stderr.
+func (c *controllerProcess) output() string {
+	b, _ := os.ReadFile(c.logPath)
+	return string(b)
+}
+
+// get returns the body of what the controller serves at path.
+func (c *controllerProcess) get(path string) (string, error) {
+	resp, err := http.Get("http://" + c.health + path)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET %s: %s: %s", path, resp.Status, b)
+	}
+	return string(b), err
+}
+
+// cachedPods returns the pods the controller's cache holds, node by node,
+// from /debug/cache (-enable-debug-endpoints).
+func (c *controllerProcess) cachedPods() (map[string][]string, error) {
+	text, err := c.get("/debug/cache")
+	if err != nil {
+		return nil, err
+	}
+	var cached map[string][]string
+	err = json.Unmarshal([]byte(text), &cached)
+	return cached, err
 }
 
 // node is a Ready node with cpu cores, memory and 110 pods allocatable,
