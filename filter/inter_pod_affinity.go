@@ -231,7 +231,7 @@ func (s *interPodAffinityState) countNode(ni *nodeinfo.NodeInfo, keys countingKe
 	if len(ni.Pods()) == 0 || ni.Node() == nil || len(nodeLabels) == 0 {
 		return
 	}
-	memo := podcount.Of(ni)
+	memo := ni.CountMemo()
 	if len(ni.PodsWithRequiredAntiAffinity()) > 0 {
 		if n, ok := podcount.Lookup(memo, ni.Generation(), keys.existing); !ok || n > 0 {
 			counted := 0
@@ -286,7 +286,7 @@ func (s *interPodAffinityState) incomingKeys() []podcount.Key {
 // incomingKeys), by matching every pod otherwise, and remembers them.
 // counts is scratch space of len(keys).
 func (s *interPodAffinityState) countIncomingOn(ni *nodeinfo.NodeInfo, nodeLabels map[string]string, keys []podcount.Key, counts []int) {
-	memo := podcount.Of(ni)
+	memo := ni.CountMemo()
 	known := true
 	for i, k := range keys {
 		var ok bool
@@ -310,7 +310,7 @@ func (s *interPodAffinityState) countIncomingOn(ni *nodeinfo.NodeInfo, nodeLabel
 // placedTerms returns the parsed terms of a placed pod. A list that does
 // not parse counts as empty, as in kube-scheduler's cache.
 func placedTerms(pi *nodeinfo.PodInfo) *podaffinity.Terms {
-	return podaffinity.Of(pi)
+	return pi.AffinityTerms()
 }
 
 // newInterPodAffinityState computes the state for pod over nodes. It

@@ -6,7 +6,6 @@ import (
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/keyed"
 	"github.com/kubesched/kubesched/internal/podaffinity"
-	"github.com/kubesched/kubesched/internal/podcount"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -172,31 +171,31 @@ func (a *affinityAggregate) addCounts(one *interPodAffinityState, shares []affin
 
 // shift brings position p's counts up to date with ni by the pods added
 // to it and removed from it since a counted it, when ni knows them and
-// nothing else changed (podcount.PodChanges): each pod counts, with its
+// nothing else changed (NodeInfo.PodChangesSince): each pod counts, with its
 // sign, what it counted or will count placed there. It reports false,
 // having changed nothing, otherwise.
 func (a *affinityAggregate) shift(s *interPodAffinityState, ni *nodeinfo.NodeInfo, p int) bool {
-	if podcount.PodChanges == nil || ni.Node() == nil {
+	if ni.Node() == nil {
 		return false
 	}
 	// Without terms of the pod's own, only pods with required
 	// anti-affinity count anything: most changes then count nothing.
 	hasTerms := len(s.affinity)+len(s.antiAffinity) > 0
-	changes, n, ok := podcount.PodChanges(ni, a.gens[p])
+	changes, ok := ni.PodChangesSince(a.gens[p])
 	if !ok {
 		return false
 	}
 	var one *interPodAffinityState
 	nodeLabels := ni.Labels()
-	for _, ch := range changes[:n] {
-		terms := podaffinity.Of(ch.Info)
+	for _, ch := range changes {
+		terms := ch.Pod.AffinityTerms()
 		if !hasTerms && len(terms.RequiredAntiAffinity) == 0 {
 			continue
 		}
 		if one == nil {
 			one = a.one(s)
 		}
-		one.count(ch.Pod, terms, nodeLabels, int64(ch.Sign))
+		one.count(ch.Pod.Pod, terms, nodeLabels, int64(ch.Sign))
 	}
 	if one != nil {
 		a.shares[p] = a.addCounts(one, a.shares[p])

@@ -3,25 +3,20 @@ package nodeinfo
 import (
 	"slices"
 	"testing"
-
-	"github.com/kubesched/kubesched/internal/podcount"
 )
 
 func TestANodeInfoTellsThePodsChangedSinceAGeneration(t *testing.T) {
 	t.Parallel()
-	// changed lists what podcount.PodChanges reports from since.
+	// changed lists what PodChangesSince reports from since.
 	changed := func(ni *NodeInfo, since int64) ([]string, bool) {
 		var out []string
-		changes, n, ok := podcount.PodChanges(ni, since)
-		for _, c := range changes[:n] {
+		changes, ok := ni.PodChangesSince(since)
+		for _, c := range changes {
 			op := "+"
 			if c.Sign < 0 {
 				op = "-"
 			}
-			if c.Info.(*PodInfo).Pod != c.Pod {
-				t.Errorf("change %s%s: its PodInfo holds pod %s", op, c.Pod.Name, c.Info.(*PodInfo).Pod.Name)
-			}
-			out = append(out, op+c.Pod.Name)
+			out = append(out, op+c.Pod.Pod.Name)
 		}
 		return out, ok
 	}

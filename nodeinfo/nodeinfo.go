@@ -70,13 +70,13 @@ func NewPodInfo(pod *v1.Pod) *PodInfo {
 	return pi
 }
 
-// affinityTerms returns the pod's parsed pod affinity and anti-affinity
-// terms. They are parsed once, when the PodInfo is made, so that the
-// affinity plugins do not parse every running pod in every cycle; callers
-// must not modify them. Lists that fail to parse are empty, as in
-// kube-scheduler's cache. kubesched's plugins reach it through
-// podaffinity.Of.
-func (pi *PodInfo) affinityTerms() *podaffinity.Terms {
+// AffinityTerms returns the pod's parsed pod affinity and anti-affinity
+// terms, for kubesched's InterPodAffinity plugins and queueing hints;
+// their type is internal to kubesched. They are parsed once, when the
+// PodInfo is made, so that the affinity plugins do not parse every
+// running pod in every cycle; callers must not modify them. Lists that
+// fail to parse are empty, as in kube-scheduler's cache.
+func (pi *PodInfo) AffinityTerms() *podaffinity.Terms {
 	switch {
 	case pi.affinity != nil:
 		return pi.affinity
@@ -145,87 +145,75 @@ type NodeInfo struct {
 	memo *podcount.Memo
 	// changes are the last changes that brought the NodeInfo to its
 	// Generation, oldest first, when they only added or removed pods
-	// (see podChangesSince); any other change forgets them.
-	changes  [maxPodChanges]podChange
+	// (see PodChangesSince), and steps the generations each went from
+	// and to; any other change forgets them.
+	changes  [maxPodChanges]PodChange
+	steps    [maxPodChanges]step
 	nchanges int
 }
 
 // maxPodChanges is how many of its last changes a NodeInfo remembers.
-const maxPodChanges = podcount.MaxPodChanges
+const maxPodChanges = 3
 
-// podChange took a NodeInfo from generation from to generation to by
-// adding (sign 1) or removing (sign -1) pod, and changed nothing else.
-type podChange struct {
-	from, to int64
-	pod      *PodInfo
-	sign     int
+// PodChange is a pod added to a NodeInfo (Sign 1) or removed from it
+// (Sign -1).
+type PodChange struct {
+	Pod  *PodInfo
+	Sign int
 }
+
+// step is the generations a PodChange took a NodeInfo from and to.
+type step struct{ from, to int64 }
 
 // logPodChange records that n went from generation from to its
 // Generation by adding or removing pi.
 func (n *NodeInfo) logPodChange(from int64, pi *PodInfo, sign int) {
-	if from == 0 || n.nchanges > 0 && n.changes[n.nchanges-1].to != from {
+	if from == 0 || n.nchanges > 0 && n.steps[n.nchanges-1].to != from {
 		n.forgetChanges()
 	}
 	if n.nchanges == maxPodChanges {
 		copy(n.changes[:], n.changes[1:])
+		copy(n.steps[:], n.steps[1:])
 		n.nchanges--
 	}
-	n.changes[n.nchanges] = podChange{from: from, to: n.generation, pod: pi, sign: sign}
+	n.changes[n.nchanges] = PodChange{Pod: pi, Sign: sign}
+	n.steps[n.nchanges] = step{from: from, to: n.generation}
 	n.nchanges++
 }
 
 // forgetChanges forgets how n came to its Generation.
 func (n *NodeInfo) forgetChanges() {
-	n.changes, n.nchanges = [maxPodChanges]podChange{}, 0
+	n.changes, n.steps, n.nchanges = [maxPodChanges]PodChange{}, [maxPodChanges]step{}, 0
 }
 
-// podChangesSince returns the changes that took n from generation since
-// to its Generation, oldest first, when it knows them all and they only
-// added or removed pods; false otherwise.
-func (n *NodeInfo) podChangesSince(since int64) ([]podChange, bool) {
+// PodChangesSince returns the pods added to n and removed from it since
+// its generation since, oldest first, and true, when n knows them (they
+// are among its last few changes) and nothing else changed: not its
+// node, nor any pod in place. A plugin that counted n at since can then
+// bring its counts up to date from these pods alone. It returns false
+// otherwise. The slice is n's own, allocated once: it must not be
+// modified, and it is valid until n changes.
+func (n *NodeInfo) PodChangesSince(since int64) ([]PodChange, bool) {
 	k := n.nchanges
-	if since == 0 || k == 0 || n.changes[k-1].to != n.generation {
+	if since == 0 || k == 0 || n.steps[k-1].to != n.generation {
 		return nil, false
 	}
 	for i := k - 1; i >= 0; i-- {
-		if n.changes[i].from == since {
+		if n.steps[i].from == since {
 			return n.changes[i:k], true
 		}
-		if i > 0 && n.changes[i-1].to != n.changes[i].from {
+		if i > 0 && n.steps[i-1].to != n.steps[i].from {
 			break
 		}
 	}
 	return nil, false
 }
 
-func init() {
-	podaffinity.Of = func(v any) *podaffinity.Terms {
-		pi, ok := v.(*PodInfo)
-		if !ok {
-			// A programming error in kubesched's own plugins.
-			panic(fmt.Sprintf("podaffinity.Of: %T is not a *nodeinfo.PodInfo", v))
-		}
-		return pi.affinityTerms()
-	}
-	podcount.Of = func(v any) *podcount.Memo {
-		if n, ok := v.(*NodeInfo); ok {
-			return n.memo
-		}
-		return nil
-	}
-	podcount.PodChanges = func(v any, since int64) (out [podcount.MaxPodChanges]podcount.PodChange, k int, ok bool) {
-		n, ok := v.(*NodeInfo)
-		if !ok {
-			return out, 0, false
-		}
-		changes, ok := n.podChangesSince(since)
-		for i, c := range changes {
-			out[i] = podcount.PodChange{Pod: c.pod.Pod, Info: c.pod, Sign: c.sign}
-		}
-		return out, len(changes), ok
-	}
-}
+// CountMemo returns the memo in which kubesched's plugins remember, for
+// n's current Generation, how many of its pods match what they count
+// (its type is internal to kubesched); nil for a NodeInfo not made by
+// this package's constructors, whose pods are then counted afresh.
+func (n *NodeInfo) CountMemo() *podcount.Memo { return n.memo }
 
 var generation atomic.Int64
 

@@ -283,10 +283,10 @@ func TestPVCRefCountsFollowPods(t *testing.T) {
 
 func TestAffinityTermsOfAPodWithoutAffinityAllocateNothing(t *testing.T) {
 	plain := NewPodInfo(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "plain"}})
-	if allocs := testing.AllocsPerRun(100, func() { _ = plain.affinityTerms() }); allocs != 0 {
+	if allocs := testing.AllocsPerRun(100, func() { _ = plain.AffinityTerms() }); allocs != 0 {
 		t.Errorf("AffinityTerms allocates %.0f times for a pod without affinity, want 0", allocs)
 	}
-	if terms := plain.affinityTerms(); len(terms.RequiredAffinity)+len(terms.RequiredAntiAffinity) != 0 {
+	if terms := plain.AffinityTerms(); len(terms.RequiredAffinity)+len(terms.RequiredAntiAffinity) != 0 {
 		t.Errorf("AffinityTerms = %+v, want none", terms)
 	}
 	withAnti := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "anti"}, Spec: v1.PodSpec{Affinity: &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{
@@ -294,7 +294,7 @@ func TestAffinityTermsOfAPodWithoutAffinityAllocateNothing(t *testing.T) {
 	}}}}
 	// A PodInfo made by hand, without NewPodInfo, is read on the spot.
 	for name, pi := range map[string]*PodInfo{"NewPodInfo": NewPodInfo(withAnti), "by hand": {Pod: withAnti}} {
-		if got := len(pi.affinityTerms().RequiredAntiAffinity); got != 1 {
+		if got := len(pi.AffinityTerms().RequiredAntiAffinity); got != 1 {
 			t.Errorf("%s: %d required anti-affinity terms, want 1", name, got)
 		}
 	}

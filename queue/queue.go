@@ -589,7 +589,7 @@ func (q *PriorityQueue) crossTopology(pod *v1.Pod) []*QueuedPodInfo {
 			out = append(out, pi)
 			continue
 		}
-		terms := podaffinity.Of(pi.PodInfo).RequiredAffinity
+		terms := pi.PodInfo.AffinityTerms().RequiredAffinity
 		for i := range terms {
 			if terms[i].Matches(pod, nsLabels) {
 				out = append(out, pi)

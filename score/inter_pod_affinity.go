@@ -209,7 +209,7 @@ func (d *domainScorer) add(pi *nodeinfo.PodInfo, nodeLabels map[string]string) {
 	d.addWeighted(d.terms.PreferredAffinity, placed, nil, nodeLabels, 1)
 	d.addWeighted(d.terms.PreferredAntiAffinity, placed, nil, nodeLabels, -1)
 
-	theirs := podaffinity.Of(pi) // a list that does not parse is empty
+	theirs := pi.AffinityTerms() // a list that does not parse is empty
 	if d.hardWeight > 0 {
 		for i := range theirs.RequiredAffinity {
 			d.addTerm(&theirs.RequiredAffinity[i], d.hardWeight, d.pod, d.nsLabels, nodeLabels, 1)

@@ -71,14 +71,6 @@ type WeightedTerm struct {
 	Weight int32
 }
 
-// Of returns the parsed terms a *nodeinfo.PodInfo keeps, parsed once
-// when the PodInfo was made; callers must not modify them. It panics on
-// anything else. Package
-// nodeinfo sets it: the terms are an unexported field of PodInfo, which
-// kubesched's plugins reach through this internal package without
-// nodeinfo exporting a type of it.
-var Of func(podInfo any) *Terms
-
 // Terms are a pod's parsed pod affinity and anti-affinity terms.
 type Terms struct {
 	RequiredAffinity      []Term

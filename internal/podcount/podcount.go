@@ -4,9 +4,9 @@
 //
 // A count is valid for the NodeInfo's generation it was taken at: any
 // change to the NodeInfo gives it a new generation, and the counts of the
-// old one are ignored. The NodeInfo holds its Memo (see [Of]); the memo
-// of a NodeInfo built without nodeinfo's constructors is nil, and
-// counting then always recounts.
+// old one are ignored. The NodeInfo holds its Memo
+// (nodeinfo.NodeInfo.CountMemo); the memo of a NodeInfo built without
+// nodeinfo's constructors is nil, and counting then always recounts.
 package podcount
 
 import (
@@ -16,7 +16,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
 
@@ -52,31 +51,6 @@ const (
 
 // Key names one way of counting: see [KeyOf].
 type Key uint64
-
-// MaxPodChanges is how many of its last changes a *nodeinfo.NodeInfo
-// remembers for PodChanges.
-const MaxPodChanges = 3
-
-// PodChange is a pod added to a node (Sign 1) or removed from it (-1),
-// with its *nodeinfo.PodInfo (Info).
-type PodChange struct {
-	Pod  *v1.Pod
-	Info any
-	Sign int
-}
-
-// PodChanges tells how a *nodeinfo.NodeInfo came to its generation from
-// generation since, when it knows: it returns the pods added or removed,
-// oldest first, the first n of changes, and true; it returns false when
-// since is not one of the NodeInfo's last few generations or something
-// but its pods changed since. The changes come back by value, so that a
-// caller allocates nothing. Package nodeinfo sets it.
-var PodChanges func(nodeInfo any, since int64) (changes [MaxPodChanges]PodChange, n int, ok bool)
-
-// Of returns the memo of a *nodeinfo.NodeInfo, or nil. Package nodeinfo
-// sets it: the memo is an unexported field of NodeInfo, which this
-// internal package reaches without nodeinfo exporting it.
-var Of func(nodeInfo any) *Memo
 
 // maxInterned bounds the texts KeyOf remembers; past it they are
 // forgotten and new keys handed out, so that a long-lived process seeing

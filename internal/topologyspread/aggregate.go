@@ -225,18 +225,15 @@ func (a *aggregate) visit(pod *v1.Pod, cs []Constraint, keys []podcount.Key, ni 
 
 // shift brings position p's counts up to date with ni by the pods added
 // to it and removed from it since a counted it, when ni knows them and
-// nothing else changed (podcount.PodChanges): the node, its labels, and
+// nothing else changed (NodeInfo.PodChangesSince): the node, its labels, and
 // so its domains, are the same. keys are the constraints' counting keys
 // (matchKey). It reports false, having changed nothing, otherwise.
 func (a *aggregate) shift(pod *v1.Pod, cs []Constraint, keys []podcount.Key, ni *nodeinfo.NodeInfo, p int, counted []bool) bool {
-	if podcount.PodChanges == nil {
-		return false
-	}
-	changes, n, ok := podcount.PodChanges(ni, a.gens[p])
+	changes, ok := ni.PodChangesSince(a.gens[p])
 	if !ok {
 		return false
 	}
-	for _, ch := range changes[:n] {
+	for _, ch := range changes {
 		// Constraints with the same key (kube-scheduler's default
 		// constraints: hostname and zone) match alike: match once.
 		var last podcount.Key
@@ -250,7 +247,7 @@ func (a *aggregate) shift(pod *v1.Pod, cs []Constraint, keys []podcount.Key, ni 
 				continue
 			}
 			if !known || keys[c] != last {
-				last, matched, known = keys[c], matches(ch.Pod, cs[c].Selector, pod.Namespace), true
+				last, matched, known = keys[c], matches(ch.Pod.Pod, cs[c].Selector, pod.Namespace), true
 			}
 			if matched {
 				a.share[c][p] += int32(ch.Sign)

@@ -60,7 +60,7 @@ func countMatching(ni *nodeinfo.NodeInfo, sel labels.Selector, ns string, key po
 	if sel.Empty() {
 		return 0
 	}
-	memo := podcount.Of(ni)
+	memo := ni.CountMemo()
 	if n, ok := podcount.Lookup(memo, ni.Generation(), key); ok {
 		return n
 	}
