@@ -117,8 +117,8 @@ func (s *Snapshot) logUpdate(from int64, changed []int) {
 
 // NodesWithPodAffinity returns the nodes holding a pod with pod affinity
 // or anti-affinity terms, in Nodes order. With
-// [Snapshot.NodesWithRequiredPodAntiAffinity] it makes a Snapshot a
-// framework.PodAffinitySnapshot.
+// [Snapshot.NodesWithRequiredPodAntiAffinity] it spares the framework
+// a pass over the nodes of each new snapshot to find them.
 func (s *Snapshot) NodesWithPodAffinity() []*nodeinfo.NodeInfo {
 	if s == nil {
 		return nil

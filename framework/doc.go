@@ -51,9 +51,9 @@
 //
 // PreFilter and PreScore plugins that count over every node can share the
 // framework's workers with [CycleState.ParallelChunks]; those that keep
-// per-node data can keep it in slices, by [CycleState.NodePositions], and
-// answer Score for many nodes at once ([BatchScorer]); those that
-// remember per-node results across cycles can tell which nodes changed
+// per-node data can keep it in slices, by [CycleState.NodePositions];
+// those that remember per-node results across cycles can tell which
+// nodes changed
 // by [CycleState.NodeGenerations], or, over a snapshot updated in place,
 // be told ([CycleState.ChangedNodes]). Those that lend what they keep to
 // a cycle's state rather than copy it can take it back once the cycle

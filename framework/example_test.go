@@ -208,9 +208,6 @@ func ExampleFramework_ScheduleSnapshot() {
 	// web-3 scored on 3 nodes
 }
 
-// A cache.Snapshot keeps the nodes with pod affinity for the framework.
-var _ framework.PodAffinitySnapshot = (*cache.Snapshot)(nil)
-
 // Why a pod fits nowhere, node by node: kube-scheduler's verdict, every
 // filter that rejects it beyond the first, and what each found.
 func ExampleFramework_Explain() {

@@ -61,3 +61,11 @@ func MemosPartial(f *Framework) []int {
 	}
 	return out
 }
+
+// The framework's optional fast paths, named for the external tests that
+// check which plugins take them.
+type (
+	PodOnlyPreScorer    = podOnlyPreScorer
+	BatchScorer         = batchScorer
+	PodAffinitySnapshot = podAffinitySnapshot
+)

@@ -38,8 +38,8 @@ type scorePlugin struct {
 	// node-locality (see memo); nil for a plugin never node-local.
 	index int
 	local func(*v1.Pod) bool
-	// batch is the plugin as a BatchScorer, or nil.
-	batch BatchScorer
+	// batch is the plugin as a batchScorer, or nil.
+	batch batchScorer
 }
 
 // Framework runs a profile of plugins over a pod and a set of nodes. Build
@@ -327,7 +327,7 @@ func New(opts ...Option) (*Framework, error) {
 			}
 			sp := scorePlugin{ScorePlugin: pl, name: name, weight: int64(pw.weight), index: len(f.scores), local: nodeLocality(pl)}
 			sp.normalize, _ = p.(NormalizeScorePlugin)
-			sp.batch, _ = p.(BatchScorer)
+			sp.batch, _ = p.(batchScorer)
 			f.scores = append(f.scores, sp)
 			f.notePlugin(name, Score, pw.weight)
 		}

@@ -33,13 +33,13 @@ type NodeSnapshot interface {
 	Index(name string) (int, bool)
 }
 
-// PodAffinitySnapshot is a [NodeSnapshot] that also knows which of its
+// podAffinitySnapshot is a [NodeSnapshot] that also knows which of its
 // nodes hold pods with pod affinity terms, which InterPodAffinity visits
 // for every pod: kept up to date as snapshots are made (cache.Snapshot
 // keeps them as kube-scheduler's cache does, rebuilt only when a changed
 // node holds or held such a pod), they spare the framework a pass over
 // the nodes of each new snapshot.
-type PodAffinitySnapshot interface {
+type podAffinitySnapshot interface {
 	NodeSnapshot
 	// NodesWithPodAffinity returns the nodes holding a pod with pod
 	// affinity or anti-affinity terms, in Nodes order.
@@ -117,7 +117,7 @@ func (x *snapshotIndex) name(i int) string                { return x.nodes[i].Na
 func (x *snapshotIndex) len() int                         { return len(x.nodes) }
 func (x *snapshotIndex) podAffinity() *affinityNodes {
 	x.affinity.once.Do(func() {
-		if s, ok := x.snap.(PodAffinitySnapshot); ok {
+		if s, ok := x.snap.(podAffinitySnapshot); ok {
 			x.affinity.any, x.affinity.requiredAnti = s.NodesWithPodAffinity(), s.NodesWithRequiredPodAntiAffinity()
 			return
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
-// PodOnlyPreScorer is implemented by PreScore plugins whose PreScore, for
+// podOnlyPreScorer is implemented by PreScore plugins whose PreScore, for
 // some or all pods, does not depend on which nodes passed filtering.
 //
 // When every PreScore plugin of a profile says so for a pod, the framework
@@ -19,18 +19,18 @@ import (
 // in a second pass over the feasible nodes. The scores are the same either
 // way; only PreScore's nodes argument differs (all nodes instead of the
 // feasible ones), which such a plugin ignores for such a pod.
-type PodOnlyPreScorer interface {
+type podOnlyPreScorer interface {
 	PreScorePlugin
 	// PodOnlyPreScore reports whether PreScore for pod ignores its nodes
 	// argument. It is called after PreFilter, with the cycle's state.
 	PodOnlyPreScore(state *CycleState, pod *v1.Pod) bool
 }
 
-// BatchScorer is implemented by Score plugins that work out every
+// batchScorer is implemented by Score plugins that work out every
 // scored node's score at once in PreScore. The framework then asks
 // ScoreBatch for many nodes at a time instead of Score for each, sparing
 // the plugin a call and a look-up per node. The two must agree.
-type BatchScorer interface {
+type batchScorer interface {
 	ScorePlugin
 	// ScoreBatch sets scores[i] to the score of nodes[start+i], nodes
 	// being the list the cycle's PreScore was given, and reports true;
@@ -496,7 +496,7 @@ func (sc *scoring) keep(raw []int64, n, i, j int) {
 // podOnlyPreScore reports whether every PreScore plugin is pod-only for pod.
 func (f *Framework) podOnlyPreScore(state *CycleState, pod *v1.Pod) bool {
 	for _, pl := range f.preScores {
-		if p, ok := pl.(PodOnlyPreScorer); !ok || !p.PodOnlyPreScore(state, pod) {
+		if p, ok := pl.(podOnlyPreScorer); !ok || !p.PodOnlyPreScore(state, pod) {
 			return false
 		}
 	}

@@ -14,7 +14,6 @@ import (
 var (
 	_ framework.ScorePlugin          = &DynamicResources{}
 	_ framework.NormalizeScorePlugin = &DynamicResources{}
-	_ framework.BatchScorer          = &DynamicResources{}
 )
 
 // DynamicResources prefers nodes where the pod's prioritized-list

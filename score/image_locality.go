@@ -34,9 +34,8 @@ type ImageLocality struct {
 }
 
 var (
-	_ framework.PodOnlyPreScorer = &ImageLocality{}
-	_ framework.PreScorePlugin   = &ImageLocality{}
-	_ framework.ScorePlugin      = &ImageLocality{}
+	_ framework.PreScorePlugin = &ImageLocality{}
+	_ framework.ScorePlugin    = &ImageLocality{}
 )
 
 // Name returns "ImageLocality".

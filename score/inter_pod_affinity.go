@@ -48,7 +48,6 @@ type InterPodAffinity struct {
 }
 
 var (
-	_ framework.PodOnlyPreScorer     = (*InterPodAffinity)(nil)
 	_ framework.PreScorePlugin       = (*InterPodAffinity)(nil)
 	_ framework.NormalizeScorePlugin = (*InterPodAffinity)(nil)
 )

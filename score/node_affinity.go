@@ -25,7 +25,6 @@ type NodeAffinity struct {
 }
 
 var (
-	_ framework.PodOnlyPreScorer     = (*NodeAffinity)(nil)
 	_ framework.PreScorePlugin       = (*NodeAffinity)(nil)
 	_ framework.NormalizeScorePlugin = (*NodeAffinity)(nil)
 )

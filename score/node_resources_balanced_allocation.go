@@ -14,9 +14,8 @@ import (
 )
 
 var (
-	_ framework.PodOnlyPreScorer = (*NodeResourcesBalancedAllocation)(nil)
-	_ framework.PreScorePlugin   = (*NodeResourcesBalancedAllocation)(nil)
-	_ framework.ScorePlugin      = (*NodeResourcesBalancedAllocation)(nil)
+	_ framework.PreScorePlugin = (*NodeResourcesBalancedAllocation)(nil)
+	_ framework.ScorePlugin    = (*NodeResourcesBalancedAllocation)(nil)
 )
 
 // NodeResourcesBalancedAllocation favours nodes whose resources (cpu and

@@ -15,9 +15,8 @@ import (
 )
 
 var (
-	_ framework.PodOnlyPreScorer = (*NodeResourcesFit)(nil)
-	_ framework.PreScorePlugin   = (*NodeResourcesFit)(nil)
-	_ framework.ScorePlugin      = (*NodeResourcesFit)(nil)
+	_ framework.PreScorePlugin = (*NodeResourcesFit)(nil)
+	_ framework.ScorePlugin    = (*NodeResourcesFit)(nil)
 )
 
 // NodeResourcesFit ranks nodes by how much of the scored resources (cpu and

@@ -25,8 +25,6 @@ var (
 )
 
 var (
-	_ framework.PodOnlyPreScorer     = (*PodTopologySpread)(nil)
-	_ framework.BatchScorer          = (*PodTopologySpread)(nil)
 	_ framework.PreScorePlugin       = (*PodTopologySpread)(nil)
 	_ framework.NormalizeScorePlugin = (*PodTopologySpread)(nil)
 )

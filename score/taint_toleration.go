@@ -24,7 +24,6 @@ type TaintToleration struct {
 }
 
 var (
-	_ framework.PodOnlyPreScorer     = &TaintToleration{}
 	_ framework.PreScorePlugin       = &TaintToleration{}
 	_ framework.NormalizeScorePlugin = &TaintToleration{}
 )

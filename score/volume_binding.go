@@ -16,10 +16,8 @@ import (
 )
 
 var (
-	_ framework.PodOnlyPreScorer = (*VolumeBinding)(nil)
-	_ framework.PreScorePlugin   = (*VolumeBinding)(nil)
-	_ framework.ScorePlugin      = (*VolumeBinding)(nil)
-	_ framework.BatchScorer      = (*VolumeBinding)(nil)
+	_ framework.PreScorePlugin = (*VolumeBinding)(nil)
+	_ framework.ScorePlugin    = (*VolumeBinding)(nil)
 )
 
 // VolumeBinding ranks the nodes that pass filter.VolumeBinding by how full
