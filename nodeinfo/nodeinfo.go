@@ -158,7 +158,9 @@ const maxPodChanges = 3
 // PodChange is a pod added to a NodeInfo (Sign 1) or removed from it
 // (Sign -1).
 type PodChange struct {
-	Pod  *PodInfo
+	// Pod is the pod added or removed.
+	Pod *PodInfo
+	// Sign is 1 for a pod added, -1 for one removed.
 	Sign int
 }
 
