@@ -46,6 +46,13 @@ type Features struct {
 	// not say "no new claims to deallocate, ", and victims are listed
 	// most important first.
 	PreemptionMessageNamesVictims bool
+	// BudgetStopsAtFirstViolation (v1.37): a potential victim counts
+	// against the PodDisruptionBudgets matching it, in the order they are
+	// listed, only until one has no disruption left; it then violates
+	// that budget, and the later ones do not count it. Before, it counted
+	// against every budget matching it. The two differ only where
+	// budgets overlap.
+	BudgetStopsAtFirstViolation bool
 	// CELErrorsNameTheDevice (v1.37, dynamic-resource-allocation v0.37):
 	// a DeviceClass's or claim's CEL selector that fails at run time is
 	// reported as "selector #N on device D: CEL runtime error: …", with a

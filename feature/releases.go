@@ -34,6 +34,7 @@ var releases = []Release{
 			ListedNamespacesOnly:          true,
 			ImageVolumesInThreshold:       true,
 			PreemptionMessageNamesVictims: true,
+			BudgetStopsAtFirstViolation:   true,
 			CELErrorsNameTheDevice:        true,
 
 			PodEventsByRole:                  true,

@@ -76,8 +76,8 @@ type DefaultPreemption struct {
 	minPercentage, minAbsolute int32
 	// now is the clock for pods without a start time; time.Now if nil.
 	now func() time.Time
-	// Features: PreemptionMessageNamesVictims is read. nil is
-	// [feature.Default].
+	// Features: PreemptionMessageNamesVictims and
+	// BudgetStopsAtFirstViolation are read. nil is [feature.Default].
 	Features *feature.Features
 }
 
@@ -129,7 +129,8 @@ func (pl *DefaultPreemption) preempt(ctx context.Context, state *framework.Cycle
 	if pl.now != nil {
 		now = pl.now
 	}
-	e := &evaluator{fw: fw, state: state, pod: pod, priority: corev1helpers.PodPriority(pod), now: now()}
+	e := &evaluator{fw: fw, state: state, pod: pod, priority: corev1helpers.PodPriority(pod), now: now(),
+		stopAtFirst: feature.Of(pl.Features).BudgetStopsAtFirstViolation}
 
 	if ok, msg := e.eligible(&fe.Diagnosis); !ok {
 		return framework.NewStatus(framework.Unschedulable, msg)
@@ -207,6 +208,8 @@ type evaluator struct {
 	// so that comparisons are consistent.
 	now     time.Time
 	budgets []budget
+	// stopAtFirst is BudgetStopsAtFirstViolation.
+	stopAtFirst bool
 }
 
 // candidate is a node where preemption makes room.
@@ -554,10 +557,12 @@ func listBudgets(l framework.Lister[*policyv1.PodDisruptionBudget]) ([]budget, e
 	return out, nil
 }
 
-// splitByBudgets is kube-scheduler's filterPodsWithPDBViolation: walking
-// pods in order, each matching budget's allowed disruptions go down by
-// one (pods it already counts as disrupted aside), and a pod that takes
-// any budget below zero violates it. Order is kept.
+// splitByBudgets is kube-scheduler's FilterVictimsWithPDBViolation
+// (filterPodsWithPDBViolation before v1.37): walking pods in order, each
+// matching budget's allowed disruptions go down by one (pods it already
+// counts as disrupted aside), and a pod that takes a budget below zero
+// violates it; with stopAtFirst the budgets after that one, in list
+// order, do not count the pod. Order is kept.
 func (e *evaluator) splitByBudgets(pods []victim) (violating, nonViolating []victim) {
 	if len(e.budgets) == 0 {
 		return nil, pods
@@ -591,6 +596,9 @@ func (e *evaluator) splitByBudgets(pods []victim) (violating, nonViolating []vic
 				allowed[i]--
 				if allowed[i] < 0 {
 					violated = true
+					if e.stopAtFirst {
+						break
+					}
 				}
 			}
 		}

@@ -441,3 +441,44 @@ func TestNewDefaultPreemptionChecksItsArguments(t *testing.T) {
 		})
 	}
 }
+
+func TestOverlappingBudgetsCountAVictimAsItsReleaseDoes(t *testing.T) {
+	// Node a's two pods must both go. tier-x (no disruption left)
+	// selects the more important one only, web (one left) both.
+	withTier := labelled(pod("important", "a", "2", 10, t0), "web")
+	withTier.Labels["tier"] = "x"
+	tierBudget := budget("a-tier-x", "", 0)
+	tierBudget.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "x"}}
+	objs := []runtime.Object{tierBudget, budget("b-web", "web", 1)}
+	for _, tc := range []struct {
+		name, release string
+		violating     int
+	}{
+		// The important pod exhausts tier-x and stops there; web still
+		// has a disruption for the other.
+		{name: "from v1.37 a victim counts against its budgets only until one is exhausted", release: "1.37", violating: 1},
+		// The important pod takes web's disruption too, so the other
+		// violates web.
+		{name: "before v1.37 a victim counts against every budget selecting it", release: "1.36", violating: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := kubesched.ReleaseFor(tc.release)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fw, err := r.DefaultFramework(framework.WithObjects(objs...), framework.WithRandSource(rand.NewPCG(1, 2)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = fw.Schedule(context.Background(), pod("critical", "", "3", 1000, t0),
+				nodeinfo.Build([]*v1.Node{node("a", "4")}, []*v1.Pod{withTier, labelled(pod("other", "a", "2", 0, t0), "web")}))
+			var fe *framework.FitError
+			if !errors.As(err, &fe) || fe.Preemption == nil {
+				t.Fatalf("%v, want a preemption", err)
+			}
+			if p := fe.Preemption; p.NominatedNodeName != "a" || names(p.Victims) != "important,other" || p.NumPDBViolations != tc.violating {
+				t.Errorf("preemption on %s evicting %s with %d violations, want a evicting important,other with %d", p.NominatedNodeName, names(p.Victims), p.NumPDBViolations, tc.violating)
+			}
+		})
+	}
+}
