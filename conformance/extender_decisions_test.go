@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -31,8 +32,10 @@ import (
 // decide by a hash of the extender's number, the pod and the node, so
 // that its answers are the same whoever asks. Verbs named "fail-…" fail.
 type testExtender struct {
-	mu    sync.Mutex
-	nodes map[string]*v1.Node // the scenario's, for nodeCacheCapable calls
+	mu sync.Mutex
+	// nodes are the scenario's, with the pods bound to them, for
+	// nodeCacheCapable calls and the preempt verbs. They are only read.
+	nodes map[string]*nodeinfo.NodeInfo
 }
 
 func (e *testExtender) handler(t *testing.T) *httptest.Server {
@@ -40,11 +43,11 @@ func (e *testExtender) handler(t *testing.T) *httptest.Server {
 	opts := []extserver.Option{extserver.WithLogger(logr.Discard()), extserver.WithNodes(func(_ context.Context, name string) (*nodeinfo.NodeInfo, error) {
 		e.mu.Lock()
 		defer e.mu.Unlock()
-		n, ok := e.nodes[name]
+		ni, ok := e.nodes[name]
 		if !ok {
 			return nil, fmt.Errorf("no node %q", name)
 		}
-		return nodeinfo.New(n), nil
+		return ni, nil
 	})}
 	for i := range 2 {
 		opts = append(opts,
@@ -59,7 +62,8 @@ func (e *testExtender) handler(t *testing.T) *httptest.Server {
 			})),
 			extserver.Prioritize(fmt.Sprintf("prioritize%d", i), extserver.EachNodeScore(func(_ context.Context, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, error) {
 				return int64(extenderHash(100+i, pod, ni.Name()) % 11), nil
-			})))
+			})),
+			extserver.Preempt(fmt.Sprintf("preempt%d", i), e.preempt(i)))
 	}
 	opts = append(opts,
 		extserver.Filter("fail-filter", func(context.Context, *v1.Pod, []*nodeinfo.NodeInfo) ([]*nodeinfo.NodeInfo, framework.Diagnosis, error) {
@@ -67,7 +71,11 @@ func (e *testExtender) handler(t *testing.T) *httptest.Server {
 		}),
 		extserver.Prioritize("fail-prioritize", func(context.Context, *v1.Pod, []*nodeinfo.NodeInfo) (extenderv1.HostPriorityList, error) {
 			return nil, errors.New("the extender's prioritize is broken")
-		}))
+		}),
+		extserver.Preempt("fail-preempt", func(context.Context, *v1.Pod, map[string]*extenderv1.Victims) (map[string]*extenderv1.Victims, error) {
+			return nil, errors.New("the extender's preempt is broken")
+		}),
+		extserver.Preempt("fail-preempt-node", preemptOnMissingNode))
 	h, err := extserver.New(opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -77,12 +85,14 @@ func (e *testExtender) handler(t *testing.T) *httptest.Server {
 	return srv
 }
 
-func (e *testExtender) setNodes(nodes []*v1.Node) {
+// setCluster makes nodes, with the pods bound to them, the cluster the
+// extender knows.
+func (e *testExtender) setCluster(nodes []*v1.Node, pods []*v1.Pod) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.nodes = map[string]*v1.Node{}
-	for _, n := range nodes {
-		e.nodes[n.Name] = n
+	e.nodes = map[string]*nodeinfo.NodeInfo{}
+	for _, ni := range nodeinfo.Build(nodes, pods) {
+		e.nodes[ni.Name()] = ni
 	}
 }
 
@@ -96,8 +106,11 @@ func extenderHash(i int, pod *v1.Pod, node string) uint32 {
 // at url: filter and prioritize verbs (sometimes failing ones), weights,
 // nodeCacheCapable both ways, ignorable or not, and sometimes an extended
 // resource they manage, which decides which pods they are asked about,
-// and which NodeResourcesFit ignores when ignoredByScheduler.
-func generateExtenderConfig(r *rand.Rand, url string) []byte {
+// and which NodeResourcesFit ignores when ignoredByScheduler. With
+// preempt, most extenders get a preempt verb too, some a failing one;
+// without, r is drawn from as it always was, so that a seed's
+// configuration stays the same.
+func generateExtenderConfig(r *rand.Rand, url string, preempt bool) []byte {
 	chance := func(p float64) bool { return r.Float64() < p }
 	var b strings.Builder
 	b.WriteString("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: default-scheduler\n  percentageOfNodesToScore: 100\nextenders:\n")
@@ -114,6 +127,16 @@ func generateExtenderConfig(r *rand.Rand, url string) []byte {
 			fmt.Fprintf(&b, "  prioritizeVerb: fail-prioritize\n  weight: %d\n", 1+r.IntN(5))
 		case chance(0.8):
 			fmt.Fprintf(&b, "  prioritizeVerb: prioritize%d\n  weight: %d\n", i, 1+r.IntN(5))
+		}
+		if preempt {
+			switch {
+			case chance(0.1):
+				b.WriteString("  preemptVerb: fail-preempt\n")
+			case chance(0.05):
+				b.WriteString("  preemptVerb: fail-preempt-node\n")
+			case chance(0.9):
+				fmt.Fprintf(&b, "  preemptVerb: preempt%d\n", i)
+			}
 		}
 		fmt.Fprintf(&b, "  nodeCacheCapable: %v\n  ignorable: %v\n", chance(0.5), chance(0.4))
 		if i == 0 && chance(0.2) {
@@ -139,30 +162,11 @@ func TestExtenderDecisionsMatchUpstream(t *testing.T) {
 	const configs, scenarios = 30, 12
 	outcomes := map[string]int{}
 	for c := range uint64(configs) {
-		data := generateExtenderConfig(rand.New(rand.NewPCG(c, 0xe87)), srv.URL)
-		obj, _, err := scheme.Codecs.UniversalDecoder().Decode(data, nil, nil)
-		if err != nil {
-			t.Fatalf("config %d: upstream cannot decode it: %v\n%s", c, err, data)
-		}
-		extenders := obj.(*config.KubeSchedulerConfiguration).Extenders
-		u, err := newUpstream(ptr.To[int32](100), scheduler.WithExtenders(extenders...))
-		if err != nil {
-			t.Fatalf("config %d: %v\n%s", c, err, data)
-		}
-		cfg, err := ours.LoadConfig(data)
-		if err != nil {
-			u.Close()
-			t.Fatalf("config %d: LoadConfig: %v\n%s", c, err, data)
-		}
+		data := generateExtenderConfig(rand.New(rand.NewPCG(c, 0xe87)), srv.URL, false)
+		u, cfg := extenderSchedulers(t, data)
 		for i := range uint64(scenarios) {
 			s := generate(9000000+c*100+i, i%2 == 0)
-			ext.setNodes(s.Nodes)
-			if err := u.SetCluster(s.Nodes, s.Pods); err != nil {
-				t.Fatal(err)
-			}
-			if err := u.SetObjects(ctx, s.Objects); err != nil {
-				t.Fatal(err)
-			}
+			installExtenderScenario(t, ext, u, s)
 			// Upstream's SchedulePod stops before PostFilter.
 			fws, err := ours.FrameworksFromConfig(cfg, framework.WithObjects(schedulingObjects(s.Objects)...), framework.WithoutPreemption())
 			if err != nil {
@@ -204,6 +208,44 @@ func TestExtenderDecisionsMatchUpstream(t *testing.T) {
 		if outcomes[o] == 0 {
 			t.Errorf("no scenario %s: the generator drifted (%v)", o, outcomes)
 		}
+	}
+}
+
+// extenderSchedulers builds both schedulers from data, a configuration
+// with extenders (see [generateExtenderConfig]): kube-scheduler's own,
+// built by scheduler.New with the configuration's extenders, and
+// kubesched's reading of the configuration, from which the caller builds
+// frameworks. The caller closes the Upstream; a configuration either
+// side refuses fails the test.
+func extenderSchedulers(t *testing.T, data []byte) (*Upstream, *configv1.KubeSchedulerConfiguration) {
+	t.Helper()
+	obj, _, err := scheme.Codecs.UniversalDecoder().Decode(data, nil, nil)
+	if err != nil {
+		t.Fatalf("upstream cannot decode the configuration: %v\n%s", err, data)
+	}
+	extenders := obj.(*config.KubeSchedulerConfiguration).Extenders
+	u, err := newUpstream(ptr.To[int32](100), scheduler.WithExtenders(extenders...))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, data)
+	}
+	cfg, err := ours.LoadConfig(data)
+	if err != nil {
+		u.Close()
+		t.Fatalf("LoadConfig: %v\n%s", err, data)
+	}
+	return u, cfg
+}
+
+// installExtenderScenario gives the extender and upstream's scheduler
+// s's cluster: its nodes, the pods bound to them, and its objects.
+func installExtenderScenario(t *testing.T, ext *testExtender, u *Upstream, s *Scenario) {
+	t.Helper()
+	ext.setCluster(s.Nodes, s.Pods)
+	if err := u.SetCluster(s.Nodes, s.Pods); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.SetObjects(context.Background(), s.Objects); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -25,16 +25,21 @@ func generateWithPreemption(seed uint64) *Scenario {
 	return s
 }
 
-// generateLargeWithPreemption is generateWithPreemption with 151 to 300
-// nodes, crowded so that preemption can help on most of them: more
-// potential nodes than the 100 candidates DefaultPreemption's dry run
-// looks for, so that it stops early. Nine nodes in ten lose their taints
-// and unschedulable mark, the pod its node affinity and selector; it gets
-// priority 1000 and asks for 500m to 3 CPU and nothing else; filler pods
-// take every node's
-// cpu; and every running pod has a start time.
+// generateLargeWithPreemption is [crowdedWithPreemption] with 151 to 300
+// nodes: more potential nodes than the 100 candidates DefaultPreemption's
+// dry run looks for, so that it stops early.
 func generateLargeWithPreemption(seed uint64) *Scenario {
-	s := generateSized(seed, false, 151+int(seed%150))
+	return crowdedWithPreemption(seed, 151+int(seed%150))
+}
+
+// crowdedWithPreemption is generateWithPreemption with numNodes nodes (0:
+// as many as generate gives), crowded so that preemption can help on
+// most of them. Nine nodes in ten lose their taints and unschedulable
+// mark, the pod its node affinity and selector; it gets priority 1000
+// and asks for 500m to 3 CPU and nothing else; filler pods take every
+// node's cpu; and every running pod has a start time.
+func crowdedWithPreemption(seed uint64, numNodes int) *Scenario {
+	s := generateSized(seed, false, numNodes)
 	r := rand.New(rand.NewPCG(seed, 0x1a29e))
 	for _, n := range s.Nodes {
 		if r.IntN(10) > 0 {

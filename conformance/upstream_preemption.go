@@ -109,6 +109,10 @@ func (p *UpstreamPreemption) Schedule(ctx context.Context, pod *v1.Pod) (string,
 	return c.nominated, nil
 }
 
+// errNothingToPreempt is wrapped by the error of an attempt whose pod
+// fits a node.
+var errNothingToPreempt = errors.New("there is nothing to preempt")
+
 // preemptionAttempt is one scheduling attempt of a pod that fit no node.
 type preemptionAttempt struct {
 	state  fwk.CycleState
@@ -116,7 +120,11 @@ type preemptionAttempt struct {
 	// nominated is the node the PostFilter plugins nominated the pod to,
 	// or "".
 	nominated string
-	status    *fwk.Status
+	// override is whether their result sets the pod's nomination: to
+	// nominated, or clearing it when that is "". Otherwise the nomination
+	// stays as it was.
+	override bool
+	status   *fwk.Status
 }
 
 // attempt is [UpstreamPreemption.Schedule]'s attempt. The caller holds
@@ -142,7 +150,7 @@ func (p *UpstreamPreemption) attempt(ctx context.Context, pod *v1.Pod) (*preempt
 	state, res, err := u.cycle(ctx, pod)
 	ctx = klog.NewContext(ctx, klog.LoggerWithValues(u.logger, "pod", klog.KObj(pod)))
 	if err == nil {
-		return nil, fmt.Errorf("pod %s fits node %s: there is nothing to preempt", pod.Name, res.SuggestedHost)
+		return nil, fmt.Errorf("pod %s fits node %s: %w", pod.Name, res.SuggestedHost, errNothingToPreempt)
 	}
 	var fitErr *schedframework.FitError
 	if !errors.As(err, &fitErr) {
@@ -153,7 +161,7 @@ func (p *UpstreamPreemption) attempt(ctx context.Context, pod *v1.Pod) (*preempt
 	fitErr.Diagnosis.PostFilterMsg = status.Message()
 	c := &preemptionAttempt{state: state, fitErr: fitErr, status: status}
 	if result != nil && result.NominatingInfo != nil && result.NominatingInfo.Mode() == fwk.ModeOverride {
-		c.nominated = result.NominatingInfo.NominatedNodeName
+		c.nominated, c.override = result.NominatingInfo.NominatedNodeName, true
 	}
 	return c, nil
 }

@@ -28,8 +28,27 @@ import (
 // httpTimeout is not set.
 const DefaultHTTPTimeout = 5 * time.Second
 
-// maxErrorBody bounds how much of a non-200 answer an error quotes.
+// maxErrorBody bounds how much of a non-200 answer a StatusError keeps.
 const maxErrorBody = 512
+
+// StatusError is an extender's answer with a status other than 200 OK.
+// Its message is kube-scheduler's, word for word, since it reaches the
+// pod's events and conditions; the start of the answer's body, which
+// often says why, is kept beside it.
+type StatusError struct {
+	// Verb is the verb called, URL the address called.
+	Verb, URL string
+	// Code is the answer's HTTP status code.
+	Code int
+	// Body is the start of the answer's body, at most 512 bytes, with
+	// surrounding space trimmed.
+	Body string
+}
+
+// Error returns "failed <verb> with extender at URL <url>, code <code>".
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("failed %s with extender at URL %s, code %d", e.Verb, e.URL, e.Code)
+}
 
 var (
 	_ framework.Extender           = (*Client)(nil)
@@ -379,12 +398,8 @@ func (c *Client) send(ctx context.Context, verb string, args, result any) error 
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		msg := fmt.Sprintf("failed %s with extender at URL %s, code %d", verb, target, resp.StatusCode)
 		quote, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		if q := strings.TrimSpace(string(quote)); q != "" {
-			msg += ": " + q
-		}
-		return errors.New(msg)
+		return &StatusError{Verb: verb, URL: target, Code: resp.StatusCode, Body: strings.TrimSpace(string(quote))}
 	}
 	if err := json.NewDecoder(resp.Body).Decode(result); err != nil {
 		if isTimeout(err) {

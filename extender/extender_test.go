@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -187,7 +188,7 @@ func TestCallFailuresSayWhatHappened(t *testing.T) {
 		ctx  context.Context
 		want string
 	}{
-		{"a non-200 answer gives its code and body", failing, context.Background(), "failed filter with extender at URL " + failing + "/filter, code 503: {\"Error\":\"boom\"}"},
+		{"a non-200 answer gives its code in kube-scheduler's words", failing, context.Background(), "failed filter with extender at URL " + failing + "/filter, code 503"},
 		{"a dead server is a failed call", dead, context.Background(), "failed filter with extender at URL " + dead + "/filter: dial tcp"},
 		{"a slow server runs out of httpTimeout", slow.URL, context.Background(), "failed filter with extender at URL " + slow.URL + "/filter: no answer within httpTimeout 50ms"},
 		{"a cancelled context stops the call", slow.URL, cancelled, "context canceled"},
@@ -205,6 +206,34 @@ func TestCallFailuresSayWhatHappened(t *testing.T) {
 			_, err := c.Filter(tc.ctx, testPod, testNodes())
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v\nwant it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestANon200AnswerKeepsTheStartOfItsBodyBesideKubeSchedulersMessage(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, body, want string
+		code             int
+	}{
+		{name: "a short body is kept whole, trimmed", body: "  {\"Error\":\"boom\"}\n", want: `{"Error":"boom"}`, code: http.StatusServiceUnavailable},
+		{name: "a long body is cut at 512 bytes", body: strings.Repeat("x", 4096), want: strings.Repeat("x", 512), code: http.StatusInternalServerError},
+		{name: "an empty body leaves none", body: "", want: "", code: http.StatusBadGateway},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, url := serve(t, tc.body, tc.code)
+			_, err := client(t, configv1.Extender{URLPrefix: url, FilterVerb: "filter"}).Filter(context.Background(), testPod, testNodes())
+			var se *extender.StatusError
+			if !errors.As(err, &se) {
+				t.Fatalf("err = %v (%T), want a *StatusError", err, err)
+			}
+			if want := fmt.Sprintf("failed filter with extender at URL %s/filter, code %d", url, tc.code); err.Error() != want {
+				t.Errorf("err = %q, want kube-scheduler's %q", err, want)
+			}
+			if se.Body != tc.want || se.Code != tc.code || se.Verb != "filter" || se.URL != url+"/filter" {
+				t.Errorf("StatusError %+v, want body %.40q, code %d", se, tc.want, tc.code)
 			}
 		})
 	}

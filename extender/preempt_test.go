@@ -221,8 +221,8 @@ func TestProcessPreemptionFailures(t *testing.T) {
 		victims map[string]*extenderv1.Victims
 		want    string // the error, from the start
 	}{
-		{"an error status gives the code and the start of the body", configv1.Extender{URLPrefix: failing, PreemptVerb: "preempt"}, context.Background(), cl.candidates(),
-			"failed preempt with extender at URL " + failing + "/preempt, code 500: " + huge[:512]},
+		{"an error status gives the code in kube-scheduler's words", configv1.Extender{URLPrefix: failing, PreemptVerb: "preempt"}, context.Background(), cl.candidates(),
+			"failed preempt with extender at URL " + failing + "/preempt, code 500"},
 		{"a cancelled context stops the call", configv1.Extender{URLPrefix: slow.URL, PreemptVerb: "preempt"}, cancelled, cl.candidates(),
 			"failed preempt with extender at URL " + slow.URL + "/preempt: context canceled"},
 		{"a slow extender runs out of httpTimeout", configv1.Extender{URLPrefix: slow.URL, PreemptVerb: "preempt", HTTPTimeout: metav1.Duration{Duration: 50 * time.Millisecond}}, context.Background(), cl.candidates(),
