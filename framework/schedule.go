@@ -321,273 +321,6 @@ type searched struct {
 	runs [][2]int32
 }
 
-// filterNodes runs the filters over the nodes of s in parallel and stops
-// once enough feasible nodes are found. Rejections go into d. Feasible
-// nodes are returned in search order, so that a seeded tie-break is
-// reproducible; their slices are sc's (or, with a memo, the memo's),
-// valid until sc is released. When
-// sc scores early, each node that passes is scored at once and sc keeps
-// the scores of the returned nodes.
-func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.Pod, s search, d *Diagnosis, sc *scoring) (searched, error) {
-	n := s.len()
-	if n == 0 {
-		return searched{}, nil
-	}
-	want := f.numFeasibleNodesToFind(n)
-	if len(f.scores) == 0 && !f.extendersRank() {
-		want = 1
-	}
-	start := 0
-	if s.rotate {
-		start = int(f.nextStart.Load() % int64(n))
-	}
-	// A pass over several nodes stops at the first error, or once enough
-	// nodes passed; one over a single node needs no cancelling.
-	parent, cancel := ctx, context.CancelFunc(func() {})
-	if n > 1 {
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-	}
-
-	// Both come clean: a cycle's release clears what its searches used.
-	statuses := grow(&sc.buf.statuses, n)
-	passed := grow(&sc.buf.passed, n)
-	// Counting feasible nodes as they are found costs a contended atomic per
-	// node; it is only needed when the search may stop early.
-	earlyStop := want < n
-	var found, rejected atomic.Int64
-	var firstErr atomic.Pointer[Status]
-	var raw []int64
-	if sc.early {
-		raw = sc.earlyBuffer(n)
-	}
-	filters := state.plugins.filters
-	// Nodes with nominated pods take two passes; a cycle without any needs
-	// no per-node look-up.
-	nominated, _ := nominatedPodsKey.Read(state)
-	memo, at, local, others, gens := sc.memo, state.plugins.at, sc.local, sc.others, state.gens
-	// With a memo, every filter node-local for the pod, the nodes'
-	// generations at hand and no nominated pods, a node whose verdict is
-	// kept for its generation is judged without being read. Such cycles
-	// never score early (see scoreEarly), which would read it.
-	kept := memo != nil && len(others) == 0 && gens != nil && len(nominated) == 0
-	// reached is one past the furthest node of the search a worker took
-	// up: a search that stops early leaves the rest untouched, and
-	// neither reading the verdicts nor clearing them visits it.
-	var reached atomic.Int64
-	defer func() { sc.buf.dirty = max(sc.buf.dirty, int(reached.Load())) }()
-	// A search over every node with a memo settled at a version of the
-	// list judges the nodes changed since, and is done unless one gives
-	// an error (or cannot be kept); it goes on as any other then. One
-	// that may stop early then walks the kept verdicts from its start
-	// (see window), and settles the memo itself once searches like it
-	// have taken up about every node. lost is set when some node's
-	// verdict could not be kept.
-	var version NodesVersion
-	var lost atomic.Bool
-	settle := kept && s.pos == nil
-	if memo != nil {
-		// What the memo knew, forgotten unless this search settles it
-		// again (see memo.found: a search that does not take this way
-		// leaves its nodes stale).
-		since, were, last := memo.settled, memo.rejected, memo.found
-		memo.settled, memo.found.runs = NodesVersion{}, nil
-		sc.settled, sc.fast = NodesVersion{}, false
-		if settle {
-			var changed []int32
-			var ok bool
-			version, changed, ok = state.ChangedNodes(s.nodes, since)
-			every := false
-			if earlyStop {
-				switch {
-				case !ok && version != (NodesVersion{}) && memo.partial >= (n+want-1)/want:
-					// Searches that stop early have taken up about
-					// every node since the memo last settled, whose
-					// verdicts it mostly keeps: judging every node
-					// once settles it for the searches to come.
-					changed, were, ok, every = sc.positions(n), nil, true, true
-					memo.partial = 0
-				case ok && len(changed) > want:
-					// More to judge than the search would take up.
-					ok = false
-				}
-				if !ok {
-					memo.partial++
-				}
-			}
-			if ok {
-				now, ok := memo.settle(ctx, filters, at, local, others, gens, state, pod, s.nodes, changed, were, sc.buf.rejected)
-				if !ok && every {
-					// Most likely too many nodes rejected, which is
-					// how it stays: try again far later.
-					memo.partial = -4 * n / want
-				}
-				if ok {
-					if err := parent.Err(); err != nil {
-						return searched{}, err
-					}
-					memo.settled, memo.rejected, sc.buf.rejected = version, now, were[:0]
-					if earlyStop {
-						// The found nodes are a share of those the
-						// memo knows, which scoring must look up
-						// (sc.settled unset).
-						out, walked := sc.window(s, start, want, now)
-						for _, part := range walked {
-							record(d, s.nodes, part, memo.status)
-						}
-						return out, nil
-					}
-					sc.settled, sc.since, sc.changed, sc.fast = version, since, changed, true
-					record(d, s.nodes, now, memo.status)
-					switch {
-					case len(now) == 0:
-						return sc.everyNode(s, start), nil
-					case len(f.extenders) > 0:
-						// Extenders, which may be anyone's code, get
-						// slices of the cycle's own.
-						sc.buf.dirty = n // released clean
-						return allBut(s, start, now, searched{nodes: sc.buf.feasible, pos: sc.buf.pos}), nil
-					}
-					if last.runs != nil && memo.foundFrom == start && slices.Equal(now, were) {
-						last.update(s.nodes, changed)
-						memo.found = last
-					} else {
-						memo.found, memo.foundFrom = allBut(s, start, now, last), start
-					}
-					return memo.found, nil
-				}
-			}
-		}
-	}
-	perWorker := 16
-	if kept && memo.cheap() {
-		perWorker = cheapPerWorker
-	}
-	parallel.Chunks(ctx, f.workers(n, perWorker), n, func(lo, hi int) {
-		i := lo
-		defer func() {
-			for r := reached.Load(); int64(i) > r && !reached.CompareAndSwap(r, int64(i)); r = reached.Load() {
-			}
-		}()
-		j := start + lo
-		for ; i < hi; i, j = i+1, j+1 {
-			// Once the search was stopped, no node is taken up:
-			// kube-scheduler's workers check before each node, so that
-			// the nodes given a verdict, and the next search's start, are
-			// the same.
-			if earlyStop && ctx.Err() != nil {
-				return
-			}
-			if j >= n {
-				j -= n
-			}
-			p := s.position(j)
-			var st *Status
-			var ni *nodeinfo.NodeInfo // read only when judged afresh
-			if kept && gens[p] != 0 && memo.gen[p] == gens[p] {
-				if memo.first[p] >= 0 {
-					st = memo.status[p]
-				}
-			} else {
-				ni = s.nodes[p]
-				if kept && gens[p] == 0 {
-					lost.Store(true)
-				}
-				var pods []*nodeinfo.PodInfo
-				if len(nominated) > 0 {
-					pods = nominated[ni.Name()]
-				}
-				switch {
-				case len(pods) > 0:
-					if memo != nil {
-						memo.gen[p] = 0 // nothing kept, nor scored from the memo
-					}
-					st = f.runFiltersWithNominatedPods(ctx, filters, state, pod, ni, pods)
-				case memo != nil:
-					st = memo.filter(ctx, filters, at, local, others, gens, state, pod, ni, p)
-				default:
-					st = runFilters(ctx, filters, state, pod, ni)
-				}
-			}
-			switch {
-			case st.IsSuccess():
-				if earlyStop && found.Add(1) > int64(want) {
-					cancel()
-					found.Add(-1)
-					return
-				}
-				passed[i] = true
-				if sc.early {
-					sc.scoreNode(ctx, state, pod, ni, raw, n, i)
-				}
-			case st.IsRejected():
-				statuses[i] = st
-				rejected.Add(1)
-			default:
-				firstErr.CompareAndSwap(nil, st)
-				cancel()
-				return
-			}
-		}
-	})
-	if st := firstErr.Load(); st != nil {
-		return searched{}, st.AsError()
-	}
-	out := searched{nodes: grow(&sc.buf.feasible, n)[:0], pos: grow(&sc.buf.pos, n)[:0]}
-	if rejected.Load() == 0 && !earlyStop && parent.Err() == nil {
-		// Every node passed, in search order, and the early scores are
-		// already where they belong.
-		if settle && !lost.Load() {
-			memo.settled, memo.rejected = version, memo.rejected[:0]
-			sc.settled = version
-		}
-		if s.pos == nil {
-			out = sc.everyNode(s, start)
-		} else {
-			out.pos = append(append(out.pos, s.pos[start:]...), s.pos[:start]...)
-			for _, p := range out.pos {
-				out.nodes = append(out.nodes, s.nodes[p])
-			}
-		}
-	} else {
-		d.reserve(int(rejected.Load()))
-		// A memo settles when the nodes rejected are few enough.
-		settled := settle && !earlyStop && !lost.Load() && parent.Err() == nil && int(rejected.Load()) <= maxSettledRejected(n)
-		if settled {
-			memo.rejected = memo.rejected[:0]
-		}
-		for i := range int(reached.Load()) {
-			p := s.position((start + i) % n)
-			switch {
-			case passed[i]:
-				if sc.early {
-					sc.keep(raw, n, i, len(out.nodes))
-				}
-				out.nodes = append(out.nodes, s.nodes[p])
-				out.pos = append(out.pos, p)
-			case statuses[i] != nil:
-				d.SetNodeStatus(s.nodes[p].Name(), statuses[i])
-				d.addPluginStatus(statuses[i])
-				if settled {
-					memo.rejected = append(memo.rejected, p)
-				}
-			}
-		}
-		if settled {
-			slices.Sort(memo.rejected)
-			memo.settled, sc.settled = version, version
-		}
-	}
-	if sc.early {
-		sc.stride = n
-	}
-	// Our own cancel only means enough nodes were found; the caller's means stop.
-	if err := parent.Err(); err != nil {
-		return searched{}, err
-	}
-	return out, nil
-}
-
 // record records in d the verdicts of the nodes at positions rejected
 // of nodes: status[p] for position p.
 func record(d *Diagnosis, nodes []*nodeinfo.NodeInfo, rejected []int32, status []*Status) {
@@ -791,17 +524,13 @@ func filterStatus(pl FilterPlugin, s *Status) *Status {
 
 // scoreNodes runs PreScore, Score and NormalizeScore over the nodes found
 // (unless sc already scored them while filtering), applies weights, and
-// writes the scores into t. It returns each node's total, in sc's buffer.
+// writes the scores into t, as kube-scheduler's prioritizeNodes does. It
+// returns each node's total, in sc's buffer.
 func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.Pod, found searched, sc *scoring, idx nodeIndex, t *scoreTable) ([]int64, error) {
 	nodes := found.nodes
 	n := len(nodes)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var firstErr atomic.Pointer[error]
-	fail := func(err error) {
-		firstErr.CompareAndSwap(nil, &err)
-		cancel()
-	}
 	// Plugin p's score of nodes[i] is raw[p*stride+i].
 	raw, stride, active := sc.buf.raw, sc.stride, sc.active
 	if sc.early {
@@ -809,25 +538,8 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 			return nil, *err
 		}
 	} else {
-		state.scoredNodes, state.scored = nodes, found.pos[:n]
 		var err error
-		if active, err = f.runPreScore(ctx, state, pod, nodes); err != nil {
-			return nil, err
-		}
-		sc.bind(active, pod)
-		raw, stride = sc.earlyBuffer(n), n
-		sc.prescore(ctx, state, pod, found, raw, n)
-		perWorker := 64
-		if sc.cheapScores() {
-			perWorker = cheapPerWorker
-		}
-		parallel.Chunks(ctx, f.workers(n, perWorker), n, func(start, end int) {
-			sc.scoreChunk(ctx, state, pod, nodes, found.pos, raw, n, start, end)
-		})
-		if err := sc.err.Load(); err != nil {
-			return nil, *err
-		}
-		if err := ctx.Err(); err != nil {
+		if raw, stride, active, err = f.score(ctx, state, pod, found, sc); err != nil {
 			return nil, err
 		}
 	}
@@ -855,124 +567,17 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 	// The result keeps each score in a byte, node by node: after the range
 	// check, a score is at most MaxNodeScore.
 	*t = newScoreTable(idx, idx.len(), found.pos[:n], found.runs, active, found.every, uniform)
-	totals := grow(&sc.buf.totals, n)
-	direct := make([][]int32, len(active))
-	for p := range active {
-		direct[p] = sc.directScores(p, raw, stride, pos)
-	}
-	// The uniform plugins add the same to every total, and the direct
-	// ones, when the memo keeps their sum per node, that sum, their
-	// bytes copied into the table.
-	var base int64
-	for p, pl := range active {
-		if uniform != nil && uniform[p] >= 0 {
-			base += uniform[p] * pl.weight
-		}
-	}
-	m := sc.memo
-	summed := sc.summed && !sc.unkept.Load()
-	// Workers for the plugins weighed node by node; the others cost a
-	// copy.
-	weighed := 1
-	for p := range active {
-		if (uniform == nil || uniform[p] < 0) && (direct[p] == nil || !summed) {
-			weighed++
-		}
-	}
-	// Plugin by plugin, as kube-scheduler applies the weights: each
-	// plugin's scores are adjacent.
+	w := &weighing{sc: sc, active: active, raw: raw, stride: stride, found: found, pos: pos, uniform: uniform,
+		memo: sc.memo, summed: sc.summed && !sc.unkept.Load(), table: t, totals: grow(&sc.buf.totals, n), cancel: cancel}
+	w.prepare()
 	// Each worker ranks the totals it finished, for selectHost.
-	workers := f.workers(n*weighed, 4096)
-	ranks := grow(&sc.buf.ranks, workers)
-	for w := range ranks {
-		ranks[w] = ranking{top: math.MinInt64}
+	workers := f.workers(n*w.weighed, 4096)
+	w.ranks = grow(&sc.buf.ranks, workers)
+	for i := range w.ranks {
+		w.ranks[i] = ranking{top: math.MinInt64}
 	}
-	parallel.ByWorker(ctx, workers, n, func(worker, start, end int) {
-		tot := totals[start:end]
-		at := pos[start:end]
-		at = at[:len(tot)]
-		// The runs of consecutive positions, over which the memo's
-		// sums and bytes are copied; nil when there are too many.
-		var buf [maxRuns][2]int32
-		var runs [][2]int32
-		switch {
-		case summed && found.runs != nil:
-			runs = clipRuns(found.runs, start, end, buf[:0])
-		case summed:
-			runs = runsOf(at, found.every, buf[:0])
-		}
-		switch {
-		case runs != nil:
-			for _, r := range runs {
-				copy(tot[r[0]:r[1]], m.dsum[at[r[0]]:])
-			}
-			if base != 0 {
-				for i := range tot {
-					tot[i] += base
-				}
-			}
-		case summed:
-			for i, q := range at {
-				tot[i] = m.dsum[q] + base
-			}
-		case base == 0:
-			clear(tot)
-		default:
-			for i := range tot {
-				tot[i] = base
-			}
-		}
-		for p, pl := range active {
-			if uniform != nil && uniform[p] >= 0 {
-				continue // one score for every node
-			}
-			w, table := pl.weight, t.column(p, start, end)
-			table = table[:len(tot)]
-			if kept := direct[p]; kept != nil && summed {
-				bytes := m.bytes[sc.slots[p]*m.nodes : (sc.slots[p]+1)*m.nodes]
-				if runs != nil {
-					for _, r := range runs {
-						copy(table[r[0]:r[1]], bytes[at[r[0]]:])
-					}
-					continue
-				}
-				for i, q := range at {
-					table[i] = bytes[q]
-				}
-				continue
-			}
-			if kept := direct[p]; kept != nil {
-				// In range (see directScores).
-				for i, q := range at {
-					score := kept[q]
-					tot[i] += int64(score) * w
-					table[i] = uint8(score)
-				}
-				continue
-			}
-			scores := raw[p*stride+start : p*stride+end]
-			scores = scores[:len(tot)]
-			// One test per chunk, on the highest score as unsigned: a
-			// negative one is higher than any other, and MinNodeScore
-			// is 0.
-			var highest uint64
-			for i, score := range scores {
-				highest = max(highest, uint64(score))
-				tot[i] += score * w
-				table[i] = uint8(score)
-			}
-			if highest > uint64(MaxNodeScore) {
-				for _, score := range scores {
-					if score < MinNodeScore || score > MaxNodeScore {
-						fail(invalidScore(pl, score))
-						return
-					}
-				}
-			}
-		}
-		ranks[worker].add(tot)
-	})
-	if err := firstErr.Load(); err != nil {
+	parallel.ByWorker(ctx, workers, n, w.chunk)
+	if err := w.err.Load(); err != nil {
 		return nil, fmt.Errorf("applying score weights: %w", *err)
 	}
 	if err := ctx.Err(); err != nil {
@@ -980,10 +585,196 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 	}
 	sc.scored()
 	sc.rank = ranking{top: math.MinInt64}
-	for _, r := range ranks {
+	for _, r := range w.ranks {
 		sc.rank.merge(r)
 	}
-	return totals, nil
+	return w.totals, nil
+}
+
+// score runs PreScore and Score over the nodes found, on the workers,
+// into sc's buffer: plugin p's score of the i-th node is
+// raw[p*stride+i]. active are the plugins that score the pod.
+func (f *Framework) score(ctx context.Context, state *CycleState, pod *v1.Pod, found searched, sc *scoring) (raw []int64, stride int, active []*scorePlugin, err error) {
+	nodes := found.nodes
+	n := len(nodes)
+	state.scoredNodes, state.scored = nodes, found.pos[:n]
+	if active, err = f.runPreScore(ctx, state, pod, nodes); err != nil {
+		return nil, 0, nil, err
+	}
+	sc.bind(active, pod)
+	raw, stride = sc.earlyBuffer(n), n
+	sc.prescore(ctx, state, pod, found, raw, n)
+	perWorker := 64
+	if sc.cheapScores() {
+		perWorker = cheapPerWorker
+	}
+	parallel.Chunks(ctx, f.workers(n, perWorker), n, func(start, end int) {
+		sc.scoreChunk(ctx, state, pod, nodes, found.pos, raw, n, start, end)
+	})
+	if err := sc.err.Load(); err != nil {
+		return nil, 0, nil, *err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, 0, nil, err
+	}
+	return raw, stride, active, nil
+}
+
+// weighing applies the weights to one cycle's scores, plugin by plugin
+// as kube-scheduler does, into each node's total and the result's table,
+// on the workers.
+type weighing struct {
+	sc     *scoring
+	active []*scorePlugin
+	// raw holds the scores: plugin p's of the i-th node found is
+	// raw[p*stride+i].
+	raw    []int64
+	stride int
+	found  searched
+	pos    []int32
+	// uniform[p] is plugin p's score of every node, or -1 when its
+	// scores differ (nil: they all may).
+	uniform []int64
+	// direct[p] are plugin p's scores by position, when the memo keeps
+	// them (see scoring.directScores).
+	direct [][]int32
+	// base is what the uniform plugins add to every total.
+	base int64
+	// summed is set when the memo keeps the direct plugins' weighed sum
+	// per node, and their bytes, which are then copied.
+	summed bool
+	memo   *memo
+	table  *scoreTable
+	totals []int64
+	// weighed counts the plugins weighed node by node, plus one: the
+	// others cost a copy.
+	weighed int
+	ranks   []ranking
+	cancel  context.CancelFunc
+	err     atomic.Pointer[error]
+}
+
+// prepare works out what the workers share: the direct scores, the base
+// and how many plugins are weighed node by node.
+func (w *weighing) prepare() {
+	w.direct = make([][]int32, len(w.active))
+	w.weighed = 1
+	for p, pl := range w.active {
+		w.direct[p] = w.sc.directScores(p, w.raw, w.stride, w.pos)
+		switch {
+		case w.uniform != nil && w.uniform[p] >= 0:
+			w.base += w.uniform[p] * pl.weight
+		case w.direct[p] == nil || !w.summed:
+			w.weighed++
+		}
+	}
+}
+
+// fail records the first error and stops the other workers.
+func (w *weighing) fail(err error) {
+	w.err.CompareAndSwap(nil, &err)
+	w.cancel()
+}
+
+// chunk weighs the scores of the nodes found from start to end, and
+// ranks their totals in the worker's ranking.
+func (w *weighing) chunk(worker, start, end int) {
+	tot := w.totals[start:end]
+	at := w.pos[start:end]
+	at = at[:len(tot)]
+	// The runs of consecutive positions, over which the memo's sums and
+	// bytes are copied; nil when there are too many.
+	var buf [maxRuns][2]int32
+	var runs [][2]int32
+	switch {
+	case w.summed && w.found.runs != nil:
+		runs = clipRuns(w.found.runs, start, end, buf[:0])
+	case w.summed:
+		runs = runsOf(at, w.found.every, buf[:0])
+	}
+	w.start(tot, at, runs)
+	for p, pl := range w.active {
+		if w.uniform != nil && w.uniform[p] >= 0 {
+			continue // one score for every node
+		}
+		table := w.table.column(p, start, end)
+		table = table[:len(tot)]
+		switch kept := w.direct[p]; {
+		case kept != nil && w.summed:
+			bytes := w.memo.bytes[w.sc.slots[p]*w.memo.nodes : (w.sc.slots[p]+1)*w.memo.nodes]
+			if runs != nil {
+				for _, r := range runs {
+					copy(table[r[0]:r[1]], bytes[at[r[0]]:])
+				}
+				continue
+			}
+			for i, q := range at {
+				table[i] = bytes[q]
+			}
+		case kept != nil:
+			// In range (see directScores).
+			for i, q := range at {
+				score := kept[q]
+				tot[i] += int64(score) * pl.weight
+				table[i] = uint8(score)
+			}
+		default:
+			if !w.add(pl, tot, table, w.raw[p*w.stride+start:p*w.stride+end]) {
+				return
+			}
+		}
+	}
+	w.ranks[worker].add(tot)
+}
+
+// start sets the totals of the nodes at positions at to what the memo's
+// sums and the uniform plugins give them.
+func (w *weighing) start(tot []int64, at []int32, runs [][2]int32) {
+	switch {
+	case runs != nil:
+		for _, r := range runs {
+			copy(tot[r[0]:r[1]], w.memo.dsum[at[r[0]]:])
+		}
+		if w.base != 0 {
+			for i := range tot {
+				tot[i] += w.base
+			}
+		}
+	case w.summed:
+		for i, q := range at {
+			tot[i] = w.memo.dsum[q] + w.base
+		}
+	case w.base == 0:
+		clear(tot)
+	default:
+		for i := range tot {
+			tot[i] = w.base
+		}
+	}
+}
+
+// add adds pl's scores, weighed, to the totals and writes them into its
+// column of the table. It reports false, having failed the weighing,
+// when a score is out of range.
+func (w *weighing) add(pl *scorePlugin, tot []int64, table []uint8, scores []int64) bool {
+	scores = scores[:len(tot)]
+	// One test per chunk, on the highest score as unsigned: a negative
+	// one is higher than any other, and MinNodeScore is 0.
+	var highest uint64
+	for i, score := range scores {
+		highest = max(highest, uint64(score))
+		tot[i] += score * pl.weight
+		table[i] = uint8(score)
+	}
+	if highest > uint64(MaxNodeScore) {
+		for _, score := range scores {
+			if score < MinNodeScore || score > MaxNodeScore {
+				w.fail(invalidScore(pl, score))
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // ranking is the highest of some totals, and how many have it.
