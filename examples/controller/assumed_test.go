@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,9 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clienttesting "k8s.io/client-go/testing"
-	testingclock "k8s.io/utils/clock/testing"
-
-	"github.com/kubesched/kubesched/queue"
 )
 
 // TestControllerForgetsAPodDeletedWhileAssumed deletes a pod while its
@@ -37,16 +33,14 @@ func TestControllerForgetsAPodDeletedWhileAssumed(t *testing.T) {
 		}
 		return false, nil, nil // on to the binding reactor, which finds no pod
 	})
-	ctrl, err := New(client, Config{SchedulerName: "kubesched", QueueOptions: []queue.Option{queue.WithClock(testingclock.NewFakeClock(time.Unix(0, 0)))}})
+	ctrl, err := New(client, Config{SchedulerName: "kubesched", QueueOptions: fakeClockQueue()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := startController(t, ctrl)
 	// Cleanups run last first: the binding is let go before the
 	// controller is stopped, which waits for it.
-	var once sync.Once
-	letGo := func() { once.Do(func() { close(release) }) }
-	t.Cleanup(letGo)
+	letGo := closeOnce(t, release)
 
 	select {
 	case <-binding:
@@ -119,14 +113,12 @@ func TestControllerKeepsAPodBoundByAnotherWhileAssumed(t *testing.T) {
 		return true, nil, apierrors.NewConflict(v1.Resource("pods/binding"), b.Name,
 			fmt.Errorf("pod %s is already assigned to node %q", b.Name, "elsewhere"))
 	})
-	ctrl, err := New(client, Config{SchedulerName: "kubesched", QueueOptions: []queue.Option{queue.WithClock(testingclock.NewFakeClock(time.Unix(0, 0)))}})
+	ctrl, err := New(client, Config{SchedulerName: "kubesched", QueueOptions: fakeClockQueue()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := startController(t, ctrl)
-	var once sync.Once
-	letGo := func() { once.Do(func() { close(release) }) }
-	t.Cleanup(letGo)
+	letGo := closeOnce(t, release)
 
 	eventually(t, "waiting, which fits nowhere, waits", func() bool {
 		return ctrl.pending()["unschedulable"] == 1

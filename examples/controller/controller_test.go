@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -164,7 +165,7 @@ func TestControllerSchedulesBindsAndRequeues(t *testing.T) {
 		testPod("theirs", "100m", "default-scheduler"),
 		gated,
 	)
-	ctrl, err := New(client, Config{SchedulerName: "kubesched", QueueOptions: []queue.Option{queue.WithClock(testingclock.NewFakeClock(time.Unix(0, 0)))}})
+	ctrl, err := New(client, Config{SchedulerName: "kubesched", QueueOptions: fakeClockQueue()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,4 +329,21 @@ func TestTruncateNoteCutsAsKubeScheduler(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fakeClockQueue is a test controller's queue options: a fake clock
+// standing still, so that no backoff ends and no flush happens unless
+// the test moves it.
+func fakeClockQueue() []queue.Option {
+	return []queue.Option{queue.WithClock(testingclock.NewFakeClock(time.Unix(0, 0)))}
+}
+
+// closeOnce returns a function that closes ch the first time it is
+// called, and calls it when t ends, so that whatever waits on ch is let
+// go before the test's other cleanups run.
+func closeOnce(t *testing.T, ch chan struct{}) func() {
+	var once sync.Once
+	f := func() { once.Do(func() { close(ch) }) }
+	t.Cleanup(f)
+	return f
 }

@@ -20,9 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
-	testingclock "k8s.io/utils/clock/testing"
-
-	"github.com/kubesched/kubesched/queue"
 )
 
 // gpuResource is the extended resource that draObjects' class provides.
@@ -331,7 +328,7 @@ func TestControllerUndoesTheClaimForExtendedResourcesWhenBindingFails(t *testing
 				}
 				return true, nil, errors.New("the API server says no")
 			})
-			ctrl, err := New(client, Config{SchedulerName: "kubesched", QueueOptions: []queue.Option{queue.WithClock(testingclock.NewFakeClock(time.Unix(0, 0)))}})
+			ctrl, err := New(client, Config{SchedulerName: "kubesched", QueueOptions: fakeClockQueue()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -251,7 +251,7 @@ func TestControllerPreemptsAsKubeScheduler(t *testing.T) {
 			client := newFakeCluster(append(slices.Clone(tt.objs), tt.preemptor)...)
 			deleted := recordDeletions(client)
 			failures := recordFailureMessages(client)
-			cfg := Config{SchedulerName: "kubesched", QueueOptions: []queue.Option{queue.WithClock(testingclock.NewFakeClock(time.Unix(0, 0)))}}
+			cfg := Config{SchedulerName: "kubesched", QueueOptions: fakeClockQueue()}
 			if tt.config != "" {
 				cfg.SchedulerName, cfg.SchedulerConfig = "", loadTestConfig(t, tt.config)
 			}

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -17,10 +16,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
-	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/kubesched/kubesched"
-	"github.com/kubesched/kubesched/queue"
 )
 
 // configHeader starts every KubeSchedulerConfiguration of the tests.
@@ -54,7 +51,7 @@ func testConfig(t *testing.T, body string) Config {
 	t.Helper()
 	return Config{
 		SchedulerConfig: loadTestConfig(t, body),
-		QueueOptions:    []queue.Option{queue.WithClock(testingclock.NewFakeClock(time.Unix(0, 0)))},
+		QueueOptions:    fakeClockQueue(),
 	}
 }
 

@@ -17,9 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
-	testingclock "k8s.io/utils/clock/testing"
-
-	"github.com/kubesched/kubesched/queue"
 )
 
 // The storage of the volume tests: class "local" binds pre-made volumes
@@ -258,7 +255,7 @@ func TestControllerGivesAVolumeToOneClaimAtATime(t *testing.T) {
 		held.CompareAndSwap(nil, pv)
 		return true, pv, nil // accepted, but not stored: no informer sees it
 	})
-	ctrl, err := New(client, Config{SchedulerName: "kubesched", QueueOptions: []queue.Option{queue.WithClock(testingclock.NewFakeClock(time.Unix(0, 0)))}})
+	ctrl, err := New(client, Config{SchedulerName: "kubesched", QueueOptions: fakeClockQueue()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +435,7 @@ func TestControllerUndoesAVolumeBindingThatFails(t *testing.T) {
 				cfg = Config{SchedulerConfig: loadTestConfig(t, tt.config)}
 			}
 			// A fake clock: the pod stays in the backoff queue.
-			cfg.QueueOptions = []queue.Option{queue.WithClock(testingclock.NewFakeClock(time.Unix(0, 0)))}
+			cfg.QueueOptions = fakeClockQueue()
 			ctrl, err := New(client, cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -598,7 +595,7 @@ func TestControllerWritesClaimsAndVolumesSideBySide(t *testing.T) {
 			objs := append(append(draObjects("gpu-claim"), storageClasses()...), testNode("small", "4"), localVolume("disk", "small"), testClaim("data", localClass), pod)
 			client := newVolumeCluster(objs...)
 			cfg := Config{SchedulerConfig: loadTestConfig(t, "profiles:\n- schedulerName: kubesched\n  pluginConfig:\n  - name: VolumeBinding\n"+
-				"    args: {bindTimeoutSeconds: "+tt.timeout+"}\n"), QueueOptions: []queue.Option{queue.WithClock(testingclock.NewFakeClock(time.Unix(0, 0)))}}
+				"    args: {bindTimeoutSeconds: "+tt.timeout+"}\n"), QueueOptions: fakeClockQueue()}
 			ctrl, err := New(client, cfg)
 			if err != nil {
 				t.Fatal(err)
