@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/cache"
+	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/testcluster"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -142,7 +143,7 @@ func placeClaimingPods(b *testing.B, numNodes int, pct int32, objs ...runtime.Ob
 			b.Fatal(err)
 		}
 		pod.Spec.NodeName = res.SuggestedHost
-		if err := c.AssumePod(pod, res.Claims...); err != nil {
+		if err := c.AssumePod(pod, filter.Claims(res)...); err != nil {
 			b.Fatal(err)
 		}
 	}

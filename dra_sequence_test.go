@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/cache"
+	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
 )
 
@@ -91,7 +92,7 @@ func TestPlacingClaimingPodsThroughTheCacheNeverHandsADeviceOutTwice(t *testing.
 		}
 		bound := pod.DeepCopy()
 		bound.Spec.NodeName = res.SuggestedHost
-		return res, c.AssumePod(bound, res.Claims...)
+		return res, c.AssumePod(bound, filter.Claims(res)...)
 	}
 	holder := map[string]string{} // device ID -> pod
 	var placed []*v1.Pod
@@ -107,10 +108,10 @@ func TestPlacingClaimingPodsThroughTheCacheNeverHandsADeviceOutTwice(t *testing.
 		if err != nil {
 			t.Fatalf("%s: %v", pod.Name, err)
 		}
-		if len(res.Claims) != 1 || res.Claims[0].Status.Allocation == nil {
-			t.Fatalf("%s: claims %v, want one allocated", pod.Name, res.Claims)
+		if len(filter.Claims(res)) != 1 || filter.Claims(res)[0].Status.Allocation == nil {
+			t.Fatalf("%s: claims %v, want one allocated", pod.Name, filter.Claims(res))
 		}
-		for _, r := range res.Claims[0].Status.Allocation.Devices.Results {
+		for _, r := range filter.Claims(res)[0].Status.Allocation.Devices.Results {
 			if r.Pool != res.SuggestedHost {
 				t.Errorf("%s placed on %s got device %s of pool %s", pod.Name, res.SuggestedHost, r.Device, r.Pool)
 			}
@@ -201,12 +202,12 @@ func TestPlacingPodsAskingForDRABackedExtendedResourcesThroughTheCache(t *testin
 		if err != nil {
 			t.Fatalf("%s: %v", pod.Name, err)
 		}
-		if len(res.Claims) != 1 || res.ExtendedResourceClaimStatus == nil {
-			t.Fatalf("%s: claims %v, status %v; want the extended-resource claim and its status", pod.Name, res.Claims, res.ExtendedResourceClaimStatus)
+		if len(filter.Claims(res)) != 1 || filter.ExtendedResourceClaimStatus(res) == nil {
+			t.Fatalf("%s: claims %v, status %v; want the extended-resource claim and its status", pod.Name, filter.Claims(res), filter.ExtendedResourceClaimStatus(res))
 		}
-		claim := res.Claims[0]
-		if names[claim.Name] || res.ExtendedResourceClaimStatus.ResourceClaimName != claim.Name {
-			t.Errorf("%s: claim named %q (status names %q), want a new name", pod.Name, claim.Name, res.ExtendedResourceClaimStatus.ResourceClaimName)
+		claim := filter.Claims(res)[0]
+		if names[claim.Name] || filter.ExtendedResourceClaimStatus(res).ResourceClaimName != claim.Name {
+			t.Errorf("%s: claim named %q (status names %q), want a new name", pod.Name, claim.Name, filter.ExtendedResourceClaimStatus(res).ResourceClaimName)
 		}
 		names[claim.Name] = true
 		for _, r := range claim.Status.Allocation.Devices.Results {
@@ -218,8 +219,8 @@ func TestPlacingPodsAskingForDRABackedExtendedResourcesThroughTheCache(t *testin
 		}
 		bound := pod.DeepCopy()
 		bound.Spec.NodeName = res.SuggestedHost
-		bound.Status.ExtendedResourceClaimStatus = res.ExtendedResourceClaimStatus
-		if err := c.AssumePod(bound, res.Claims...); err != nil {
+		bound.Status.ExtendedResourceClaimStatus = filter.ExtendedResourceClaimStatus(res)
+		if err := c.AssumePod(bound, filter.Claims(res)...); err != nil {
 			t.Fatal(err)
 		}
 	}

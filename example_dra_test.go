@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubesched/kubesched"
+	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -87,7 +88,7 @@ func Example_dynamicResources() {
 	if err != nil {
 		panic(err)
 	}
-	allocated := res.Claims[0]
+	allocated := filter.Claims(res)[0]
 	fmt.Println(res.SuggestedHost, allocated.Name, allocated.Status.Allocation.Devices.Results[0].Device, allocated.Status.ReservedFor[0].Name)
 
 	// The cluster after binding: the allocated claim replaces the original.

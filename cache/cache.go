@@ -302,7 +302,7 @@ func (c *Cache) RemovePod(obj any) error {
 // server confirms the binding, so that the next scheduling cycles see the
 // node's resources taken. Call it with a copy of the pod whose
 // spec.nodeName is the chosen node, and with the claims the placement
-// allocated and reserved (framework.Result.Claims), which replace the
+// allocated and reserved (filter.Claims), which replace the
 // cached claims of the same name until the informer reports them, so that
 // [Cache.ResourceClaims] lists their devices as taken. Then
 // [Cache.FinishBinding] once the bind call returned, [Cache.ForgetPod] if

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
 )
 
@@ -72,8 +73,8 @@ func TestPlacingClaimingPodsOneAfterAnotherAgreesWithUpstream(t *testing.T) {
 		holdDevices(t, holder, pod, res)
 		b := pod.DeepCopy()
 		b.Spec.NodeName = res.SuggestedHost
-		b.Status.ExtendedResourceClaimStatus = res.ExtendedResourceClaimStatus
-		if err := c.AssumePod(b, res.Claims...); err != nil {
+		b.Status.ExtendedResourceClaimStatus = filter.ExtendedResourceClaimStatus(res)
+		if err := c.AssumePod(b, filter.Claims(res)...); err != nil {
 			t.Fatal(err)
 		}
 		bound = append(bound, b)
@@ -114,7 +115,7 @@ func placeAsUpstream(ctx context.Context, t *testing.T, s *Scenario, outcomes ma
 // another node than the pod's.
 func holdDevices(t *testing.T, holder map[string]string, pod *v1.Pod, res *framework.Result) {
 	t.Helper()
-	for _, claim := range res.Claims {
+	for _, claim := range filter.Claims(res) {
 		for _, r := range claim.Status.Allocation.Devices.Results {
 			id := r.Pool + "/" + r.Device
 			if prev, taken := holder[id]; taken {
@@ -184,7 +185,7 @@ func TestSimPlacingClaimingPodsAgreesWithUpstream(t *testing.T) {
 			continue
 		}
 		holdDevices(t, holder, pod, res)
-		for _, claim := range res.Claims {
+		for _, claim := range filter.Claims(res) {
 			claims[claim.Name] = claim
 		}
 		inCluster, ok := c.Pod(pod.Namespace, pod.Name)

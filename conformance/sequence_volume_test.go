@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
 )
 
@@ -109,7 +110,7 @@ func TestPlacingPodsWithWaitingClaimsOneAfterAnotherAgreesWithUpstream(t *testin
 		if !placed {
 			continue
 		}
-		for _, pv := range res.Volumes {
+		for _, pv := range filter.Volumes(res) {
 			if prev, taken := boundTo[pv.Name]; taken && prev != pv.Spec.ClaimRef.Name {
 				t.Fatalf("volume %s bound to %s and %s", pv.Name, prev, pv.Spec.ClaimRef.Name)
 			}
@@ -117,7 +118,7 @@ func TestPlacingPodsWithWaitingClaimsOneAfterAnotherAgreesWithUpstream(t *testin
 			volumes[pv.Name] = pv
 			outcomes["volumes bound"]++
 		}
-		for _, claim := range res.ProvisionedClaims {
+		for _, claim := range filter.ProvisionedClaims(res) {
 			claims[claim.Name] = claim
 			outcomes["claims provisioned"]++
 		}

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/loader"
 	"github.com/kubesched/kubesched/sim"
@@ -70,7 +71,7 @@ func TestExpandedWorkloadsPlaceAsUpstream(t *testing.T) {
 			placed++
 			// The claims the placement selected a node for, as the next
 			// pod's cluster holds them.
-			for _, claim := range got.ProvisionedClaims {
+			for _, claim := range filter.ProvisionedClaims(got) {
 				i := slices.IndexFunc(objects, func(o runtime.Object) bool {
 					old, ok := o.(*v1.PersistentVolumeClaim)
 					return ok && old.Namespace == claim.Namespace && old.Name == claim.Name

@@ -57,7 +57,7 @@ const (
 //
 // The allocation made for each feasible node is kept for
 // score.DynamicResources and for [DynamicResources.Reserve], which puts
-// the claims as kube-scheduler would write them in [framework.Result.Claims].
+// the claims as kube-scheduler would write them in the Result ([Claims]).
 //
 // The plugin remembers each node's allocation across cycles, keyed on
 // everything the allocator reads there (the node object, every slice of
@@ -164,8 +164,9 @@ func (pl *DynamicResources) Filter(ctx context.Context, state *framework.CycleSt
 	return status
 }
 
-// Reserve appends to r.Claims the pod's claims as kube-scheduler writes
-// them when it binds the pod to nodeName (see [framework.Result.Claims]).
+// Reserve adds to r's [Claims] the pod's claims as kube-scheduler writes
+// them when it binds the pod to nodeName, and sets its
+// [ExtendedResourceClaimStatus].
 // It returns Error when Filter did not find nodeName feasible.
 func (pl *DynamicResources) Reserve(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeName string, r *framework.Result) *framework.Status {
 	s, status := pl.state(ctx, state, pod)
@@ -173,9 +174,11 @@ func (pl *DynamicResources) Reserve(ctx context.Context, state *framework.CycleS
 		return status
 	}
 	claims, ext, status := pl.plugin().Reserve(s, pod, nodeName)
-	r.Claims = append(r.Claims, claims...)
-	if ext != nil {
-		r.ExtendedResourceClaimStatus = ext
+	if r != nil && len(claims) > 0 {
+		ClaimsOutput.Set(&r.Outputs, append(Claims(r), claims...))
+	}
+	if r != nil && ext != nil {
+		ExtendedResourceClaimStatusOutput.Set(&r.Outputs, ext)
 	}
 	return status
 }
@@ -187,10 +190,11 @@ var draPreFilterRan = framework.NewStateKey[bool]()
 // PostFilter runs when no node fits the pod, as kube-scheduler's does:
 // it chooses at random (with the framework's source) an allocated claim
 // of the pod that some node could not use and that no other pod has
-// reserved, and asks for its deallocation (fe.DeallocateClaim, "deallocation
-// of ResourceClaim completed"); otherwise it asks for the deletion of a
-// claim an earlier cycle made for the pod's DRA-backed extended resources
-// (fe.DeleteClaim, "deletion of ResourceClaim completed"). Its status is
+// reserved, and asks for its deallocation ([ClaimToDeallocate],
+// "deallocation of ResourceClaim completed"); otherwise it asks for the
+// deletion of a claim an earlier cycle made for the pod's DRA-backed
+// extended resources ([ClaimToDelete], "deletion of ResourceClaim
+// completed"). Its status is
 // Unschedulable even then, so DefaultPreemption still runs: "no new
 // claims to deallocate" for a pod without claims, "still not
 // schedulable" when nothing helps. When PreFilter did not run (an earlier
@@ -206,11 +210,11 @@ func (pl *DynamicResources) PostFilter(_ context.Context, state *framework.Cycle
 		intN = fw.IntN
 	}
 	dealloc, del, status := pl.plugin().PostFilter(s, pod, intN, feature.Of(pl.Features).PreemptionMessageNamesVictims)
-	if dealloc != nil {
-		fe.DeallocateClaim = dealloc
+	if fe != nil && dealloc != nil {
+		DeallocateClaimOutput.Set(&fe.Outputs, dealloc)
 	}
-	if del != nil {
-		fe.DeleteClaim = del
+	if fe != nil && del != nil {
+		DeleteClaimOutput.Set(&fe.Outputs, del)
 	}
 	return status
 }

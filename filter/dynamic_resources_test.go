@@ -556,11 +556,11 @@ func TestDynamicResourcesReserve(t *testing.T) {
 			}
 			var r framework.Result
 			checkStatus(t, "Reserve", pl.Reserve(context.Background(), state, tc.pod, tc.node, &r), tc.code, tc.message)
-			if len(r.Claims) != tc.claims {
-				t.Fatalf("Reserve added %d claims, want %d", len(r.Claims), tc.claims)
+			if len(Claims(&r)) != tc.claims {
+				t.Fatalf("Reserve added %d claims, want %d", len(Claims(&r)), tc.claims)
 			}
 			if tc.claims == 1 {
-				c := r.Claims[0]
+				c := Claims(&r)[0]
 				if c == gpu || c.Status.Allocation == nil || len(c.Status.ReservedFor) != 1 || c.Status.ReservedFor[0].UID != tc.pod.UID {
 					t.Errorf("Reserve's claim = %+v, want a copy allocated and reserved for the pod", c)
 				}
@@ -688,19 +688,19 @@ func TestDynamicResourcesResultClaims(t *testing.T) {
 			// Whether claims without binding conditions get the allocation
 			// time is TestDynamicResourcesResultClaimsCarryTheAllocationTime's
 			// subject.
-			for i, c := range res.Claims {
+			for i, c := range Claims(res) {
 				if i < len(tc.want) && tc.want[i].Status.Allocation != nil && tc.want[i].Status.Allocation.AllocationTimestamp == nil &&
 					c.Status.Allocation != nil && c.Status.Allocation.AllocationTimestamp != nil && c.Status.Allocation.AllocationTimestamp.Time.Equal(now) {
 					c.Status.Allocation.AllocationTimestamp = nil
 				}
 			}
-			if !apiequality.Semantic.DeepEqual(res.Claims, tc.want) {
-				t.Errorf("Claims =\n%s\nwant\n%s", draJSON(res.Claims), draJSON(tc.want))
+			if !apiequality.Semantic.DeepEqual(Claims(res), tc.want) {
+				t.Errorf("Claims =\n%s\nwant\n%s", draJSON(Claims(res)), draJSON(tc.want))
 			}
 			if !apiequality.Semantic.DeepEqual(tc.objs, before) {
 				t.Errorf("Schedule modified the listed objects:\n%s\nwant\n%s", draJSON(tc.objs), draJSON(before))
 			}
-			for _, c := range res.Claims {
+			for _, c := range Claims(res) {
 				for _, o := range tc.objs {
 					if o == runtime.Object(c) {
 						t.Errorf("claim %s is the listed object, want a copy", c.Name)
@@ -790,10 +790,10 @@ func TestDynamicResourcesResultClaimsCarryTheAllocationTime(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			res := draSchedule(t, dra.Args{Now: func() time.Time { return now }}, pod, tc.objs)
-			if len(res.Claims) != 1 {
-				t.Fatalf("got %d claims, want 1", len(res.Claims))
+			if len(Claims(res)) != 1 {
+				t.Fatalf("got %d claims, want 1", len(Claims(res)))
 			}
-			if got := res.Claims[0].Status.Allocation.AllocationTimestamp; got == nil || !got.Time.Equal(now) {
+			if got := Claims(res)[0].Status.Allocation.AllocationTimestamp; got == nil || !got.Time.Equal(now) {
 				t.Errorf("allocationTimestamp = %v, want %v", got, now)
 			}
 		})

@@ -109,9 +109,9 @@ func (*VolumeBinding) Filter(_ context.Context, state *framework.CycleState, pod
 }
 
 // Reserve records in r what kube-scheduler's Reserve assumes when the pod
-// goes to nodeName: the volumes its unbound claims bind, in r.Volumes,
-// and the claims to provision, in r.ProvisionedClaims (see
-// [framework.Result]). A pod whose claims are all bound adds nothing. It
+// goes to nodeName: the volumes its unbound claims bind, read with
+// [Volumes], and the claims to provision, read with
+// [ProvisionedClaims]. A pod whose claims are all bound adds nothing. It
 // returns Error when nodeName is not in the cycle or the pod's volumes do
 // not fit there.
 func (*VolumeBinding) Reserve(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodeName string, r *framework.Result) *framework.Status {
@@ -138,7 +138,11 @@ func (*VolumeBinding) Reserve(_ context.Context, state *framework.CycleState, po
 		return framework.AsStatus(fmt.Errorf("reserving volumes on node %q: %v", nodeName, conflicts.Status().Reasons()))
 	}
 	pvs, provisioned := placement.Assume(nodeName)
-	r.Volumes = append(r.Volumes, pvs...)
-	r.ProvisionedClaims = append(r.ProvisionedClaims, provisioned...)
+	if r != nil && len(pvs) > 0 {
+		VolumesOutput.Set(&r.Outputs, append(Volumes(r), pvs...))
+	}
+	if r != nil && len(provisioned) > 0 {
+		ProvisionedClaimsOutput.Set(&r.Outputs, append(ProvisionedClaims(r), provisioned...))
+	}
 	return nil
 }

@@ -127,10 +127,10 @@ type NodeLocalPlugin interface {
 }
 
 // ReservePlugin is told the chosen node once per placement, as
-// kube-scheduler's Reserve extension point is, and records in the Result
-// what the placement takes there beyond the pod itself (DynamicResources
-// adds the ResourceClaims it allocates to [Result.Claims]). It is not
-// called when the pod fits nowhere.
+// kube-scheduler's Reserve extension point is, and records in the
+// Result's [Outputs], under keys of its own, what the placement takes
+// there beyond the pod itself (DynamicResources the ResourceClaims it
+// allocates). It is not called when the pod fits nowhere.
 type ReservePlugin interface {
 	Plugin
 	// Reserve may add to r; a non-nil status fails the placement with

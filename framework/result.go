@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 )
 
@@ -28,37 +27,12 @@ type Result struct {
 	FeasibleNodes int
 	// Diagnosis explains the nodes that were rejected.
 	Diagnosis Diagnosis
-	// Claims are the pod's ResourceClaims as kube-scheduler writes them
-	// when it binds the pod to SuggestedHost: copies, each with the pod in
-	// status.reservedFor, and those that were not allocated yet with the
-	// devices allocated on SuggestedHost in status.allocation. Empty for a
-	// pod without claims. Giving them to cache.Cache.AssumePod (or to the
-	// listers the next cycle reads) keeps the devices from being handed
-	// out twice.
-	//
-	// A pod asking for extended resources that a DeviceClass provides on
-	// SuggestedHost (DRA-backed extended resources) gets one more claim,
-	// last: the one kube-scheduler creates for them, with a generateName
-	// of "<pod>-extended-resources-" and a name as the API server could
-	// give it, derived from the pod so that runs are reproducible (clear
-	// Name before creating it in a real cluster).
-	Claims []*resourceapi.ResourceClaim
-	// ExtendedResourceClaimStatus is what kube-scheduler writes in the
-	// pod's status.extendedResourceClaimStatus along with that claim: which
-	// of the claim's requests serves each container's extended resource.
-	// Nil when the pod has no such claim.
-	ExtendedResourceClaimStatus *v1.PodExtendedResourceClaimStatus
-	// Volumes are the PersistentVolumes kube-scheduler assumes bound to
-	// the pod's unbound claims on SuggestedHost (VolumeBinding's Reserve):
-	// copies with spec.claimRef naming the claim. Empty when the pod's
-	// claims are all bound or provisioned. Giving them to the listers the
-	// next cycle reads keeps a volume from being matched to two claims.
-	Volumes []*v1.PersistentVolume
-	// ProvisionedClaims are the pod's unbound claims that kube-scheduler
-	// assumes will be provisioned for SuggestedHost: copies annotated
-	// volume.kubernetes.io/selected-node with its name, as kube-scheduler
-	// writes them for the provisioner.
-	ProvisionedClaims []*v1.PersistentVolumeClaim
+	// Outputs are what the Reserve plugins left for the caller: for
+	// DynamicResources and VolumeBinding, what kube-scheduler would write
+	// when it binds the pod to SuggestedHost (package filter's Claims,
+	// ExtendedResourceClaimStatus, Volumes and ProvisionedClaims read
+	// them).
+	Outputs Outputs
 
 	scores scoreTable
 }
@@ -463,16 +437,11 @@ type FitError struct {
 	// has no PostFilter plugin. Otherwise, without a Preemption, the
 	// nomination stays as it is.
 	ClearNomination bool
-	// DeallocateClaim is the ResourceClaim DynamicResources' PostFilter
-	// deallocates so that its devices can be chosen anew: a copy of an
-	// allocated claim of the pod that some node could not use, with
-	// status.allocation, reservedFor and devices cleared, ready for an
-	// UpdateStatus. Nil when it deallocates nothing.
-	DeallocateClaim *resourceapi.ResourceClaim
-	// DeleteClaim is the claim an earlier cycle made for the pod's
-	// DRA-backed extended resources, which DynamicResources' PostFilter
-	// deletes (after removing its finalizers) when it cannot be used.
-	DeleteClaim *resourceapi.ResourceClaim
+	// Outputs are what the PostFilter plugins left for the caller besides
+	// the preemption: for DynamicResources, a claim to deallocate or to
+	// delete (package filter's ClaimToDeallocate and ClaimToDelete read
+	// them).
+	Outputs Outputs
 }
 
 // Error returns kube-scheduler's message, for example

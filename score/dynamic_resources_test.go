@@ -234,8 +234,8 @@ func TestDynamicResourcesScorePicksTheNodeWithTheFirstChoice(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.SuggestedHost != "big" || len(res.Claims) != 1 || res.Claims[0].Status.Allocation.Devices.Results[0].Request != "gpu/big" {
-				t.Errorf("placed on %s with claims %+v, want on big with subrequest gpu/big", res.SuggestedHost, res.Claims)
+			if res.SuggestedHost != "big" || len(filter.Claims(res)) != 1 || filter.Claims(res)[0].Status.Allocation.Devices.Results[0].Request != "gpu/big" {
+				t.Errorf("placed on %s with claims %+v, want on big with subrequest gpu/big", res.SuggestedHost, filter.Claims(res))
 			}
 			scores := map[string]int64{}
 			for _, ns := range res.NodeScores() {

@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
+	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
 )
 
@@ -152,18 +153,18 @@ func (c *Cluster) commit(pod *v1.Pod, res *framework.Result) error {
 	// A shallow copy: the fields set here are the copy's own.
 	bound := new(*pod)
 	bound.Spec.NodeName = res.SuggestedHost
-	if res.ExtendedResourceClaimStatus != nil {
-		bound.Status.ExtendedResourceClaimStatus = res.ExtendedResourceClaimStatus
+	if ext := filter.ExtendedResourceClaimStatus(res); ext != nil {
+		bound.Status.ExtendedResourceClaimStatus = ext
 	}
-	for _, claim := range res.Claims {
+	for _, claim := range filter.Claims(res) {
 		if err := c.setClaim(claim); err != nil {
 			return err
 		}
 	}
-	for _, pv := range res.Volumes {
+	for _, pv := range filter.Volumes(res) {
 		c.setVolume(pv)
 	}
-	for _, claim := range res.ProvisionedClaims {
+	for _, claim := range filter.ProvisionedClaims(res) {
 		c.setVolumeClaim(claim)
 	}
 	return c.addPod(bound)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubesched/kubesched"
+	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/sim"
 )
@@ -92,11 +93,11 @@ func TestPlaceBindsVolumesAndSelectsNodesForProvisioning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.SuggestedHost != "a" || len(first.Volumes) != 1 {
-		t.Fatalf("first: placed on %s with volumes %v; want a, with pv-a bound", first.SuggestedHost, first.Volumes)
+	if first.SuggestedHost != "a" || len(filter.Volumes(first)) != 1 {
+		t.Fatalf("first: placed on %s with volumes %v; want a, with pv-a bound", first.SuggestedHost, filter.Volumes(first))
 	}
-	if ref := first.Volumes[0].Spec.ClaimRef; first.Volumes[0].Name != "pv-a" || ref == nil || ref.Name != "data-0" || ref.UID != "uid-data-0" {
-		t.Errorf("first: volume %s bound to %+v; want pv-a bound to data-0", first.Volumes[0].Name, ref)
+	if ref := filter.Volumes(first)[0].Spec.ClaimRef; filter.Volumes(first)[0].Name != "pv-a" || ref == nil || ref.Name != "data-0" || ref.UID != "uid-data-0" {
+		t.Errorf("first: volume %s bound to %+v; want pv-a bound to data-0", filter.Volumes(first)[0].Name, ref)
 	}
 	// pv-a is data-0's now: data-1 finds no volume on any node.
 	_, err = c.Place(ctx, using(pod("second", "1"), "data-1"))
@@ -108,8 +109,8 @@ func TestPlaceBindsVolumesAndSelectsNodesForProvisioning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(third.ProvisionedClaims) != 1 || third.ProvisionedClaims[0].Annotations["volume.kubernetes.io/selected-node"] != third.SuggestedHost {
-		t.Errorf("third: provisioned %v; want scratch selected for %s", third.ProvisionedClaims, third.SuggestedHost)
+	if len(filter.ProvisionedClaims(third)) != 1 || filter.ProvisionedClaims(third)[0].Annotations["volume.kubernetes.io/selected-node"] != third.SuggestedHost {
+		t.Errorf("third: provisioned %v; want scratch selected for %s", filter.ProvisionedClaims(third), third.SuggestedHost)
 	}
 	// scratch is being provisioned for that node: a second user of the
 	// claim can only go there.

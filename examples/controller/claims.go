@@ -42,9 +42,9 @@ type claimWrites struct {
 }
 
 // bindClaims is DynamicResources' PreBind: it writes the placement's
-// claims (framework.Result.Claims) in order and stops at the first that
+// claims (filter.Claims) in order and stops at the first that
 // fails (writeClaims for the pod's own claims). When ext
-// (Result.ExtendedResourceClaimStatus) is set, the last claim is the one
+// (filter.ExtendedResourceClaimStatus) is set, the last claim is the one
 // to create for the pod's extended resources (see bindExtendedClaim).
 // pod is the pod as the API server has it. What was written is recorded
 // in w, for unreserveClaims.

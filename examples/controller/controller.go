@@ -32,6 +32,7 @@ import (
 
 	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/cache"
+	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/queue"
@@ -356,13 +357,13 @@ func (c *Controller) scheduleOne(ctx context.Context) bool {
 			return true
 		}
 	}
-	if err := c.cache.AssumePod(assumed, res.Claims...); err != nil {
+	if err := c.cache.AssumePod(assumed, filter.Claims(res)...); err != nil {
 		c.volumes.revert(volumes)
 		c.failed(ctx, pi, err)
 		return true
 	}
 	c.queue.Nominations().Delete(pod)
-	claims, ext := res.Claims, res.ExtendedResourceClaimStatus
+	claims, ext := filter.Claims(res), filter.ExtendedResourceClaimStatus(res)
 	c.async.Go(func() { c.bind(ctx, fw, pi, assumed, claims, ext, volumes) })
 	return true
 }
@@ -370,8 +371,8 @@ func (c *Controller) scheduleOne(ctx context.Context) bool {
 // bind binds an assumed pod with the framework that scheduled it, after
 // what the PreBind plugins write (volumes, ResourceClaims), or undoes
 // the assumption if that fails, as kube-scheduler's binding cycle does.
-// claims and ext are the placement's Result.Claims and
-// Result.ExtendedResourceClaimStatus.
+// claims and ext are the placement's filter.Claims and
+// filter.ExtendedResourceClaimStatus.
 func (c *Controller) bind(ctx context.Context, fw *framework.Framework, pi *queue.QueuedPodInfo, assumed *v1.Pod, claims []*resourceapi.ResourceClaim, ext *v1.PodExtendedResourceClaimStatus, volumes *podVolumes) {
 	// VolumeBinding has PreBind work when a claim is not bound yet,
 	// DynamicResources for every pod with ResourceClaims.

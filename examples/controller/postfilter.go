@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
 )
 
@@ -90,12 +91,12 @@ func (c *Controller) preemptVictim(ctx context.Context, preemptor, victim *v1.Po
 // for the pod's DRA-backed extended resources. Errors are logged: the
 // pod is tried again either way.
 func (c *Controller) releaseClaims(ctx context.Context, fe *framework.FitError) {
-	if claim := fe.DeallocateClaim; claim != nil {
+	if claim := filter.ClaimToDeallocate(fe); claim != nil {
 		if _, err := c.client.ResourceV1().ResourceClaims(claim.Namespace).UpdateStatus(ctx, claim, metav1.UpdateOptions{}); err != nil {
 			c.log.Error("deallocating a ResourceClaim", "claim", claim.Namespace+"/"+claim.Name, "err", err)
 		}
 	}
-	if claim := fe.DeleteClaim; claim != nil {
+	if claim := filter.ClaimToDelete(fe); claim != nil {
 		if err := c.deleteClaim(ctx, claim.DeepCopy()); err != nil {
 			c.log.Error("deleting a ResourceClaim", "claim", claim.Namespace+"/"+claim.Name, "err", err)
 		}

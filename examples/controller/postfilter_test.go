@@ -21,6 +21,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/queue"
 )
@@ -399,7 +400,7 @@ func TestReleaseClaimsDoesWhatDynamicResourcesDecided(t *testing.T) {
 	}{
 		{
 			name: "an allocated claim is deallocated through its status",
-			fe:   &framework.FitError{DeallocateClaim: deallocated},
+			fe:   fitErrorWith(filter.DeallocateClaimOutput, deallocated),
 			check: func(t *testing.T, client *fake.Clientset) {
 				claim, err := client.ResourceV1().ResourceClaims("default").Get(context.Background(), "gpu", metav1.GetOptions{})
 				if err != nil {
@@ -417,7 +418,7 @@ func TestReleaseClaimsDoesWhatDynamicResourcesDecided(t *testing.T) {
 		},
 		{
 			name: "the claim made for extended resources loses the ResourceClaim controller's finalizer, then is deleted",
-			fe:   &framework.FitError{DeleteClaim: extended},
+			fe:   fitErrorWith(filter.DeleteClaimOutput, extended),
 			check: func(t *testing.T, client *fake.Clientset) {
 				var updated *resourceapi.ResourceClaim
 				deleted := false
@@ -488,4 +489,11 @@ func TestControllerClearsTheNominationOfAPodWhoseBindingFailed(t *testing.T) {
 	if got := getPod(t, client, "nominated").Status.NominatedNodeName; got != "" {
 		t.Errorf("the bound pod is nominated to %s again", got)
 	}
+}
+
+// fitErrorWith is a FitError whose PostFilter plugins left v under key.
+func fitErrorWith[T any](key framework.OutputKey[T], v T) *framework.FitError {
+	fe := &framework.FitError{}
+	key.Set(&fe.Outputs, v)
+	return fe
 }

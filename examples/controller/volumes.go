@@ -27,6 +27,7 @@ import (
 	csiplugins "k8s.io/csi-translation-lib/plugins"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/names"
 )
@@ -96,15 +97,15 @@ func (b *volumeBinder) assume(pod *v1.Pod, res *framework.Result, timeout time.D
 		return nil, nil
 	}
 	// The writes replace the objects: res keeps the ones it returned.
-	pv := &podVolumes{provisions: slices.Clone(res.ProvisionedClaims), timeout: timeout}
-	for _, vol := range res.Volumes {
+	pv := &podVolumes{provisions: slices.Clone(filter.ProvisionedClaims(res)), timeout: timeout}
+	for _, vol := range filter.Volumes(res) {
 		if err := b.pvs.Assume(vol); err != nil {
 			b.revert(pv)
 			return nil, err
 		}
 		pv.bindings = append(pv.bindings, vol)
 	}
-	for i, claim := range res.ProvisionedClaims {
+	for i, claim := range filter.ProvisionedClaims(res) {
 		if err := b.pvcs.Assume(claim); err != nil {
 			pv.provisions = pv.provisions[:i]
 			b.revert(pv)

@@ -162,7 +162,7 @@ func TestControllerBindsVolumesBeforeThePod(t *testing.T) {
 			wantNode: "b",
 		},
 		{
-			// kubesched's Result.Volumes leaves such a volume out: there
+			// kubesched's filter.Volumes leaves such a volume out: there
 			// is nothing to assume about it.
 			name: "a pod whose claim a volume names already (the PV controller's binding half done) has that volume written as it is, and is bound once the claim is",
 			objs: []runtime.Object{testNode("a", "4"), testNode("b", "4"), testClaim("data", localClass), func() runtime.Object {
