@@ -383,7 +383,7 @@ echo "$dir E2E=${KUBESCHED_E2E:-} RELEASE=${KUBESCHED_CONFORMANCE_RELEASE:-} $*"
 					"examples/controller E2E= RELEASE= test -race -timeout 30m ./...",
 					"cmd/kubectl-kubesched E2E= RELEASE= test -race -timeout 30m ./...",
 					". E2E= RELEASE= test -timeout 30m ./loader/",
-					"conformance E2E= RELEASE=1.36 test -race -timeout 30m ./...",
+					"conformance E2E= RELEASE=1.36 test -race -count=1 -timeout 30m ./...",
 					"hack/e2e E2E=1 RELEASE= test -race -count=1 -timeout 60m ./...",
 				}
 				if got := strings.Split(strings.TrimSpace(string(data)), "\n"); !slices.Equal(got, want) {

@@ -164,3 +164,21 @@ func mustRelease(version string) feature.Release {
 	}
 	return r
 }
+
+// TestTheReleaseComparedIsTheOneAsked checks that the release TestMain
+// chose is the one KUBESCHED_CONFORMANCE_RELEASE names. Reading the
+// variable during a test also makes it part of go test's cache key, so
+// that a run for one release never replays another's cached result.
+func TestTheReleaseComparedIsTheOneAsked(t *testing.T) {
+	version := os.Getenv("KUBESCHED_CONFORMANCE_RELEASE")
+	if version == "" {
+		version = linkedRelease
+	}
+	want, err := kubesched.ReleaseFor(version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ours.Version() != want.Version() || tested.Version != want.Version() {
+		t.Errorf("comparing %s (kubesched's %s), want %s", tested.Version, ours.Version(), want.Version())
+	}
+}
