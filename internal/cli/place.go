@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -42,22 +41,14 @@ func place(ctx context.Context, st *state, o *options, whatif bool, stdout, stde
 		fmt.Fprintf(stderr, "kubesched: %d pending pods of other profiles than %s left alone\n", others, profile)
 	}
 	rep := placeReport{APIVersion: jsonAPIVersion, Kind: "Placement", KubeScheduler: st.release.Version(), Placements: []placement{}}
-	nodes, objects := st.cluster.Nodes, st.cluster.Objects
 	if whatif {
 		if len(o.addNodes) == 0 && len(o.rmNodes) == 0 {
 			return 0, errors.New("whatif without --add-node or --remove-node: use place")
 		}
-		// The nodes added come after the cluster's, in first-fit order,
-		// with the objects that belong to them.
-		added, err := addedNodes(o.addNodes, o.namespace)
-		if err != nil {
-			return 0, err
-		}
-		nodes = slices.Concat(nodes, added.nodes)
-		objects = slices.Concat(objects, added.objects)
-		rep.Changes = added.changes
+		// The nodes added are in the cluster already (see load).
+		rep.Changes = st.added
 	}
-	c, err := sim.New(fw, nodes, st.cluster.Bound(), objects...)
+	c, err := sim.New(fw, st.cluster.Nodes, st.cluster.Bound(), st.cluster.Objects...)
 	if err != nil {
 		return 0, err
 	}

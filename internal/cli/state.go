@@ -31,6 +31,8 @@ type state struct {
 	// workloads are the workloads whose pods the input lacked, with the
 	// pods made for them.
 	workloads []loader.ExpandedWorkload
+	// added says what --add-node added to the cluster, a line per file.
+	added []string
 }
 
 // load reads the cluster — from -f, or from cmd.Cluster — and builds the
@@ -72,6 +74,18 @@ func load(ctx context.Context, o *options, stdin io.Reader, stderr io.Writer, cm
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
+	// The nodes whatif adds come after the cluster's, in first-fit
+	// order, with the objects that belong to them, before the workloads
+	// expand: a DaemonSet runs a pod on each added node it would choose.
+	var added *additions
+	if len(o.addNodes) > 0 {
+		var err error
+		if added, err = addedNodes(o.addNodes, o.namespace); err != nil {
+			return nil, err
+		}
+		c.Nodes = append(c.Nodes, added.nodes...)
+		c.Objects = append(c.Objects, added.objects...)
+	}
 	expanded, err := c.ExpandWorkloads()
 	if err != nil {
 		return nil, err
@@ -108,6 +122,9 @@ func load(ctx context.Context, o *options, stdin io.Reader, stderr io.Writer, cm
 		fmt.Fprintln(stderr, "kubesched:", hint)
 	}
 	st := &state{release: release, cluster: c, frameworks: map[string]*framework.Framework{}, workloads: expanded.Workloads}
+	if added != nil {
+		st.added = added.changes
+	}
 	if o.config == "" {
 		fw, err := release.DefaultFramework(opts...)
 		if err != nil {

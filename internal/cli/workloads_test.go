@@ -44,6 +44,18 @@ func TestWorkloadsArePlacedAsThePodsTheirControllersWouldCreate(t *testing.T) {
 			t.Errorf("exit status %d, placements %v; want one pod on each general node; stderr %s", code, got, stderr)
 		}
 	})
+	t.Run("A DaemonSet runs a pod on each node whatif adds, as its controller would.", func(t *testing.T) {
+		t.Parallel()
+		code, out, stderr := runCmd(t, "", "whatif", "-o", "json", "-f", workloadNodes, "-f", daemonSet, "--add-node", "testdata/big-node.yamlx2")
+		got := placed(t, out)
+		nodes := slices.Sorted(maps.Values(got))
+		if code != exitOK || !slices.Equal(nodes, []string{"big-1", "big-2", "node-a", "node-b"}) {
+			t.Errorf("exit status %d, placements %v; want one agent on each general node and each added one; stderr %s", code, got, stderr)
+		}
+		if want := "DaemonSet kube-system/agent 4"; !strings.Contains(stderr, want) {
+			t.Errorf("stderr %q; want it to say %q", stderr, want)
+		}
+	})
 	t.Run("A DaemonSet's pod is pinned to its node: it fits no other.", func(t *testing.T) {
 		t.Parallel()
 		_, out, _ := runCmd(t, "", "place", "-q", "-o", "json", "-f", workloadNodes, "-f", daemonSet)
