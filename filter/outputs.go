@@ -42,11 +42,7 @@ var (
 // it, derived from the pod so that runs are reproducible (clear Name
 // before creating it in a real cluster).
 func Claims(r *framework.Result) []*resourceapi.ResourceClaim {
-	if r == nil {
-		return nil
-	}
-	claims, _ := ClaimsOutput.Get(&r.Outputs)
-	return claims
+	return fromResult(r, ClaimsOutput)
 }
 
 // ExtendedResourceClaimStatus returns what kube-scheduler writes in the
@@ -55,11 +51,7 @@ func Claims(r *framework.Result) []*resourceapi.ResourceClaim {
 // claim's requests serves each container's extended resource. Nil when
 // the pod has no such claim, or for a nil r.
 func ExtendedResourceClaimStatus(r *framework.Result) *v1.PodExtendedResourceClaimStatus {
-	if r == nil {
-		return nil
-	}
-	status, _ := ExtendedResourceClaimStatusOutput.Get(&r.Outputs)
-	return status
+	return fromResult(r, ExtendedResourceClaimStatusOutput)
 }
 
 // Volumes returns the PersistentVolumes kube-scheduler assumes bound to
@@ -69,11 +61,7 @@ func ExtendedResourceClaimStatus(r *framework.Result) *v1.PodExtendedResourceCla
 // listers the next cycle reads keeps a volume from being matched to two
 // claims.
 func Volumes(r *framework.Result) []*v1.PersistentVolume {
-	if r == nil {
-		return nil
-	}
-	volumes, _ := VolumesOutput.Get(&r.Outputs)
-	return volumes
+	return fromResult(r, VolumesOutput)
 }
 
 // ProvisionedClaims returns the pod's unbound claims that kube-scheduler
@@ -81,11 +69,7 @@ func Volumes(r *framework.Result) []*v1.PersistentVolume {
 // volume.kubernetes.io/selected-node with its name, as kube-scheduler
 // writes them for the provisioner. Empty for a nil r.
 func ProvisionedClaims(r *framework.Result) []*v1.PersistentVolumeClaim {
-	if r == nil {
-		return nil
-	}
-	claims, _ := ProvisionedClaimsOutput.Get(&r.Outputs)
-	return claims
+	return fromResult(r, ProvisionedClaimsOutput)
 }
 
 // ClaimToDeallocate returns the ResourceClaim DynamicResources'
@@ -94,11 +78,7 @@ func ProvisionedClaims(r *framework.Result) []*v1.PersistentVolumeClaim {
 // status.allocation, reservedFor and devices cleared, ready for an
 // UpdateStatus. Nil when it deallocates nothing, or for a nil fe.
 func ClaimToDeallocate(fe *framework.FitError) *resourceapi.ResourceClaim {
-	if fe == nil {
-		return nil
-	}
-	claim, _ := DeallocateClaimOutput.Get(&fe.Outputs)
-	return claim
+	return fromFitError(fe, DeallocateClaimOutput)
 }
 
 // ClaimToDelete returns the claim an earlier cycle made for the pod's
@@ -106,9 +86,25 @@ func ClaimToDeallocate(fe *framework.FitError) *resourceapi.ResourceClaim {
 // deletes (after removing its finalizers) when it cannot be used. Nil
 // when it deletes nothing, or for a nil fe.
 func ClaimToDelete(fe *framework.FitError) *resourceapi.ResourceClaim {
-	if fe == nil {
-		return nil
+	return fromFitError(fe, DeleteClaimOutput)
+}
+
+// fromResult returns r's output under k, the zero value for none or a
+// nil r.
+func fromResult[T any](r *framework.Result, k framework.OutputKey[T]) T {
+	var v T
+	if r != nil {
+		v, _ = k.Get(&r.Outputs)
 	}
-	claim, _ := DeleteClaimOutput.Get(&fe.Outputs)
-	return claim
+	return v
+}
+
+// fromFitError returns fe's output under k, the zero value for none or
+// a nil fe.
+func fromFitError[T any](fe *framework.FitError, k framework.OutputKey[T]) T {
+	var v T
+	if fe != nil {
+		v, _ = k.Get(&fe.Outputs)
+	}
+	return v
 }
