@@ -15,9 +15,9 @@ import (
 // PostFilterPlugin runs when no node fits a pod, to make it fit in a later
 // cycle: DefaultPreemption chooses pods to evict, DynamicResources a
 // ResourceClaim to deallocate. kubesched changes nothing in the cluster;
-// a plugin writes what kube-scheduler would do into fe (its Preemption,
-// ClearNomination, DeallocateClaim or DeleteClaim) for the caller to act
-// on.
+// a plugin writes what kube-scheduler would do into fe (its Preemption
+// and ClearNomination, or its [Outputs] under keys of the plugin's own,
+// as DynamicResources its claim to deallocate) for the caller to act on.
 type PostFilterPlugin interface {
 	Plugin
 	// PostFilter returns nil (Success) when it made the pod schedulable,
