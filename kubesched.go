@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
+	"github.com/kubesched/kubesched/queue"
 )
 
 // WeightedPlugin is one plugin of a profile and its score weight, which
@@ -108,6 +109,22 @@ func (ps Plugins) Framework(opts ...framework.Option) (*framework.Framework, err
 		all = append(all, framework.WithPlugin(p.Plugin, p.Weight))
 	}
 	return framework.New(append(all, opts...)...)
+}
+
+// plugins returns ps's plugins, in order.
+func (ps Plugins) plugins() []framework.Plugin {
+	out := make([]framework.Plugin, len(ps))
+	for i, p := range ps {
+		out[i] = p.Plugin
+	}
+	return out
+}
+
+// QueueOptions returns the options that make a [queue.PriorityQueue]
+// behave as the newest supported kube-scheduler with its default profile,
+// reading l: see [Release.QueueOptions].
+func QueueOptions(l framework.Listers) []queue.Option {
+	return newest().QueueOptions(l)
 }
 
 // DefaultFramework builds the newest supported kube-scheduler's default

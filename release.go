@@ -113,11 +113,35 @@ func (r *Release) FrameworksFromConfig(cfg *configv1.KubeSchedulerConfiguration,
 }
 
 // PluginEvents returns the events on which the release's kube-scheduler
-// retries a pod its default plugins rejected, with their queueing hints,
-// for package queue ([queue.WithPluginEvents]); l are the objects the
-// hints read.
-func (r *Release) PluginEvents(l framework.Listers) queue.PluginEvents {
-	return queue.PluginEventsFor(r.r.Features, l)
+// retries a pod its default plugins rejected, with their queueing hints:
+// what the default plugins' EventsToRegister return in the release
+// ([framework.PluginEventsOf]), for [queue.WithPluginEvents]; the hints
+// that read cluster objects read l.
+func (r *Release) PluginEvents(l framework.Listers) framework.PluginEvents {
+	return framework.PluginEventsOf(r.r.Features, l, r.DefaultPlugins().plugins()...)
+}
+
+// QueueOptions returns the options that make a [queue.PriorityQueue]
+// behave as the release's kube-scheduler with its default profile: the
+// release's features ([queue.WithFeatures]), its default plugins'
+// registrations and hints ([Release.PluginEvents]) and PreEnqueue plugins
+// (SchedulingGates, then DynamicResources), reading l
+// ([queue.WithListers]). Options after them in queue.New override them;
+// add your own plugins' registrations to PluginEvents(l) for a profile
+// of your own.
+func (r *Release) QueueOptions(l framework.Listers) []queue.Option {
+	var gates []framework.PreEnqueuePlugin
+	for _, p := range r.DefaultPlugins().plugins() {
+		if g, ok := p.(framework.PreEnqueuePlugin); ok {
+			gates = append(gates, g)
+		}
+	}
+	return []queue.Option{
+		queue.WithFeatures(r.r.Features),
+		queue.WithListers(l),
+		queue.WithPluginEvents(r.PluginEvents(l)),
+		queue.WithPreEnqueuePlugins(gates...),
+	}
 }
 
 // FrameworksFromConfigWith is [Release.FrameworksFromConfig] with the

@@ -3,10 +3,13 @@ package kubesched_test
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/framework"
@@ -120,20 +123,66 @@ profiles:
 	}
 }
 
-func TestAReleasesPluginEventsAreItsQueues(t *testing.T) {
+func TestAReleasesPluginEventsAreItsDefaultPluginsRegistrations(t *testing.T) {
 	t.Parallel()
-	describe := func(pe queue.PluginEvents) string {
+	// Every default plugin that rejects or gates pods registers; the
+	// score-only ones (ImageLocality, NodeResourcesBalancedAllocation)
+	// and PrioritySort do not.
+	registering := []string{"DefaultPreemption", "DynamicResources", "InterPodAffinity", "NodeAffinity",
+		"NodeDeclaredFeatures", "NodeName", "NodePorts", "NodeResourcesFit", "NodeUnschedulable",
+		"NodeVolumeLimits", "PodTopologySpread", "SchedulingGates", "TaintToleration", "VolumeBinding",
+		"VolumeRestrictions", "VolumeZone"}
+	labels := func(pe framework.PluginEvents, plugin string) string {
 		var out []string
-		for _, e := range pe["NodePorts"] {
+		for _, e := range pe[plugin] {
 			out = append(out, e.Event.Label())
 		}
 		return strings.Join(out, " ")
 	}
-	// v1.37 registers the deletion of assigned pods, v1.36 of any pod.
-	if got, want := describe(mustRelease(t, "1.37").PluginEvents(framework.Listers{})), describe(queue.PluginEventsFor(mustRelease(t, "1.37").Features(), framework.Listers{})); got != want || !strings.Contains(got, "AssignedPod") {
-		t.Errorf("v1.37 NodePorts events %q, want %q naming AssignedPod", got, want)
+	tests := []struct {
+		release, nodePorts string
+	}{
+		{release: "1.37", nodePorts: "AssignedPodDelete NodeAdd"},
+		{release: "1.36", nodePorts: "PodDelete NodeAdd"},
 	}
-	if got := describe(mustRelease(t, "1.36").PluginEvents(framework.Listers{})); strings.Contains(got, "AssignedPod") || got == "" {
-		t.Errorf("v1.36 NodePorts events %q, want pod events without roles", got)
+	for _, tc := range tests {
+		t.Run("v"+tc.release+" registers its default plugins' events", func(t *testing.T) {
+			pe := mustRelease(t, tc.release).PluginEvents(framework.Listers{})
+			if got := slices.Sorted(maps.Keys(pe)); !slices.Equal(got, registering) {
+				t.Errorf("registered plugins %v, want %v", got, registering)
+			}
+			if got := labels(pe, "NodePorts"); got != tc.nodePorts {
+				t.Errorf("NodePorts registers %q, want %q", got, tc.nodePorts)
+			}
+		})
+	}
+}
+
+func TestQueueOptionsGiveTheQueueTheReleasesGatesAndHints(t *testing.T) {
+	t.Parallel()
+	gated := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "gated", Namespace: "default", UID: "gated"},
+		Spec: v1.PodSpec{SchedulingGates: []v1.PodSchedulingGate{{Name: "wait"}}}}
+	tests := []struct {
+		name      string
+		opts      []queue.Option
+		wantGated bool
+	}{
+		{name: "a queue with QueueOptions holds a gated pod back", opts: kubesched.QueueOptions(framework.Listers{}), wantGated: true},
+		{name: "a queue with v1.36's holds it back too", opts: mustRelease(t, "1.36").QueueOptions(framework.Listers{}), wantGated: true},
+		{name: "a queue without runs no PreEnqueue plugin", opts: nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			q, err := queue.New(tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := q.Add(gated); err != nil {
+				t.Fatal(err)
+			}
+			if got := len(q.UnschedulablePods()) == 1 && len(q.PodsInActiveQ()) == 0; got != tc.wantGated {
+				t.Errorf("gated: %v, want %v (active %d, unschedulable %d)", got, tc.wantGated, len(q.PodsInActiveQ()), len(q.UnschedulablePods()))
+			}
+		})
 	}
 }

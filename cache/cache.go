@@ -156,7 +156,7 @@ var errNilNode = errors.New("cache: nil node")
 
 // AddNode adds node, or replaces the cached node of the same name. It
 // returns a copy of the node's NodeInfo as it now is, which callers may
-// keep (for example for queue.PreCheckForNode).
+// keep (for example for filter.PreCheckForNode).
 func (c *Cache) AddNode(node *v1.Node) (*nodeinfo.NodeInfo, error) {
 	if node == nil {
 		return nil, errNilNode

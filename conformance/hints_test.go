@@ -30,8 +30,9 @@ import (
 var numHintScenarios = flag.Int("hint-scenarios", envInt("KUBESCHED_HINT_SCENARIOS", 40),
 	"scenarios whose objects TestQueueingHints mutates into events")
 
-// TestQueueingHints checks queue.PluginEventsFor the tested release
-// against the EventsToRegister of upstream's default plugins: the same
+// TestQueueingHints checks the tested release's PluginEvents (its
+// default plugins' EventsToRegister) against the EventsToRegister of
+// upstream's default plugins: the same
 // events per plugin, in the same order, with a hint where upstream has
 // one; then, for events made from generated scenarios (nodes, pods,
 // storage and DRA objects added, deleted, and updated into one another),
@@ -55,12 +56,12 @@ func TestQueueingHints(t *testing.T) {
 		}
 		upstream[ext.Name()] = events
 	}
-	ours := queue.PluginEventsFor(tested.Features, framework.Listers{})
-	if got, want := sortedKeys(ours), sortedKeys(upstream); !slices.Equal(got, want) {
+	ourEvents := ours.PluginEvents(framework.Listers{})
+	if got, want := sortedKeys(ourEvents), sortedKeys(upstream); !slices.Equal(got, want) {
 		t.Fatalf("plugins with events: kubesched %v, upstream %v", got, want)
 	}
 	for plugin, events := range upstream {
-		if got, want := describeOurs(ours[plugin]), describeUpstream(events); !slices.Equal(got, want) {
+		if got, want := describeOurs(ourEvents[plugin]), describeUpstream(events); !slices.Equal(got, want) {
 			t.Errorf("%s registers\n  %v\nupstream\n  %v", plugin, got, want)
 		}
 	}
@@ -89,24 +90,24 @@ func TestQueueingHints(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
-		ours := queue.PluginEventsFor(tested.Features, listers)
+		ourEvents := ours.PluginEvents(listers)
 		events := hintEvents(rand.New(rand.NewPCG(seed, 17)), s)
 		for _, target := range hintTargets(s) {
 			for _, ev := range events {
 				for plugin, registered := range upstream {
 					for j, reg := range registered {
-						if reg.QueueingHintFn == nil || !ev.asks(ours[plugin][j].Event) {
+						if reg.QueueingHintFn == nil || !ev.asks(ourEvents[plugin][j].Event) {
 							continue
 						}
 						want := upstreamVerdict(reg.QueueingHintFn, target, ev.oldObj, ev.newObj)
-						got, err := ours[plugin][j].Hint(target, ev.oldObj, ev.newObj)
+						got, err := ourEvents[plugin][j].Hint(target, ev.oldObj, ev.newObj)
 						if err != nil {
-							got = queue.Queue
+							got = framework.Queue
 						}
 						st := stats[plugin]
 						for _, st := range [...]*hintStats{st, byRegistration[plugin][j]} {
 							st.cases++
-							if want == queue.Queue {
+							if want == framework.Queue {
 								st.queued++
 							}
 						}
@@ -155,7 +156,7 @@ func TestUpdateEvents(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 17))
 		for _, n := range s.Nodes {
 			for _, updated := range nodeUpdates(r, n, s.Nodes[r.IntN(len(s.Nodes))]) {
-				got := eventLabels(queue.NodeUpdateEvents(tested.Features, updated, n), queue.ClusterEvent.Label)
+				got := eventLabels(queue.NodeUpdateEvents(tested.Features, updated, n), framework.ClusterEvent.Label)
 				want := eventLabels(schedframework.NodeSchedulingPropertiesChange(updated, n), fwk.ClusterEvent.Label)
 				compared++
 				if !slices.Equal(got, want) {
@@ -167,7 +168,7 @@ func TestUpdateEvents(t *testing.T) {
 		for _, p := range all {
 			for _, updated := range podUpdates(r, p, all[r.IntN(len(all))]) {
 				for _, target := range []bool{true, false} {
-					got := eventLabels(queue.PodUpdateEvents(tested.Features, updated, p, target), queue.ClusterEvent.Label)
+					got := eventLabels(queue.PodUpdateEvents(tested.Features, updated, p, target), framework.ClusterEvent.Label)
 					want := eventLabels(schedframework.PodSchedulingPropertiesChange(updated, p, target), fwk.ClusterEvent.Label)
 					compared++
 					if !slices.Equal(got, want) {
@@ -192,16 +193,16 @@ type hintStats struct{ cases, queued, failures int }
 
 // upstreamVerdict calls an upstream hint, reading an error as Queue as
 // upstream's queue does.
-func upstreamVerdict(fn fwk.QueueingHintFn, pod *v1.Pod, oldObj, newObj any) queue.QueueingHint {
+func upstreamVerdict(fn fwk.QueueingHintFn, pod *v1.Pod, oldObj, newObj any) framework.QueueingHint {
 	hint, err := fn(klog.Background(), pod, oldObj, newObj)
 	if err != nil || hint == fwk.Queue {
-		return queue.Queue
+		return framework.Queue
 	}
-	return queue.QueueSkip
+	return framework.QueueSkip
 }
 
-func hintName(h queue.QueueingHint) string {
-	if h == queue.Queue {
+func hintName(h framework.QueueingHint) string {
+	if h == framework.Queue {
 		return "Queue"
 	}
 	return "QueueSkip"
@@ -239,10 +240,10 @@ func actionNames[A ~int64](a A, name func(A) string) string {
 	return strings.Join(out, "|")
 }
 
-func describeOurs(events []queue.ClusterEventWithHint) []string {
+func describeOurs(events []framework.ClusterEventWithHint) []string {
 	var out []string
 	for _, e := range events {
-		out = append(out, fmt.Sprintf("%s/%s hint=%v", e.Event.Resource, actionNames(e.Event.ActionType, queue.ActionType.String), e.Hint != nil))
+		out = append(out, fmt.Sprintf("%s/%s hint=%v", e.Event.Resource, actionNames(e.Event.ActionType, framework.ActionType.String), e.Hint != nil))
 	}
 	return out
 }
@@ -287,24 +288,24 @@ func hintTargets(s *Scenario) []*v1.Pod {
 // hintEvent is a change of an object: an addition (no old object), a
 // deletion (no new one) or an update.
 type hintEvent struct {
-	resource       queue.EventResource
+	resource       framework.EventResource
 	oldObj, newObj any
 }
 
 // action is the event's kind: Add, Delete or Update.
-func (e hintEvent) action() queue.ActionType {
+func (e hintEvent) action() framework.ActionType {
 	switch {
 	case e.oldObj == nil:
-		return queue.Add
+		return framework.Add
 	case e.newObj == nil:
-		return queue.Delete
+		return framework.Delete
 	}
-	return queue.Update
+	return framework.Update
 }
 
 // label names the event for messages.
 func (e hintEvent) label() string {
-	return string(e.resource) + map[queue.ActionType]string{queue.Add: "Add", queue.Delete: "Delete", queue.Update: "Update"}[e.action()]
+	return string(e.resource) + map[framework.ActionType]string{framework.Add: "Add", framework.Delete: "Delete", framework.Update: "Update"}[e.action()]
 }
 
 // asks reports whether a plugin registered for reg has its hint asked
@@ -313,9 +314,9 @@ func (e hintEvent) label() string {
 // whatever the pod's role (AssignedPod, TargetPod, ...): hints see more
 // than the queue would show them, and must agree on all of it. (A pod in
 // flight does see TargetPod events of other pods in flight.)
-func (e hintEvent) asks(reg queue.ClusterEvent) bool {
+func (e hintEvent) asks(reg framework.ClusterEvent) bool {
 	resource := reg.Resource == e.resource ||
-		e.resource == queue.Pod && slices.Contains([]queue.EventResource{queue.AssignedPod, queue.UnscheduledPod, queue.TargetPod}, reg.Resource)
+		e.resource == framework.Pod && slices.Contains([]framework.EventResource{framework.AssignedPod, framework.UnscheduledPod, framework.TargetPod}, reg.Resource)
 	return resource && reg.ActionType&e.action() != 0
 }
 
@@ -324,25 +325,25 @@ func (e hintEvent) asks(reg queue.ClusterEvent) bool {
 // identity), and updated in single fields.
 func hintEvents(r *rand.Rand, s *Scenario) []hintEvent {
 	var out []hintEvent
-	add := func(resource queue.EventResource, oldObj, newObj any) {
+	add := func(resource framework.EventResource, oldObj, newObj any) {
 		out = append(out, hintEvent{resource, oldObj, newObj})
 	}
 	for _, n := range s.Nodes {
-		add(queue.Node, nil, n)
-		add(queue.Node, n, nil)
+		add(framework.Node, nil, n)
+		add(framework.Node, n, nil)
 		for _, updated := range nodeUpdates(r, n, s.Nodes[r.IntN(len(s.Nodes))]) {
-			add(queue.Node, n, updated)
-			add(queue.Node, updated, n)
+			add(framework.Node, n, updated)
+			add(framework.Node, updated, n)
 		}
 	}
 	// Pods: added and deleted (bound, nominated or pending), and updated,
 	// the incoming pod too.
 	all := append(slices.Clone(s.Pods), s.Pod)
 	for _, p := range all {
-		add(queue.Pod, nil, p)
-		add(queue.Pod, p, nil)
+		add(framework.Pod, nil, p)
+		add(framework.Pod, p, nil)
 		for _, updated := range podUpdates(r, p, all[r.IntN(len(all))]) {
-			add(queue.Pod, p, updated)
+			add(framework.Pod, p, updated)
 		}
 	}
 	byKind := map[string][]runtime.Object{}
@@ -368,28 +369,28 @@ func hintEvents(r *rand.Rand, s *Scenario) []hintEvent {
 	return out
 }
 
-func eventResourceOf(obj runtime.Object) (queue.EventResource, bool) {
+func eventResourceOf(obj runtime.Object) (framework.EventResource, bool) {
 	switch obj.(type) {
 	case *v1.PersistentVolumeClaim:
-		return queue.PersistentVolumeClaim, true
+		return framework.PersistentVolumeClaim, true
 	case *v1.PersistentVolume:
-		return queue.PersistentVolume, true
+		return framework.PersistentVolume, true
 	case *storagev1.StorageClass:
-		return queue.StorageClass, true
+		return framework.StorageClass, true
 	case *storagev1.CSINode:
-		return queue.CSINode, true
+		return framework.CSINode, true
 	case *storagev1.CSIDriver:
-		return queue.CSIDriver, true
+		return framework.CSIDriver, true
 	case *storagev1.CSIStorageCapacity:
-		return queue.CSIStorageCapacity, true
+		return framework.CSIStorageCapacity, true
 	case *storagev1.VolumeAttachment:
-		return queue.VolumeAttachment, true
+		return framework.VolumeAttachment, true
 	case *resourceapi.ResourceClaim:
-		return queue.ResourceClaim, true
+		return framework.ResourceClaim, true
 	case *resourceapi.ResourceSlice:
-		return queue.ResourceSlice, true
+		return framework.ResourceSlice, true
 	case *resourceapi.DeviceClass:
-		return queue.DeviceClass, true
+		return framework.DeviceClass, true
 	}
 	return "", false
 }

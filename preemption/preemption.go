@@ -23,6 +23,7 @@ import (
 	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/parallel"
+	"github.com/kubesched/kubesched/internal/requeue"
 	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -101,6 +102,14 @@ func NewDefaultPreemption(args *configv1.DefaultPreemptionArgs) (*DefaultPreempt
 
 // Name returns "DefaultPreemption".
 func (*DefaultPreemption) Name() string { return names.DefaultPreemption }
+
+// EventsToRegister registers bound pods' deletions with a hint that never
+// helps, as upstream's: upstream's DefaultPreemption holds a pod back in
+// PreEnqueue while its asynchronous preemption runs, which kubesched does
+// not do, so the plugins that rejected a pod decide when it is retried.
+func (*DefaultPreemption) EventsToRegister(fs feature.Features, _ framework.Listers) []framework.ClusterEventWithHint {
+	return []framework.ClusterEventWithHint{requeue.For(fs).Assigned(framework.Delete, requeue.Never)}
+}
 
 // PostFilter looks for a node where preemption makes room for pod and
 // records it in fe.Preemption; see [DefaultPreemption]. It returns nil

@@ -6,7 +6,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/internal/requeue"
 	"github.com/kubesched/kubesched/names"
 )
 
@@ -20,6 +22,11 @@ var _ framework.PreEnqueuePlugin = &SchedulingGates{}
 
 // Name returns "SchedulingGates".
 func (*SchedulingGates) Name() string { return names.SchedulingGates }
+
+// EventsToRegister: the pod's own update that removed its last gate.
+func (*SchedulingGates) EventsToRegister(fs feature.Features, _ framework.Listers) []framework.ClusterEventWithHint {
+	return []framework.ClusterEventWithHint{requeue.For(fs).Target(framework.UpdatePodSchedulingGatesEliminated, requeue.AlwaysQueue)}
+}
 
 // PreEnqueue returns nil for a pod without scheduling gates, and
 // UnschedulableAndUnresolvable "waiting for scheduling gates: [...]",

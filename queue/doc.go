@@ -9,28 +9,29 @@
 // plugins rejected, waiting for an event that could help, at most 5
 // minutes). Informer events feed it: pending pods with
 // [PriorityQueue.Add], [PriorityQueue.Update] and [PriorityQueue.Delete];
-// everything else as a [ClusterEvent] to
+// everything else as a [framework.ClusterEvent] to
 // [PriorityQueue.MoveAllToActiveOrBackoffQueue], which moves only the pods
-// rejected by a plugin registered for that event ([PluginEvents]) and
-// whose queueing hint says the event may help them. [PluginEventsFor] are
-// a kube-scheduler release's registrations and hints for every plugin of
-// its default profile, checked against upstream's in the conformance
+// rejected by a plugin registered for that event ([WithPluginEvents]) and
+// whose queueing hint says the event may help them. The registrations and
+// hints are the plugins' own ([framework.EnqueueExtensions]); the queue
+// knows no plugin. kubesched.Release.QueueOptions gives a queue a
+// kube-scheduler release's: its features, its default plugins'
+// registrations and hints (checked against upstream's in the conformance
 // module: a node label change does not retry a pod rejected for cpu, a
-// node with room does. Two hints read cluster objects (DeviceClasses,
-// ResourceClaims) through the listers of [WithListers].
+// node with room does) and its PreEnqueue plugins.
 // [NodeUpdateEvents] and [PodUpdateEvents] turn an update into its
 // events, so that a node's heartbeat moves nothing. No plugin registers
 // DeviceTaintRule events, as in kube-scheduler, whose ResourceSlice
 // tracker reports a rule added, changed or deleted as an update of each
 // ResourceSlice whose devices' taints it changes: report it as a
-// {[ResourceSlice], [Update]} event (DynamicResources registers those
+// {[framework.ResourceSlice], [framework.Update]} event (DynamicResources registers those
 // without a hint, so the objects given do not matter).
 //
 // A queue behaves as the newest supported release (v1.37.2), whose
 // events tell pods apart by role (an AssignedPod, the TargetPod updated
 // through [PriorityQueue.Update], another UnscheduledPod); [WithFeatures]
 // makes it behave as an older one, whose plugins register Pod events for
-// every role. [DefaultPluginEvents], [NodeSchedulingPropertiesChange] and
+// every role. [NodeSchedulingPropertiesChange] and
 // [PodSchedulingPropertiesChange] are the newest release's.
 //
 // The loop: [PriorityQueue.Pop] a pod, schedule it on a cache snapshot;
@@ -42,6 +43,6 @@
 //
 // The queue keeps the pending pods' nominations
 // ([PriorityQueue.Nominations]) for framework.WithNominator.
-// [AdmissionCheck] and [PreCheckForNode] are the node-side checks the
-// kubelet and kube-scheduler's older event handlers share.
+// filter.AdmissionCheck and filter.PreCheckForNode are the node-side
+// checks the kubelet and kube-scheduler's older event handlers share.
 package queue

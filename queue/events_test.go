@@ -9,9 +9,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubesched/kubesched/feature"
+	"github.com/kubesched/kubesched/framework"
 )
 
-func labels(events []ClusterEvent) []string {
+func labels(events []framework.ClusterEvent) []string {
 	var out []string
 	for _, e := range events {
 		out = append(out, e.Label())
@@ -128,21 +129,21 @@ func TestClusterEventMatch(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name               string
-		registered, actual ClusterEvent
+		registered, actual framework.ClusterEvent
 		want               bool
 	}{
-		{name: "the same event", registered: EventNodeAdd, actual: EventNodeAdd, want: true},
-		{name: "a specific update matches a registration for any update", registered: ClusterEvent{Resource: Node, ActionType: Update}, actual: ClusterEvent{Resource: Node, ActionType: UpdateNodeLabel}, want: true},
-		{name: "a general update does not match a specific registration", registered: ClusterEvent{Resource: Node, ActionType: UpdateNodeLabel}, actual: ClusterEvent{Resource: Node, ActionType: Update}},
-		{name: "another resource does not match", registered: EventNodeAdd, actual: ClusterEvent{Resource: PersistentVolume, ActionType: Add}},
-		{name: "Pod matches assigned pods", registered: ClusterEvent{Resource: Pod, ActionType: Delete}, actual: EventAssignedPodDelete, want: true},
-		{name: "Pod matches unscheduled pods", registered: ClusterEvent{Resource: Pod, ActionType: UpdatePodLabel}, actual: ClusterEvent{Resource: UnscheduledPod, ActionType: UpdatePodLabel}, want: true},
-		{name: "Pod matches the target pod", registered: ClusterEvent{Resource: Pod, ActionType: UpdatePodLabel}, actual: ClusterEvent{Resource: TargetPod, ActionType: UpdatePodLabel}, want: true},
-		{name: "AssignedPod does not match the target pod", registered: ClusterEvent{Resource: AssignedPod, ActionType: UpdatePodLabel}, actual: ClusterEvent{Resource: TargetPod, ActionType: UpdatePodLabel}},
-		{name: "TargetPod does not match another pending pod", registered: ClusterEvent{Resource: TargetPod, ActionType: Update}, actual: ClusterEvent{Resource: UnscheduledPod, ActionType: UpdatePodLabel}},
-		{name: "a registration for any update matches a scale up", registered: ClusterEvent{Resource: TargetPod, ActionType: Update}, actual: ClusterEvent{Resource: TargetPod, ActionType: UpdatePodScaleUp}, want: true},
-		{name: "a wildcard registration matches everything", registered: ClusterEvent{Resource: WildCard, ActionType: All}, actual: EventNodeAdd, want: true},
-		{name: "a wildcard event matches only a wildcard registration", registered: ClusterEvent{Resource: Node, ActionType: All}, actual: EventUnschedulableTimeout},
+		{name: "the same event", registered: framework.EventNodeAdd, actual: framework.EventNodeAdd, want: true},
+		{name: "a specific update matches a registration for any update", registered: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Update}, actual: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeLabel}, want: true},
+		{name: "a general update does not match a specific registration", registered: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeLabel}, actual: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Update}},
+		{name: "another resource does not match", registered: framework.EventNodeAdd, actual: framework.ClusterEvent{Resource: framework.PersistentVolume, ActionType: framework.Add}},
+		{name: "Pod matches assigned pods", registered: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Delete}, actual: framework.EventAssignedPodDelete, want: true},
+		{name: "Pod matches unscheduled pods", registered: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodLabel}, actual: framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodLabel}, want: true},
+		{name: "Pod matches the target pod", registered: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodLabel}, actual: framework.ClusterEvent{Resource: framework.TargetPod, ActionType: framework.UpdatePodLabel}, want: true},
+		{name: "AssignedPod does not match the target pod", registered: framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.UpdatePodLabel}, actual: framework.ClusterEvent{Resource: framework.TargetPod, ActionType: framework.UpdatePodLabel}},
+		{name: "TargetPod does not match another pending pod", registered: framework.ClusterEvent{Resource: framework.TargetPod, ActionType: framework.Update}, actual: framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodLabel}},
+		{name: "a registration for any update matches a scale up", registered: framework.ClusterEvent{Resource: framework.TargetPod, ActionType: framework.Update}, actual: framework.ClusterEvent{Resource: framework.TargetPod, ActionType: framework.UpdatePodScaleUp}, want: true},
+		{name: "a wildcard registration matches everything", registered: framework.ClusterEvent{Resource: framework.WildCard, ActionType: framework.All}, actual: framework.EventNodeAdd, want: true},
+		{name: "a wildcard event matches only a wildcard registration", registered: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.All}, actual: framework.EventUnschedulableTimeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -155,14 +156,14 @@ func TestClusterEventMatch(t *testing.T) {
 
 func TestEventLabelsAreKubeSchedulers(t *testing.T) {
 	t.Parallel()
-	for e, want := range map[ClusterEvent]string{
-		EventNodeAdd:              "NodeAdd",
-		EventAssignedPodDelete:    "AssignedPodDelete",
-		EventUnscheduledPodUpdate: "UnscheduledPodUpdate",
-		{Resource: TargetPod, ActionType: UpdatePodScaleUp}:             "TargetPodUpdatePodScaleUp",
-		{Resource: Node, ActionType: UpdateNodePreemptionPolicy}:        "NodeUpdateNodePreemptionPolicy",
-		EventUnschedulableTimeout:                                       "UnschedulableTimeout",
-		{Resource: Node, ActionType: UpdateNodeTaint | UpdateNodeLabel}: "Node",
+	for e, want := range map[framework.ClusterEvent]string{
+		framework.EventNodeAdd:                                                                        "NodeAdd",
+		framework.EventAssignedPodDelete:                                                              "AssignedPodDelete",
+		framework.EventUnscheduledPodUpdate:                                                           "UnscheduledPodUpdate",
+		{Resource: framework.TargetPod, ActionType: framework.UpdatePodScaleUp}:                       "TargetPodUpdatePodScaleUp",
+		{Resource: framework.Node, ActionType: framework.UpdateNodePreemptionPolicy}:                  "NodeUpdateNodePreemptionPolicy",
+		framework.EventUnschedulableTimeout:                                                           "UnschedulableTimeout",
+		{Resource: framework.Node, ActionType: framework.UpdateNodeTaint | framework.UpdateNodeLabel}: "Node",
 	} {
 		if got := e.Label(); got != want {
 			t.Errorf("Label = %q, want %q", got, want)
@@ -258,16 +259,16 @@ func TestNodeUpdateEventsByRelease(t *testing.T) {
 
 func TestActionTypeNames(t *testing.T) {
 	t.Parallel()
-	for a, want := range map[ActionType]string{
-		UpdateNodePreemptionPolicy:            "UpdateNodePreemptionPolicy",
-		UpdatePodScaleUp:                      "UpdatePodScaleUp",
-		UpdatePodScaleDown | UpdatePodScaleUp: "",
+	for a, want := range map[framework.ActionType]string{
+		framework.UpdateNodePreemptionPolicy:                      "UpdateNodePreemptionPolicy",
+		framework.UpdatePodScaleUp:                                "UpdatePodScaleUp",
+		framework.UpdatePodScaleDown | framework.UpdatePodScaleUp: "",
 	} {
 		if got := a.String(); got != want {
 			t.Errorf("String() = %q, want %q", got, want)
 		}
 	}
-	if Update&(UpdateNodePreemptionPolicy|UpdatePodScaleUp) != UpdateNodePreemptionPolicy|UpdatePodScaleUp || Update&(Add|Delete) != 0 {
-		t.Errorf("Update is %b, want every update kind and nothing else", Update)
+	if framework.Update&(framework.UpdateNodePreemptionPolicy|framework.UpdatePodScaleUp) != framework.UpdateNodePreemptionPolicy|framework.UpdatePodScaleUp || framework.Update&(framework.Add|framework.Delete) != 0 {
+		t.Errorf("Update is %b, want every update kind and nothing else", framework.Update)
 	}
 }

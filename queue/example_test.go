@@ -10,15 +10,20 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/kubesched/kubesched"
+	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/queue"
 )
 
 // A pod that NodeAffinity rejected waits until a node event could help
 // it, as NodeAffinity's queueing hint decides: a deleted pod could not,
 // nor a node without the label the pod asks for; a node with it could.
+// kubesched.QueueOptions gives the queue the default plugins'
+// registrations and hints.
 func Example() {
 	clock := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	q, _ := queue.New(queue.WithClock(clock))
+	opts := append(kubesched.QueueOptions(framework.Listers{}), queue.WithClock(clock))
+	q, _ := queue.New(opts...)
 	q.Add(&v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
 		Spec:       v1.PodSpec{NodeSelector: map[string]string{"disk": "ssd"}},
@@ -29,16 +34,16 @@ func Example() {
 	q.AddUnschedulableIfNotPresent(pi)
 	fmt.Println("unschedulable:", len(q.UnschedulablePods()))
 
-	q.MoveAllToActiveOrBackoffQueue(queue.EventAssignedPodDelete, nil, nil, nil)
+	q.MoveAllToActiveOrBackoffQueue(framework.EventAssignedPodDelete, nil, nil, nil)
 	fmt.Println("after a pod was deleted:", len(q.UnschedulablePods()))
 
 	hdd := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "hdd", Labels: map[string]string{"disk": "hdd"}}}
-	q.MoveAllToActiveOrBackoffQueue(queue.EventNodeAdd, nil, hdd, nil)
+	q.MoveAllToActiveOrBackoffQueue(framework.EventNodeAdd, nil, hdd, nil)
 	fmt.Println("after an hdd node was added:", len(q.UnschedulablePods()))
 
 	clock.Step(10 * time.Second) // past its backoff
 	ssd := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ssd", Labels: map[string]string{"disk": "ssd"}}}
-	q.MoveAllToActiveOrBackoffQueue(queue.EventNodeAdd, nil, ssd, nil)
+	q.MoveAllToActiveOrBackoffQueue(framework.EventNodeAdd, nil, ssd, nil)
 	fmt.Println("after an ssd node was added:", len(q.PodsInActiveQ()), "active")
 	// Output:
 	// unschedulable: 1

@@ -14,12 +14,10 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kubesched/kubesched/feature"
-	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/podaffinity"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
-	"github.com/kubesched/kubesched/preenqueue"
 )
 
 // Defaults of kube-scheduler, the same in every supported release.
@@ -68,7 +66,7 @@ type QueuedPodInfo struct {
 
 	key               string
 	backoffExpiration time.Time
-	gatingEvents      []ClusterEvent
+	gatingEvents      []framework.ClusterEvent
 }
 
 func (pi *QueuedPodInfo) gated() bool { return pi.GatingPlugin != "" }
@@ -131,11 +129,11 @@ func WithPodMaxInUnschedulablePodsDuration(d time.Duration) Option {
 
 // WithFeatures makes the queue behave as the kube-scheduler release of fs
 // (default: [feature.Default], the newest): how it tells pod events
-// apart ([PodUpdateEvents]), the default plugins' events and hints
-// ([PluginEventsFor]), whether a node addition's registration also asks
-// for taint updates, and when it records a nomination. Give it the
+// apart ([PodUpdateEvents]), whether a node addition's registration also
+// asks for taint updates, and when it records a nomination. Give it the
 // features of the release the framework reproduces, such as
-// kubesched.Release.Features.
+// kubesched.Release.Features, and the plugins' registrations for the same
+// release ([WithPluginEvents]).
 func WithFeatures(fs feature.Features) Option {
 	return func(q *PriorityQueue) error {
 		q.features = fs
@@ -143,26 +141,23 @@ func WithFeatures(fs feature.Features) Option {
 	}
 }
 
-// WithPluginEvents replaces the default plugins' events: which events move
-// the pods each plugin rejected, and the hints that decide. Give it
-// PluginEventsFor(features, listers) of the queue's release plus entries
-// for your own plugins to keep the defaults. Without it, the queue uses
-// [PluginEventsFor] with the features of [WithFeatures] and the listers of
-// [WithListers]. A nil pe registers no plugin, as an empty one.
-func WithPluginEvents(pe PluginEvents) Option {
+// WithPluginEvents sets which events move the pods each plugin rejected,
+// and the hints that decide: what the plugins' EventsToRegister return
+// ([framework.PluginEventsOf], kubesched.Release.PluginEvents for the
+// default plugins). Without it, or with a nil or empty pe, no plugin is
+// registered, and every event moves every pod a plugin rejected, as
+// kube-scheduler does for plugins that register nothing.
+func WithPluginEvents(pe framework.PluginEvents) Option {
 	return func(q *PriorityQueue) error {
-		if pe == nil {
-			pe = PluginEvents{}
-		}
 		q.pluginEvents = pe
 		return nil
 	}
 }
 
-// WithPreEnqueuePlugins replaces the PreEnqueue plugins (default:
-// kube-scheduler's, [preenqueue.SchedulingGates] then
-// [filter.DynamicResources]). Register the events that release the pods they
-// gate with [WithPluginEvents].
+// WithPreEnqueuePlugins sets the PreEnqueue plugins (default: none);
+// kube-scheduler's are SchedulingGates then DynamicResources
+// (kubesched.Release.QueueOptions sets them). Register the events that
+// release the pods they gate with [WithPluginEvents].
 func WithPreEnqueuePlugins(plugins ...framework.PreEnqueuePlugin) Option {
 	return func(q *PriorityQueue) error {
 		for _, pl := range plugins {
@@ -176,10 +171,10 @@ func WithPreEnqueuePlugins(plugins ...framework.PreEnqueuePlugin) Option {
 }
 
 // WithListers gives the queue the cluster objects its PreEnqueue plugins
-// read (DynamicResources looks the pod's ResourceClaims up) and the
-// default queueing hints read (see [PluginEventsFor]), and lets
+// read (DynamicResources looks the pod's ResourceClaims up), and lets
 // [PriorityQueue.AssignedPodAdded] match the namespaceSelector of pending
-// pods' affinity terms through l.Namespaces. Pass the framework's.
+// pods' affinity terms through l.Namespaces. Pass the framework's, which
+// the hints of [WithPluginEvents] should read too.
 func WithListers(l framework.Listers) Option {
 	return func(q *PriorityQueue) error {
 		q.listers = l
@@ -223,7 +218,7 @@ type PriorityQueue struct {
 	clock                                          clock.Clock
 	initialBackoff, maxBackoff, maxInUnschedulable time.Duration
 	features                                       feature.Features
-	pluginEvents                                   PluginEvents // nil: the default plugins'
+	pluginEvents                                   framework.PluginEvents
 	hints                                          hintTable
 	preEnqueue                                     []framework.PreEnqueuePlugin
 	listers                                        framework.Listers
@@ -251,7 +246,7 @@ type inFlightPod struct {
 }
 
 type inFlightEvent struct {
-	event          ClusterEvent
+	event          framework.ClusterEvent
 	oldObj, newObj any
 }
 
@@ -263,7 +258,6 @@ func New(opts ...Option) (*PriorityQueue, error) {
 		initialBackoff:     DefaultPodInitialBackoffDuration,
 		maxBackoff:         DefaultPodMaxBackoffDuration,
 		maxInUnschedulable: DefaultPodMaxInUnschedulablePodsDuration,
-		preEnqueue:         []framework.PreEnqueuePlugin{&preenqueue.SchedulingGates{}, &filter.DynamicResources{}},
 		nominations:        framework.NewNominations(),
 		unschedulable:      map[string]*QueuedPodInfo{},
 		inFlight:           map[string]*inFlightPod{},
@@ -276,11 +270,8 @@ func New(opts ...Option) (*PriorityQueue, error) {
 			return nil, err
 		}
 	}
-	// Built once every option is in: the default hints read the listers,
-	// and the table the features, whichever option came last.
-	if q.pluginEvents == nil {
-		q.pluginEvents = PluginEventsFor(q.features, q.listers)
-	}
+	// Built once every option is in: the table reads the features,
+	// whichever option came last.
 	q.hints = newHintTable(q.pluginEvents, q.features)
 	q.active = newPodHeap(activeLess)
 	q.backoff = newPodHeap(func(a, b *QueuedPodInfo) bool {
@@ -318,14 +309,14 @@ func (q *PriorityQueue) Add(pod *v1.Pod) error {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.add(pod, EventUnscheduledPodAdd)
+	q.add(pod, framework.EventUnscheduledPodAdd)
 	return nil
 }
 
 // add queues a pod the queue does not hold, as event: in the active queue,
 // or in the pool if gated. With NominationRecordedOnAdd its nomination is
 // recorded here, gated or not; before, moveToActive records it.
-func (q *PriorityQueue) add(pod *v1.Pod, event ClusterEvent) {
+func (q *PriorityQueue) add(pod *v1.Pod, event framework.ClusterEvent) {
 	if q.features.NominationRecordedOnAdd {
 		q.nominations.Add(pod, "")
 	}
@@ -376,7 +367,7 @@ func (q *PriorityQueue) Update(oldPod, newPod *v1.Pod) error {
 		}
 		return nil
 	}
-	q.add(newPod, EventUnscheduledPodUpdate)
+	q.add(newPod, framework.EventUnscheduledPodUpdate)
 	return nil
 }
 
@@ -518,21 +509,26 @@ func (q *PriorityQueue) AddUnschedulableIfNotPresent(pi *QueuedPodInfo) error {
 	return nil
 }
 
+// PreEnqueueCheck decides, for [PriorityQueue.MoveAllToActiveOrBackoffQueue],
+// whether an event could make pod schedulable; pods it turns down stay
+// where they are.
+type PreEnqueueCheck func(pod *v1.Pod) bool
+
 // MoveAllToActiveOrBackoffQueue is how the cluster's events reach the
 // queue: it moves the pods in the unschedulable pool that the event may
 // help, per the plugins that rejected them, to the backoff queue, or the
 // active queue if their backoff is over. oldObj and newObj are the
 // event's object before and after (nil for an addition or deletion), for
 // queueing hints. preCheck, if not nil, holds back the pods it turns down
-// (see [PreCheckForNode]). The event is also remembered for pods in
+// (see [github.com/kubesched/kubesched/filter.PreCheckForNode]). The event is also remembered for pods in
 // flight.
-func (q *PriorityQueue) MoveAllToActiveOrBackoffQueue(event ClusterEvent, oldObj, newObj any, preCheck PreEnqueueCheck) {
+func (q *PriorityQueue) MoveAllToActiveOrBackoffQueue(event framework.ClusterEvent, oldObj, newObj any, preCheck PreEnqueueCheck) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.moveAll(event, oldObj, newObj, preCheck)
 }
 
-func (q *PriorityQueue) moveAll(event ClusterEvent, oldObj, newObj any, preCheck PreEnqueueCheck) {
+func (q *PriorityQueue) moveAll(event framework.ClusterEvent, oldObj, newObj any, preCheck PreEnqueueCheck) {
 	pods := make([]*QueuedPodInfo, 0, len(q.unschedulable))
 	for _, pi := range q.unschedulable {
 		if preCheck == nil || preCheck(pi.Pod) {
@@ -556,20 +552,20 @@ func (q *PriorityQueue) AssignedPodAdded(pod *v1.Pod) {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.movePods(q.crossTopology(pod), EventAssignedPodAdd, nil, pod)
+	q.movePods(q.crossTopology(pod), framework.EventAssignedPodAdd, nil, pod)
 }
 
 // AssignedPodUpdated is [PriorityQueue.AssignedPodAdded] for an update of a bound
 // pod, with event from [PodSchedulingPropertiesChange]; a pod that
 // released resources (UpdatePodScaleDown) may help any pod, so that
 // event goes to every pod in the pool.
-func (q *PriorityQueue) AssignedPodUpdated(oldPod, newPod *v1.Pod, event ClusterEvent) {
+func (q *PriorityQueue) AssignedPodUpdated(oldPod, newPod *v1.Pod, event framework.ClusterEvent) {
 	if newPod == nil {
 		return
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if (ClusterEvent{Resource: Pod, ActionType: UpdatePodScaleDown}).Match(event) {
+	if (framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodScaleDown}).Match(event) {
 		q.moveAll(event, oldPod, newPod, nil)
 		return
 	}
@@ -636,7 +632,7 @@ func (q *PriorityQueue) FlushUnschedulablePodsLeftover() {
 		}
 	}
 	if len(stale) > 0 {
-		q.movePods(stale, EventUnschedulableTimeout, nil, nil)
+		q.movePods(stale, framework.EventUnschedulableTimeout, nil, nil)
 	}
 }
 
@@ -741,7 +737,7 @@ func (q *PriorityQueue) moveToActive(pi *QueuedPodInfo, event string, fromBackof
 	q.backoff.remove(pi.key)
 	q.errorBackoff.remove(pi.key)
 	q.active.addOrUpdate(pi)
-	if !q.features.NominationRecordedOnAdd && (event == EventUnscheduledPodAdd.Label() || event == EventUnscheduledPodUpdate.Label()) {
+	if !q.features.NominationRecordedOnAdd && (event == framework.EventUnscheduledPodAdd.Label() || event == framework.EventUnscheduledPodUpdate.Label()) {
 		q.nominations.Add(pi.Pod, "")
 	}
 	return true
@@ -810,7 +806,7 @@ const (
 
 // worthRequeuing decides whether event may make pi schedulable, asking
 // the hints of the plugins that rejected it.
-func (q *PriorityQueue) worthRequeuing(pi *QueuedPodInfo, event ClusterEvent, oldObj, newObj any) strategy {
+func (q *PriorityQueue) worthRequeuing(pi *QueuedPodInfo, event framework.ClusterEvent, oldObj, newObj any) strategy {
 	rejectors := pi.UnschedulablePlugins
 	if rejectors.Len() == 0 {
 		return afterBackoff
@@ -837,14 +833,14 @@ func (q *PriorityQueue) worthRequeuing(pi *QueuedPodInfo, event ClusterEvent, ol
 			if !rejectors.Has(h.plugin) {
 				continue
 			}
-			hint := Queue
+			hint := framework.Queue
 			if h.fn != nil {
 				var err error
 				if hint, err = h.fn(pi.Pod, oldObj, newObj); err != nil {
-					hint = Queue
+					hint = framework.Queue
 				}
 			}
-			if hint == Queue {
+			if hint == framework.Queue {
 				return afterBackoff
 			}
 		}
@@ -888,7 +884,7 @@ func (q *PriorityQueue) requeue(pi *QueuedPodInfo, s strategy, event string) str
 
 // movePods moves the pods event may help out of the pool, and remembers
 // the event for the pods in flight.
-func (q *PriorityQueue) movePods(pods []*QueuedPodInfo, event ClusterEvent, oldObj, newObj any) {
+func (q *PriorityQueue) movePods(pods []*QueuedPodInfo, event framework.ClusterEvent, oldObj, newObj any) {
 	moved := false
 	for _, pi := range pods {
 		if pi.gated() && !matchesAny(pi.gatingEvents, event) {
@@ -911,7 +907,7 @@ func (q *PriorityQueue) movePods(pods []*QueuedPodInfo, event ClusterEvent, oldO
 	}
 }
 
-func matchesAny(registered []ClusterEvent, event ClusterEvent) bool {
+func matchesAny(registered []framework.ClusterEvent, event framework.ClusterEvent) bool {
 	for _, r := range registered {
 		if r.Match(event) {
 			return true

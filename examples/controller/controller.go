@@ -152,7 +152,8 @@ func New(client kubernetes.Interface, cfg Config) (*Controller, error) {
 	}
 	volumes := newVolumeBinder(client, factory, logger)
 	listers := newListers(factory, c, volumes)
-	qopts := append(backoffOptions(cfg.SchedulerConfig), queue.WithListers(listers))
+	// The default profile's registrations, hints and PreEnqueue plugins.
+	qopts := append(kubesched.QueueOptions(listers), backoffOptions(cfg.SchedulerConfig)...)
 	q, err := queue.New(append(qopts, cfg.QueueOptions...)...)
 	if err != nil {
 		return nil, err
@@ -396,7 +397,7 @@ func (c *Controller) bind(ctx context.Context, fw *framework.Framework, pi *queu
 			c.log.Error("forgetting the assumed pod", "pod", key(assumed), "err", err)
 		} else {
 			// The room it held is free again.
-			c.queue.MoveAllToActiveOrBackoffQueue(queue.EventAssignedPodDelete, assumed, nil, nil)
+			c.queue.MoveAllToActiveOrBackoffQueue(framework.EventAssignedPodDelete, assumed, nil, nil)
 		}
 		c.failedFrom(ctx, pi, current, err)
 		return
@@ -667,21 +668,21 @@ func (c *Controller) addEventHandlers() error {
 		{c.factory.Core().V1().Nodes().Informer(), toolscache.ResourceEventHandlerFuncs{AddFunc: c.addNode, UpdateFunc: c.updateNode, DeleteFunc: c.deleteNode}},
 		// Changes to storage objects may help pods the volume plugins
 		// rejected; the queue moves only those.
-		{c.factory.Core().V1().PersistentVolumes().Informer(), c.moveOn(queue.PersistentVolume)},
-		{c.factory.Core().V1().PersistentVolumeClaims().Informer(), c.moveOn(queue.PersistentVolumeClaim)},
+		{c.factory.Core().V1().PersistentVolumes().Informer(), c.moveOn(framework.PersistentVolume)},
+		{c.factory.Core().V1().PersistentVolumeClaims().Informer(), c.moveOn(framework.PersistentVolumeClaim)},
 		// What was assumed about them expires once the informers have
 		// a newer version.
 		{c.factory.Core().V1().PersistentVolumes().Informer(), c.volumes.pvs.handler()},
 		{c.factory.Core().V1().PersistentVolumeClaims().Informer(), c.volumes.pvcs.handler()},
-		{c.factory.Storage().V1().StorageClasses().Informer(), c.moveOn(queue.StorageClass)},
-		{c.factory.Storage().V1().CSINodes().Informer(), c.moveOn(queue.CSINode)},
-		{c.factory.Storage().V1().CSIDrivers().Informer(), c.moveOn(queue.CSIDriver)},
-		{c.factory.Storage().V1().CSIStorageCapacities().Informer(), c.moveOn(queue.CSIStorageCapacity)},
-		{c.factory.Storage().V1().VolumeAttachments().Informer(), c.moveOn(queue.VolumeAttachment)},
+		{c.factory.Storage().V1().StorageClasses().Informer(), c.moveOn(framework.StorageClass)},
+		{c.factory.Storage().V1().CSINodes().Informer(), c.moveOn(framework.CSINode)},
+		{c.factory.Storage().V1().CSIDrivers().Informer(), c.moveOn(framework.CSIDriver)},
+		{c.factory.Storage().V1().CSIStorageCapacities().Informer(), c.moveOn(framework.CSIStorageCapacity)},
+		{c.factory.Storage().V1().VolumeAttachments().Informer(), c.moveOn(framework.VolumeAttachment)},
 		// DRA: claims go to the cache, which overlays assumed ones.
 		{c.factory.Resource().V1().ResourceClaims().Informer(), toolscache.ResourceEventHandlerFuncs{AddFunc: c.claimAdded, UpdateFunc: c.claimUpdated, DeleteFunc: c.claimDeleted}},
-		{c.factory.Resource().V1().ResourceSlices().Informer(), c.moveOn(queue.ResourceSlice)},
-		{c.factory.Resource().V1().DeviceClasses().Informer(), c.moveOn(queue.DeviceClass)},
+		{c.factory.Resource().V1().ResourceSlices().Informer(), c.moveOn(framework.ResourceSlice)},
+		{c.factory.Resource().V1().DeviceClasses().Informer(), c.moveOn(framework.DeviceClass)},
 		{c.factory.Resource().V1().DeviceTaintRules().Informer(), c.taintRuleChanged()},
 	}
 	for _, h := range handlers {
@@ -696,20 +697,20 @@ func (c *Controller) addEventHandlers() error {
 
 // moveOn turns every event about resource into a queue event, whose
 // objects the queue's hints read.
-func (c *Controller) moveOn(resource queue.EventResource) toolscache.ResourceEventHandlerFuncs {
-	move := func(a queue.ActionType, oldObj, newObj any) {
-		c.queue.MoveAllToActiveOrBackoffQueue(queue.ClusterEvent{Resource: resource, ActionType: a}, oldObj, newObj, nil)
+func (c *Controller) moveOn(resource framework.EventResource) toolscache.ResourceEventHandlerFuncs {
+	move := func(a framework.ActionType, oldObj, newObj any) {
+		c.queue.MoveAllToActiveOrBackoffQueue(framework.ClusterEvent{Resource: resource, ActionType: a}, oldObj, newObj, nil)
 	}
 	return toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { move(queue.Add, nil, obj) },
-		UpdateFunc: func(oldObj, newObj any) { move(queue.Update, oldObj, newObj) },
+		AddFunc:    func(obj any) { move(framework.Add, nil, obj) },
+		UpdateFunc: func(oldObj, newObj any) { move(framework.Update, oldObj, newObj) },
 		DeleteFunc: func(obj any) {
 			// The hints read the object itself, as kube-scheduler's do
 			// after unwrapping a missed deletion's tombstone.
 			if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 				obj = t.Obj
 			}
-			move(queue.Delete, obj, nil)
+			move(framework.Delete, obj, nil)
 		},
 	}
 }
@@ -720,7 +721,7 @@ func (c *Controller) moveOn(resource queue.EventResource) toolscache.ResourceEve
 // alone taints nothing anew.
 func (c *Controller) taintRuleChanged() toolscache.ResourceEventHandlerFuncs {
 	move := func() {
-		c.queue.MoveAllToActiveOrBackoffQueue(queue.ClusterEvent{Resource: queue.ResourceSlice, ActionType: queue.Update}, nil, nil, nil)
+		c.queue.MoveAllToActiveOrBackoffQueue(framework.ClusterEvent{Resource: framework.ResourceSlice, ActionType: framework.Update}, nil, nil, nil)
 	}
 	return toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(any) { move() },
@@ -744,7 +745,7 @@ func (c *Controller) claimAdded(obj any) {
 	if err := c.cache.AddClaim(claim); err != nil {
 		c.log.Error("adding a ResourceClaim", "claim", claim.Namespace+"/"+claim.Name, "err", err)
 	}
-	c.queue.MoveAllToActiveOrBackoffQueue(queue.ClusterEvent{Resource: queue.ResourceClaim, ActionType: queue.Add}, nil, claim, nil)
+	c.queue.MoveAllToActiveOrBackoffQueue(framework.ClusterEvent{Resource: framework.ResourceClaim, ActionType: framework.Add}, nil, claim, nil)
 }
 
 func (c *Controller) claimUpdated(oldObj, newObj any) {
@@ -755,14 +756,14 @@ func (c *Controller) claimUpdated(oldObj, newObj any) {
 	if err := c.cache.UpdateClaim(claim); err != nil {
 		c.log.Error("updating a ResourceClaim", "claim", claim.Namespace+"/"+claim.Name, "err", err)
 	}
-	c.queue.MoveAllToActiveOrBackoffQueue(queue.ClusterEvent{Resource: queue.ResourceClaim, ActionType: queue.Update}, oldObj, claim, nil)
+	c.queue.MoveAllToActiveOrBackoffQueue(framework.ClusterEvent{Resource: framework.ResourceClaim, ActionType: framework.Update}, oldObj, claim, nil)
 }
 
 func (c *Controller) claimDeleted(obj any) {
 	if err := c.cache.RemoveClaim(obj); err != nil {
 		c.log.Error("removing a ResourceClaim", "err", err)
 	}
-	c.queue.MoveAllToActiveOrBackoffQueue(queue.ClusterEvent{Resource: queue.ResourceClaim, ActionType: queue.Delete}, obj, nil, nil)
+	c.queue.MoveAllToActiveOrBackoffQueue(framework.ClusterEvent{Resource: framework.ResourceClaim, ActionType: framework.Delete}, obj, nil, nil)
 }
 
 func (c *Controller) addNode(obj any) {
@@ -773,7 +774,7 @@ func (c *Controller) addNode(obj any) {
 	if _, err := c.cache.AddNode(node); err != nil {
 		c.log.Error("adding a node", "node", node.Name, "err", err)
 	}
-	c.queue.MoveAllToActiveOrBackoffQueue(queue.EventNodeAdd, nil, node, nil)
+	c.queue.MoveAllToActiveOrBackoffQueue(framework.EventNodeAdd, nil, node, nil)
 }
 
 func (c *Controller) updateNode(oldObj, newObj any) {
@@ -797,7 +798,7 @@ func (c *Controller) deleteNode(obj any) {
 		c.log.Error("deleting a node", "err", err)
 		return
 	}
-	c.queue.MoveAllToActiveOrBackoffQueue(queue.EventNodeDelete, node, nil, nil)
+	c.queue.MoveAllToActiveOrBackoffQueue(framework.EventNodeDelete, node, nil, nil)
 	if err := c.cache.RemoveNode(obj); err != nil {
 		c.log.Error("removing a node", "node", node.Name, "err", err)
 	}
@@ -820,7 +821,7 @@ func (c *Controller) addAssignedPod(pod *v1.Pod) {
 	if err := c.cache.AddPod(pod); err != nil {
 		c.log.Error("adding a bound pod", "pod", key(pod), "err", err)
 	}
-	c.queue.MoveAllToActiveOrBackoffQueue(queue.EventAssignedPodAdd, nil, pod, nil)
+	c.queue.MoveAllToActiveOrBackoffQueue(framework.EventAssignedPodAdd, nil, pod, nil)
 }
 
 func (c *Controller) updatePod(oldObj, newObj any) {
@@ -857,7 +858,7 @@ func (c *Controller) updatePod(oldObj, newObj any) {
 		if nominated := oldPod.Status.NominatedNodeName; nominated != "" && nominated != newPod.Status.NominatedNodeName {
 			// The room it held on its nominated node is free for pods
 			// that yielded to it.
-			c.queue.MoveAllToActiveOrBackoffQueue(queue.EventAssignedPodDelete, oldPod, nil, notAbove(oldPod))
+			c.queue.MoveAllToActiveOrBackoffQueue(framework.EventAssignedPodDelete, oldPod, nil, notAbove(oldPod))
 		}
 	}
 }
@@ -874,7 +875,7 @@ func (c *Controller) deletePod(obj any) {
 		if err := c.cache.RemovePod(obj); err != nil && known {
 			c.log.Error("removing a bound pod", "pod", key(pod), "err", err)
 		}
-		c.queue.MoveAllToActiveOrBackoffQueue(queue.EventAssignedPodDelete, pod, nil, nil)
+		c.queue.MoveAllToActiveOrBackoffQueue(framework.EventAssignedPodDelete, pod, nil, nil)
 		if known {
 			return
 		}
@@ -886,7 +887,7 @@ func (c *Controller) deletePod(obj any) {
 	if assumed, _ := c.cache.IsAssumedPod(pod); assumed {
 		c.forgetAssumed(pod)
 	} else if pod.Status.NominatedNodeName != "" {
-		c.queue.MoveAllToActiveOrBackoffQueue(queue.EventAssignedPodDelete, pod, nil, notAbove(pod))
+		c.queue.MoveAllToActiveOrBackoffQueue(framework.EventAssignedPodDelete, pod, nil, notAbove(pod))
 	}
 }
 
@@ -899,7 +900,7 @@ func (c *Controller) forgetAssumed(pod *v1.Pod) {
 	if err := c.cache.ForgetPod(cached); err != nil {
 		c.log.Error("forgetting a deleted assumed pod", "pod", key(pod), "err", err)
 	}
-	c.queue.MoveAllToActiveOrBackoffQueue(queue.EventAssignedPodDelete, cached, nil, nil)
+	c.queue.MoveAllToActiveOrBackoffQueue(framework.EventAssignedPodDelete, cached, nil, nil)
 }
 
 // notAbove admits the pods of priority at most pod's: those that yielded

@@ -1,11 +1,13 @@
-package queue
+package filter
 
 import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 
+	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/dra"
+	"github.com/kubesched/kubesched/internal/requeue"
 )
 
 // claimChangeHelps is DynamicResources' ResourceClaim hint. A claim
@@ -15,26 +17,26 @@ import (
 // claim that was deallocated helps, and so does one of the pod's claims
 // being created or having its status changed. The pod's claims are read
 // from the listers, which hold the claim's new state.
-func (h clusterHints) claimChangeHelps(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
-	old, claim, err := objects[*resourceapi.ResourceClaim](oldObj, newObj)
+func (h clusterHints) claimChangeHelps(pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+	old, claim, err := requeue.Objects[*resourceapi.ResourceClaim](oldObj, newObj)
 	if err != nil {
-		return Queue, err
+		return framework.Queue, err
 	}
 	if claim == nil {
 		if old == nil {
-			return Queue, errNoObject
+			return framework.Queue, requeue.ErrNoObject
 		}
 		if old.Status.Allocation != nil {
-			return Queue, nil
+			return framework.Queue, nil
 		}
-		return QueueSkip, nil
+		return framework.QueueSkip, nil
 	}
 	claims, err := dra.PodClaims(h.listers.ResourceClaims, pod)
 	if err != nil {
-		return QueueSkip, nil
+		return framework.QueueSkip, nil
 	}
 	if old != nil && old.Status.Allocation != nil && claim.Status.Allocation == nil {
-		return Queue, nil
+		return framework.Queue, nil
 	}
 	uses := false
 	for _, c := range claims {
@@ -42,28 +44,28 @@ func (h clusterHints) claimChangeHelps(pod *v1.Pod, oldObj, newObj any) (Queuein
 	}
 	switch {
 	case !uses:
-		return QueueSkip, nil
+		return framework.QueueSkip, nil
 	case old == nil:
-		return Queue, nil
+		return framework.Queue, nil
 	case equality.Semantic.DeepEqual(&old.Status, &claim.Status):
-		return QueueSkip, nil
+		return framework.QueueSkip, nil
 	}
-	return Queue, nil
+	return framework.Queue, nil
 }
 
 // podClaimsNowUsable is DynamicResources' pod hint: an update of the pod
 // (the pod itself, which only [ownUpdate] checks before PodEventsByRole)
 // after which all the claims the updated pod names can be had.
-func (h clusterHints) podClaimsNowUsable(_ *v1.Pod, _, newObj any) (QueueingHint, error) {
-	_, updated, err := objects[*v1.Pod](nil, newObj)
+func (h clusterHints) podClaimsNowUsable(_ *v1.Pod, _, newObj any) (framework.QueueingHint, error) {
+	_, updated, err := requeue.Objects[*v1.Pod](nil, newObj)
 	if err != nil {
-		return Queue, err
+		return framework.Queue, err
 	}
 	if updated == nil {
-		return Queue, errNoObject
+		return framework.Queue, requeue.ErrNoObject
 	}
 	if _, err := dra.PodClaims(h.listers.ResourceClaims, updated); err != nil {
-		return QueueSkip, nil
+		return framework.QueueSkip, nil
 	}
-	return Queue, nil
+	return framework.Queue, nil
 }

@@ -1,9 +1,8 @@
-package queue
+package filter
 
 import (
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/internal/nodeaffinity"
 	"github.com/kubesched/kubesched/internal/taints"
 	"github.com/kubesched/kubesched/names"
@@ -19,7 +18,7 @@ type AdmissionResult struct {
 	Reason string
 	// InsufficientResource is the resource the node lacks, if that is the
 	// reason.
-	InsufficientResource *filter.InsufficientResource
+	InsufficientResource *InsufficientResource
 }
 
 // AdmissionCheck runs the checks that kube-scheduler shares with the
@@ -35,7 +34,7 @@ func AdmissionCheck(pod *v1.Pod, ni *nodeinfo.NodeInfo, includeAllFailures bool)
 		return nil
 	}
 	var results []AdmissionResult
-	for _, r := range filter.InsufficientResources(pod, ni) {
+	for _, r := range InsufficientResources(pod, ni) {
 		results = append(results, AdmissionResult{InsufficientResource: &r})
 	}
 	if len(results) > 0 && !includeAllFailures {
@@ -46,9 +45,9 @@ func AdmissionCheck(pod *v1.Pod, ni *nodeinfo.NodeInfo, includeAllFailures bool)
 		ok           bool
 		name, reason string
 	}{
-		{node != nil && nodeaffinity.RequiredOf(pod).Matches(node), names.NodeAffinity, filter.ErrReasonPod},
-		{pod.Spec.NodeName == "" || node != nil && pod.Spec.NodeName == node.Name, names.NodeName, filter.ErrReasonNodeName},
-		{portsFree(pod, ni), names.NodePorts, filter.ErrReasonNodePorts},
+		{node != nil && nodeaffinity.RequiredOf(pod).Matches(node), names.NodeAffinity, ErrReasonPod},
+		{pod.Spec.NodeName == "" || node != nil && pod.Spec.NodeName == node.Name, names.NodeName, ErrReasonNodeName},
+		{portsFree(pod, ni), names.NodePorts, ErrReasonNodePorts},
 	}
 	for _, c := range checks {
 		if c.ok {
@@ -74,13 +73,9 @@ func portsFree(pod *v1.Pod, ni *nodeinfo.NodeInfo) bool {
 	return true
 }
 
-// PreEnqueueCheck decides, for [PriorityQueue.MoveAllToActiveOrBackoffQueue],
-// whether an event could make pod schedulable; pods it turns down stay
-// where they are.
-type PreEnqueueCheck func(pod *v1.Pod) bool
-
-// PreCheckForNode returns the check the seed's node event handlers pass
-// along with a node's add or update event: a pod moves only if the node
+// PreCheckForNode returns the check (a queue.PreEnqueueCheck) that the
+// seed's node event handlers pass along with a node's add or update
+// event, for queue.PriorityQueue.MoveAllToActiveOrBackoffQueue: a pod moves only if the node
 // passes [AdmissionCheck] and has no NoSchedule or NoExecute taint the
 // pod does not tolerate. It ignores preemption, so in rare cases (a node
 // that grew) a pod it holds back could have fit after preempting; such
@@ -88,9 +83,9 @@ type PreEnqueueCheck func(pod *v1.Pod) bool
 //
 // No supported kube-scheduler release applies it: with queueing hints
 // (GA) they pass no check and let each plugin's registered events decide,
-// as [PriorityQueue] does; v1.37 removed it. Use it when registrations are coarse and node events
-// frequent. A nil NodeInfo or one without a node holds every pod back.
-func PreCheckForNode(ni *nodeinfo.NodeInfo) PreEnqueueCheck {
+// as kubesched's queue does; v1.37 removed it. Use it when registrations
+// are coarse and node events frequent. A nil NodeInfo or one without a node holds every pod back.
+func PreCheckForNode(ni *nodeinfo.NodeInfo) func(pod *v1.Pod) bool {
 	return func(pod *v1.Pod) bool {
 		node := ni.Node()
 		if pod == nil || node == nil || len(AdmissionCheck(pod, ni, false)) > 0 {

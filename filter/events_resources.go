@@ -1,4 +1,4 @@
-package queue
+package filter
 
 import (
 	"context"
@@ -7,9 +7,9 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 
-	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/internal/dra"
+	"github.com/kubesched/kubesched/internal/requeue"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -21,36 +21,36 @@ import (
 // node is new or gained pod slots or more of a resource the pod requests.
 // Extended resources that a DeviceClass provides count as
 // NodeResourcesFit's filter counts them.
-func (h clusterHints) nodeNowFitsResources(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
-	old, node, err := objects[*v1.Node](oldObj, newObj)
+func (h clusterHints) nodeNowFitsResources(pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+	old, node, err := requeue.Objects[*v1.Node](oldObj, newObj)
 	if err != nil {
-		return Queue, err
+		return framework.Queue, err
 	}
 	if node == nil {
-		return Queue, errNoObject
+		return framework.Queue, requeue.ErrNoObject
 	}
 	state := framework.NewCycleState(nil).SetListers(h.listers)
-	var fit filter.NodeResourcesFit // no ignored resources, as upstream's hint
+	var fit NodeResourcesFit // no ignored resources, as upstream's hint
 	switch st := fit.Filter(context.Background(), state, pod, nodeinfo.New(node)); {
 	case st.IsSuccess():
 	case st.Code() == framework.Error:
-		return Queue, st.AsError()
+		return framework.Queue, st.AsError()
 	default:
-		return QueueSkip, nil
+		return framework.QueueSkip, nil
 	}
 	if old == nil {
-		return Queue, nil
+		return framework.Queue, nil
 	}
 	var resolver *dra.Resolver
 	if dra.MayUseExtendedResources(pod) {
 		if resolver, err = dra.ResolverFor(state); err != nil {
-			return Queue, err
+			return framework.Queue, err
 		}
 	}
 	if requestedResourceGrew(pod, old, node, resolver) {
-		return Queue, nil
+		return framework.Queue, nil
 	}
-	return QueueSkip, nil
+	return framework.QueueSkip, nil
 }
 
 // requestedResourceGrew reports whether the update of a node raised its
@@ -95,48 +95,48 @@ func requestedResourceGrew(pod *v1.Pod, old, node *v1.Node, resolver *dra.Resolv
 // PodEventsByRole, for every pod event: a pod that held a place on a node
 // was deleted ([podHeldPlace]), or the pod itself, or a bound pod holding
 // some resource the pod requests ([boundPodGaveUpRequest]), scaled down.
-func resourcesFreedByPod(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
+func resourcesFreedByPod(pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
 	if newObj == nil {
 		return podHeldPlace(pod, oldObj, nil)
 	}
-	return ownUpdateOr(alwaysQueue, boundPodGaveUpRequest)(pod, oldObj, newObj)
+	return requeue.OwnUpdateOr(requeue.AlwaysQueue, boundPodGaveUpRequest)(pod, oldObj, newObj)
 }
 
 // podHeldPlace is NodeResourcesFit's AssignedPod deletion hint: the
 // deleted pod was bound or nominated to a node, so it freed room there.
-func podHeldPlace(_ *v1.Pod, oldObj, _ any) (QueueingHint, error) {
-	deleted, _, err := objects[*v1.Pod](oldObj, nil)
+func podHeldPlace(_ *v1.Pod, oldObj, _ any) (framework.QueueingHint, error) {
+	deleted, _, err := requeue.Objects[*v1.Pod](oldObj, nil)
 	if err != nil {
-		return Queue, err
+		return framework.Queue, err
 	}
 	if deleted == nil {
-		return Queue, errNoObject
+		return framework.Queue, requeue.ErrNoObject
 	}
-	if assignedOrNominated(deleted) {
-		return Queue, nil
+	if requeue.AssignedOrNominated(deleted) {
+		return framework.Queue, nil
 	}
-	return QueueSkip, nil
+	return framework.QueueSkip, nil
 }
 
 // boundPodGaveUpRequest is NodeResourcesFit's AssignedPod scale-down
 // hint: the updated pod is bound and its request of some resource the pod
 // requests went down. Requests count resized status, as kube-scheduler's
 // with in-place resize on.
-func boundPodGaveUpRequest(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
-	old, other, err := objects[*v1.Pod](oldObj, newObj)
+func boundPodGaveUpRequest(pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+	old, other, err := requeue.Objects[*v1.Pod](oldObj, newObj)
 	if err != nil {
-		return Queue, err
+		return framework.Queue, err
 	}
 	if old == nil || other == nil {
-		return Queue, errNoObject
+		return framework.Queue, requeue.ErrNoObject
 	}
 	if other.Spec.NodeName == "" {
-		return QueueSkip, nil
+		return framework.QueueSkip, nil
 	}
 	var before, after nodeinfo.Resource
-	setMax(&before, resourcehelper.PodRequests(old, podRequestOptions))
-	setMax(&after, resourcehelper.PodRequests(other, podRequestOptions))
-	for name, q := range resourcehelper.PodRequests(pod, podRequestOptions) {
+	setMax(&before, resourcehelper.PodRequests(old, requeue.PodRequestOptions))
+	setMax(&after, resourcehelper.PodRequests(other, requeue.PodRequestOptions))
+	for name, q := range resourcehelper.PodRequests(pod, requeue.PodRequestOptions) {
 		if q.IsZero() {
 			continue
 		}
@@ -152,10 +152,10 @@ func boundPodGaveUpRequest(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error
 			lower = nodeinfo.IsScalarResourceName(name) && before.ScalarResources[name] > after.ScalarResources[name]
 		}
 		if lower {
-			return Queue, nil
+			return framework.Queue, nil
 		}
 	}
-	return QueueSkip, nil
+	return framework.QueueSkip, nil
 }
 
 // setMax raises r's amounts to those of rl where rl's are larger, as
@@ -186,13 +186,13 @@ func setMax(r *nodeinfo.Resource, rl v1.ResourceList) {
 // (deviceclass.resource.kubernetes.io/<class>) the pod requests, or a
 // class added or updated whose spec.extendedResourceName, new or changed,
 // the pod requests.
-func deviceClassProvidesRequest(pod *v1.Pod, oldObj, newObj any) (QueueingHint, error) {
-	old, class, err := objects[*resourceapi.DeviceClass](oldObj, newObj)
+func deviceClassProvidesRequest(pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+	old, class, err := requeue.Objects[*resourceapi.DeviceClass](oldObj, newObj)
 	if err != nil {
-		return Queue, err
+		return framework.Queue, err
 	}
 	if class == nil {
-		return Queue, errNoObject
+		return framework.Queue, requeue.ErrNoObject
 	}
 	name := func(c *resourceapi.DeviceClass) string {
 		if c.Spec.ExtendedResourceName == nil {
@@ -210,33 +210,33 @@ func deviceClassProvidesRequest(pod *v1.Pod, oldObj, newObj any) (QueueingHint, 
 	}
 	if old != nil {
 		if name(old) == name(class) {
-			return QueueSkip, nil
+			return framework.QueueSkip, nil
 		}
 	} else if requested(resourceapi.ResourceDeviceClassPrefix + class.Name) {
-		return Queue, nil
+		return framework.Queue, nil
 	}
 	if class.Spec.ExtendedResourceName != nil && requested(*class.Spec.ExtendedResourceName) {
-		return Queue, nil
+		return framework.Queue, nil
 	}
-	return QueueSkip, nil
+	return framework.QueueSkip, nil
 }
 
 // deletedPodFreesPorts is NodePorts' hint: a pod that held a place on a
 // node was deleted, and it bound a host port the pod wants.
-func deletedPodFreesPorts(pod *v1.Pod, oldObj, _ any) (QueueingHint, error) {
-	deleted, _, err := objects[*v1.Pod](oldObj, nil)
+func deletedPodFreesPorts(pod *v1.Pod, oldObj, _ any) (framework.QueueingHint, error) {
+	deleted, _, err := requeue.Objects[*v1.Pod](oldObj, nil)
 	if err != nil {
-		return Queue, err
+		return framework.Queue, err
 	}
 	if deleted == nil {
-		return Queue, errNoObject
+		return framework.Queue, requeue.ErrNoObject
 	}
-	if !assignedOrNominated(deleted) {
-		return QueueSkip, nil
+	if !requeue.AssignedOrNominated(deleted) {
+		return framework.QueueSkip, nil
 	}
 	freed := nodeinfo.HostPorts(deleted)
 	if len(freed) == 0 {
-		return QueueSkip, nil
+		return framework.QueueSkip, nil
 	}
 	inUse := make(nodeinfo.HostPortInfo, len(freed))
 	for _, p := range freed {
@@ -244,8 +244,8 @@ func deletedPodFreesPorts(pod *v1.Pod, oldObj, _ any) (QueueingHint, error) {
 	}
 	for _, p := range nodeinfo.HostPorts(pod) {
 		if inUse.CheckConflict(p.HostIP, string(p.Protocol), p.HostPort) {
-			return Queue, nil
+			return framework.Queue, nil
 		}
 	}
-	return QueueSkip, nil
+	return framework.QueueSkip, nil
 }
