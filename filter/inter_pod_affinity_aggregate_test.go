@@ -290,9 +290,9 @@ func TestACycleSharesAnAggregatesCountsUntilItEnds(t *testing.T) {
 	if a == nil {
 		t.Fatal("the aggregate is held after both cycles ended")
 	}
-	for i := range a.borrowers {
-		if n := a.borrowers[i].Load(); n != 0 || a.lent[i] {
-			t.Errorf("counts %d: %d cycles still borrow them (lent for good: %v) after both ended", i, n, a.lent[i])
+	for i := range a.loans {
+		if a.loans[i].Out() {
+			t.Errorf("counts %d are still on loan after both cycles ended", i)
 		}
 	}
 	totals := a.totals

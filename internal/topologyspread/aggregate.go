@@ -7,7 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubesched/kubesched/framework"
-	"github.com/kubesched/kubesched/internal/keyed"
+	"github.com/kubesched/kubesched/internal/incremental"
 	"github.com/kubesched/kubesched/internal/podcount"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -16,11 +16,11 @@ import (
 // domain counts of the last node list counted and each node's share of
 // them, so that counting again over a list where few nodes changed (a
 // simulation placing pod after pod, a snapshot updated in place) visits
-// the changed nodes alone. Every node's generation is still compared,
-// which costs far less than reading its labels and pods. The zero value
-// is ready; each plugin holds its own, so that two frameworks share none.
+// the changed nodes alone (see package incremental for the words). The
+// zero value is ready; each plugin holds its own, so that two frameworks
+// share none.
 type Aggregates struct {
-	values keyed.Values[aggregate]
+	values incremental.ByKey[aggregate]
 }
 
 // Incremental is what a count may keep and consult from one cycle to the
@@ -40,16 +40,9 @@ type Incremental struct {
 // aggregate is one way of counting's running totals, used by one count
 // at a time; another count at the same time counts without it.
 type aggregate struct {
-	// gens[p] is the generation of the NodeInfo counted at position p. A
-	// generation names one content of one NodeInfo (any change gives a
-	// new one, and a clone shares it only while identical), so comparing
-	// it is enough, and no NodeInfo is kept alive; 0, the generation of
-	// a NodeInfo not built by package nodeinfo, is always counted again.
-	gens []int64
-	// version is the node list's when last counted, when it tells which
-	// nodes changed since (framework.CycleState.ChangedNodes): the next
-	// count then visits those alone.
-	version framework.NodesVersion
+	// positions are the counted nodes' generations and the list's
+	// version.
+	positions incremental.Positions
 	// Per counted constraint c: dom[c][p] is position p's domain (-1: not
 	// counted) and share[c][p] its matching pods; ids and values number
 	// the domains; sums and members are each domain's matching pods and
@@ -150,42 +143,21 @@ func (a *aggregate) count(pod *v1.Pod, cs []Constraint, keys []podcount.Key, nod
 }
 
 // update brings a up to date with nodes, counting again the nodes that
-// changed since. gens, when not nil, are the nodes' generations, read
-// there rather than from each node. state, when not nil, is the cycle's,
-// which may tell which nodes changed since a last counted
-// (framework.CycleState.ChangedNodes), so that only they are visited.
+// changed since ([incremental.Positions.Sync] for gens and state).
 func (a *aggregate) update(pod *v1.Pod, cs []Constraint, keys []podcount.Key, nodes []*nodeinfo.NodeInfo, gens []int64, state *framework.CycleState, requireAll bool, counted []bool) {
-	if len(a.gens) != len(nodes) || len(a.dom) != len(cs) || a.outgrown() {
+	if a.positions.Len() != len(nodes) || len(a.dom) != len(cs) || a.outgrown() {
 		a.reset(len(nodes), len(cs))
 	}
-	now, changed, ok := state.ChangedNodes(nodes, a.version)
-	a.version = now
-	if ok {
-		for _, p := range changed {
-			a.visit(pod, cs, keys, nodes[p], int(p), gens, requireAll, counted)
+	a.positions.Sync(state, nodes, gens, func(p int, ni *nodeinfo.NodeInfo, since int64) {
+		if since == 0 || !a.shift(pod, cs, keys, ni, p, since, counted) {
+			a.recount(pod, cs, keys, ni, p, requireAll, counted)
 		}
-		return
-	}
-	for p, ni := range nodes {
-		a.visit(pod, cs, keys, ni, p, gens, requireAll, counted)
-	}
+		a.alike[p] = a.alikeOf(cs, p, counted)
+	})
 }
 
-// visit counts position p, holding ni, again if it changed since a
-// counted it.
-func (a *aggregate) visit(pod *v1.Pod, cs []Constraint, keys []podcount.Key, ni *nodeinfo.NodeInfo, p int, gens []int64, requireAll bool, counted []bool) {
-	if gens != nil && a.gens[p] == gens[p] && gens[p] != 0 {
-		return
-	}
-	if a.gens[p] == ni.Generation() && ni.Generation() != 0 {
-		return
-	}
-	if a.gens[p] != 0 && a.shift(pod, cs, keys, ni, p, counted) {
-		a.gens[p] = ni.Generation()
-		a.alike[p] = a.alikeOf(cs, p, counted)
-		return
-	}
-	a.gens[p] = ni.Generation()
+// recount counts position p, holding ni, again.
+func (a *aggregate) recount(pod *v1.Pod, cs []Constraint, keys []podcount.Key, ni *nodeinfo.NodeInfo, p int, requireAll bool, counted []bool) {
 	nodeLabels := ni.Labels()
 	counts := ni.Node() != nil && (!requireAll || hasAllKeys(nodeLabels, cs))
 	for c := range cs {
@@ -220,16 +192,15 @@ func (a *aggregate) visit(pod *v1.Pod, cs []Constraint, keys []podcount.Key, ni 
 		a.sums[c][d] += n
 		a.members[c][d]++
 	}
-	a.alike[p] = a.alikeOf(cs, p, counted)
 }
 
 // shift brings position p's counts up to date with ni by the pods added
-// to it and removed from it since a counted it, when ni knows them and
+// to it and removed from it since generation since, when ni knows them and
 // nothing else changed (NodeInfo.PodChangesSince): the node, its labels, and
 // so its domains, are the same. keys are the constraints' counting keys
 // (matchKey). It reports false, having changed nothing, otherwise.
-func (a *aggregate) shift(pod *v1.Pod, cs []Constraint, keys []podcount.Key, ni *nodeinfo.NodeInfo, p int, counted []bool) bool {
-	changes, ok := ni.PodChangesSince(a.gens[p])
+func (a *aggregate) shift(pod *v1.Pod, cs []Constraint, keys []podcount.Key, ni *nodeinfo.NodeInfo, p int, since int64, counted []bool) bool {
+	changes, ok := ni.PodChangesSince(since)
 	if !ok {
 		return false
 	}
@@ -291,7 +262,7 @@ func (a *aggregate) alikeOf(cs []Constraint, p int, counted []bool) int32 {
 // keeps its memory in proportion to the cluster.
 func (a *aggregate) outgrown() bool {
 	for _, values := range a.values {
-		if len(values) > 2*len(a.gens)+64 {
+		if len(values) > 2*a.positions.Len()+64 {
 			return true
 		}
 	}
@@ -300,8 +271,7 @@ func (a *aggregate) outgrown() bool {
 
 // reset empties a for n nodes and k constraints.
 func (a *aggregate) reset(n, k int) {
-	a.gens = make([]int64, n)
-	a.version = framework.NodesVersion{}
+	a.positions.Reset(n)
 	a.uncounted = n
 	a.alike = make([]int32, n)
 	for p := range a.alike {

@@ -1,4 +1,4 @@
-package keyed
+package incremental
 
 import (
 	"strconv"
@@ -7,7 +7,7 @@ import (
 )
 
 func TestTake(t *testing.T) {
-	v := &Values[int]{max: 2}
+	v := &ByKey[int]{max: 2}
 	a, giveA := v.Take("a")
 	if a == nil || *a != 0 {
 		t.Fatalf("first Take = %v, want a zero value", a)
@@ -34,7 +34,7 @@ func TestTake(t *testing.T) {
 // TestTakeIsSafeForConcurrentUse takes and gives back from many
 // goroutines (run with -race): a held value is never handed out twice.
 func TestTakeIsSafeForConcurrentUse(t *testing.T) {
-	v := &Values[int]{max: 4}
+	v := &ByKey[int]{max: 4}
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
