@@ -13,6 +13,7 @@ import (
 	"github.com/kubesched/kubesched/cache"
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/testcluster"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -118,7 +119,7 @@ func placeClaimingPods(b *testing.B, numNodes int, pct int32, objs ...runtime.Ob
 	}
 	slices := addGPUNodes(b, c, numNodes, gpus)
 	_, class := gpuCluster()
-	listers, err := framework.NewListers(append(append([]runtime.Object{class[1]}, slices...), objs...)...)
+	listers, err := fwk.NewListers(append(append([]runtime.Object{class[1]}, slices...), objs...)...)
 	if err != nil {
 		b.Fatal(err)
 	}

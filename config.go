@@ -12,6 +12,7 @@ import (
 	"github.com/kubesched/kubesched/extender"
 	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/names"
 )
@@ -63,7 +64,7 @@ func loadConfig(data []byte, r *Release) (*configv1.KubeSchedulerConfiguration, 
 // PluginFactory builds a plugin of the user's that a configuration names,
 // from its pluginConfig args: nil when the profile gives none, else a
 // *runtime.Unknown holding their JSON in Raw.
-type PluginFactory func(args runtime.Object) (framework.Plugin, error)
+type PluginFactory func(args runtime.Object) (fwk.Plugin, error)
 
 // Registry names the user's own plugins, so that a configuration can
 // enable them beside kube-scheduler's, which kubesched builds in. A
@@ -195,22 +196,22 @@ func (r Registry) profilePlugins(prof *configv1.KubeSchedulerProfile, fs feature
 			}
 		}
 	}
-	built := map[string][]framework.Plugin{}
+	built := map[string][]fwk.Plugin{}
 	elsewhere := map[string][]schedconfig.Point{}
 	companions := map[string]map[framework.ExtensionPoint]framework.ExtensionPoint{}
 	for _, name := range slices.Sorted(maps.Keys(needed)) {
-		var ps []framework.Plugin
+		var ps []fwk.Plugin
 		var err error
 		if it, ok := inTree[name]; ok {
 			ps, err = buildInTree(name, args[name], &fs)
 			elsewhere[name], companions[name] = it.elsewhere, it.companions
 		} else if factory, ok := r[name]; ok {
-			var p framework.Plugin
+			var p fwk.Plugin
 			if p, err = factory(args[name]); err == nil {
 				if p == nil {
 					err = errors.New("the factory returned no plugin")
 				}
-				ps = []framework.Plugin{p}
+				ps = []fwk.Plugin{p}
 			}
 		} else {
 			continue // Expand says it does not exist.
@@ -275,7 +276,7 @@ func (r Registry) profilePlugins(prof *configv1.KubeSchedulerProfile, fs feature
 // pointsOf returns the extension points a plugin of parts ps implements
 // in a configuration: its parts' but for companions, and the points
 // elsewhere that kubesched does not run.
-func pointsOf(ps []framework.Plugin, elsewhere []schedconfig.Point, companions map[framework.ExtensionPoint]framework.ExtensionPoint) map[schedconfig.Point]bool {
+func pointsOf(ps []fwk.Plugin, elsewhere []schedconfig.Point, companions map[framework.ExtensionPoint]framework.ExtensionPoint) map[schedconfig.Point]bool {
 	points := map[schedconfig.Point]bool{}
 	for _, at := range elsewhere {
 		points[at] = true
@@ -289,7 +290,7 @@ func pointsOf(ps []framework.Plugin, elsewhere []schedconfig.Point, companions m
 }
 
 // partAt returns the part of a plugin that takes part at point, or nil.
-func partAt(ps []framework.Plugin, point framework.ExtensionPoint) framework.Plugin {
+func partAt(ps []fwk.Plugin, point framework.ExtensionPoint) fwk.Plugin {
 	for _, p := range ps {
 		if framework.Implements(p, point) {
 			return p

@@ -17,6 +17,7 @@ import (
 	"github.com/kubesched/kubesched/cache"
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 )
 
 // gpuSlice publishes n GPUs on node.
@@ -65,7 +66,7 @@ func TestPlacingClaimingPodsThroughTheCacheNeverHandsADeviceOutTwice(t *testing.
 	const numNodes, gpusPerNode, numPods = 5, 2, 14
 	slices := addGPUNodes(t, c, numNodes, gpusPerNode)
 	_, class := gpuCluster()
-	listers, err := framework.NewListers(append([]runtime.Object{class[1]}, slices...)...)
+	listers, err := fwk.NewListers(append([]runtime.Object{class[1]}, slices...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +166,7 @@ func TestPlacingPodsAskingForDRABackedExtendedResourcesThroughTheCache(t *testin
 		},
 	}}
 	objects = append(objects, addGPUNodes(t, c, numNodes, gpusPerNode)...)
-	listers, err := framework.NewListers(objects...)
+	listers, err := fwk.NewListers(objects...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -78,9 +79,9 @@ type preferNamed string
 
 func (p preferNamed) Name() string { return "PreferNamed" }
 
-func (p preferNamed) Score(_ context.Context, _ *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+func (p preferNamed) Score(_ context.Context, _ *fwk.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *fwk.Status) {
 	if ni.Node().Name == string(p) {
-		return framework.MaxNodeScore, nil
+		return fwk.MaxNodeScore, nil
 	}
 	return 0, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -143,7 +144,7 @@ type preferNode struct{ node string }
 
 func (p *preferNode) Name() string { return "PreferNode" }
 
-func (p *preferNode) Score(_ context.Context, _ *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+func (p *preferNode) Score(_ context.Context, _ *fwk.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *fwk.Status) {
 	if ni.Name() == p.node {
 		return 100, nil
 	}
@@ -151,7 +152,7 @@ func (p *preferNode) Score(_ context.Context, _ *framework.CycleState, _ *v1.Pod
 }
 
 func TestFrameworksFromConfigBuildsTheUsersPlugins(t *testing.T) {
-	registry := kubesched.Registry{"PreferNode": func(args runtime.Object) (framework.Plugin, error) {
+	registry := kubesched.Registry{"PreferNode": func(args runtime.Object) (fwk.Plugin, error) {
 		var a struct{ Node string }
 		if u, ok := args.(*runtime.Unknown); ok {
 			if err := json.Unmarshal(u.Raw, &a); err != nil {
@@ -181,7 +182,7 @@ func TestFrameworksFromConfigBuildsTheUsersPlugins(t *testing.T) {
 }
 
 func TestFrameworksFromConfigRefuses(t *testing.T) {
-	mine := kubesched.Registry{"Mine": func(runtime.Object) (framework.Plugin, error) { return &preferNode{}, nil }}
+	mine := kubesched.Registry{"Mine": func(runtime.Object) (fwk.Plugin, error) { return &preferNode{}, nil }}
 	for _, tc := range []struct {
 		name     string
 		registry kubesched.Registry
@@ -315,11 +316,11 @@ type prepared struct{}
 
 func (prepared) Name() string { return "Prepared" }
 
-func (prepared) PreFilter(context.Context, *framework.CycleState, *v1.Pod, []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (prepared) PreFilter(context.Context, *fwk.CycleState, *v1.Pod, []*nodeinfo.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	return nil, nil
 }
 
-func (prepared) Filter(context.Context, *framework.CycleState, *v1.Pod, *nodeinfo.NodeInfo) *framework.Status {
+func (prepared) Filter(context.Context, *fwk.CycleState, *v1.Pod, *nodeinfo.NodeInfo) *fwk.Status {
 	return nil
 }
 
@@ -333,7 +334,7 @@ func TestFrameworksFromConfigRefusesARegistrysPluginWithoutItsPreFilter(t *testi
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := kubesched.Registry{"Prepared": func(runtime.Object) (framework.Plugin, error) { return prepared{}, nil }}
+	r := kubesched.Registry{"Prepared": func(runtime.Object) (fwk.Plugin, error) { return prepared{}, nil }}
 	_, err = r.FrameworksFromConfig(cfg)
 	if !errors.Is(err, kubesched.ErrUnpairedPhase) || !strings.Contains(err.Error(), `plugin "Prepared" runs at FilterPlugin without its PreFilterPlugin`) {
 		t.Errorf("FrameworksFromConfig: %v, want ErrUnpairedPhase for Prepared", err)

@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 	"github.com/kubesched/kubesched/queue"
 )
@@ -16,7 +17,7 @@ import (
 // only a score plugin uses.
 type WeightedPlugin struct {
 	// Plugin is the plugin, or one part of one: see [Plugins].
-	Plugin framework.Plugin
+	Plugin fwk.Plugin
 	// Weight multiplies the plugin's scores; ignored for a plugin that
 	// does not score.
 	Weight int32
@@ -68,7 +69,7 @@ func (ps Plugins) Without(names ...string) Plugins {
 // implements: in the first one's place, the others dropped. Replacing
 // NodeResourcesFit's score part so leaves its filter part alone. A plugin
 // that replaces nothing is appended. ps is not modified.
-func (ps Plugins) Replace(plugin framework.Plugin, weight int32) Plugins {
+func (ps Plugins) Replace(plugin fwk.Plugin, weight int32) Plugins {
 	out := make(Plugins, 0, len(ps)+1)
 	replaced := false
 	for _, p := range ps {
@@ -89,7 +90,7 @@ func (ps Plugins) Replace(plugin framework.Plugin, weight int32) Plugins {
 
 // sharesAPoint reports whether a and b have one name and take part in one
 // extension point.
-func sharesAPoint(a, b framework.Plugin) bool {
+func sharesAPoint(a, b fwk.Plugin) bool {
 	if a == nil || b == nil || a.Name() != b.Name() {
 		return false
 	}
@@ -112,8 +113,8 @@ func (ps Plugins) Framework(opts ...framework.Option) (*framework.Framework, err
 }
 
 // plugins returns ps's plugins, in order.
-func (ps Plugins) plugins() []framework.Plugin {
-	out := make([]framework.Plugin, len(ps))
+func (ps Plugins) plugins() []fwk.Plugin {
+	out := make([]fwk.Plugin, len(ps))
 	for i, p := range ps {
 		out[i] = p.Plugin
 	}
@@ -123,7 +124,7 @@ func (ps Plugins) plugins() []framework.Plugin {
 // QueueOptions returns the options that make a [queue.PriorityQueue]
 // behave as the newest supported kube-scheduler with its default profile,
 // reading l: see [Release.QueueOptions].
-func QueueOptions(l framework.Listers) []queue.Option {
+func QueueOptions(l fwk.Listers) []queue.Option {
 	return newest().QueueOptions(l)
 }
 

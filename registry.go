@@ -8,6 +8,7 @@ import (
 	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/preemption"
@@ -20,7 +21,7 @@ type inTreePlugin struct {
 	// build makes its parts (kubesched splits some plugins into a filter
 	// and a score plugin of one name), new ones on each call, from its v1
 	// args, or its defaults for nil args.
-	build func(args runtime.Object) ([]framework.Plugin, error)
+	build func(args runtime.Object) ([]fwk.Plugin, error)
 	// elsewhere are the extension points kube-scheduler's plugin also
 	// implements that kubesched does not run (binding, queue order,
 	// workload placement, preemption's PreEnqueue).
@@ -34,9 +35,9 @@ type inTreePlugin struct {
 }
 
 // parts builds a plugin without args from its parts' constructors.
-func parts(news ...func() framework.Plugin) func(runtime.Object) ([]framework.Plugin, error) {
-	return func(runtime.Object) ([]framework.Plugin, error) {
-		ps := make([]framework.Plugin, len(news))
+func parts(news ...func() fwk.Plugin) func(runtime.Object) ([]fwk.Plugin, error) {
+	return func(runtime.Object) ([]fwk.Plugin, error) {
+		ps := make([]fwk.Plugin, len(news))
 		for i, n := range news {
 			ps[i] = n()
 		}
@@ -47,14 +48,14 @@ func parts(news ...func() framework.Plugin) func(runtime.Object) ([]framework.Pl
 // zero returns a new zero value of a plugin type, P being *T.
 func zero[T any, P interface {
 	*T
-	framework.Plugin
-}]() framework.Plugin {
+	fwk.Plugin
+}]() fwk.Plugin {
 	return P(new(T))
 }
 
 // buildInTree builds kube-scheduler's plugin name from args for a
 // release's features fs, read by the parts that read any.
-func buildInTree(name string, args runtime.Object, fs *feature.Features) ([]framework.Plugin, error) {
+func buildInTree(name string, args runtime.Object, fs *feature.Features) ([]fwk.Plugin, error) {
 	ps, err := inTree[name].build(args)
 	if err != nil {
 		return nil, err
@@ -104,8 +105,8 @@ func argsAs[P runtime.Object](plugin string, args runtime.Object) (P, error) {
 
 // both builds a plugin kubesched splits into a filter and a score part,
 // each from the same args.
-func both[P runtime.Object, F, S framework.Plugin](plugin string, newFilter func(P) (F, error), newScore func(P) (S, error)) func(runtime.Object) ([]framework.Plugin, error) {
-	return func(args runtime.Object) ([]framework.Plugin, error) {
+func both[P runtime.Object, F, S fwk.Plugin](plugin string, newFilter func(P) (F, error), newScore func(P) (S, error)) func(runtime.Object) ([]fwk.Plugin, error) {
+	return func(args runtime.Object) ([]fwk.Plugin, error) {
 		a, err := argsAs[P](plugin, args)
 		if err != nil {
 			return nil, err
@@ -118,13 +119,13 @@ func both[P runtime.Object, F, S framework.Plugin](plugin string, newFilter func
 		if err != nil {
 			return nil, err
 		}
-		return []framework.Plugin{f, s}, nil
+		return []fwk.Plugin{f, s}, nil
 	}
 }
 
 // one builds a plugin of one part from its args.
-func one[P runtime.Object, T framework.Plugin](plugin string, build func(P) (T, error), more ...func() framework.Plugin) func(runtime.Object) ([]framework.Plugin, error) {
-	return func(args runtime.Object) ([]framework.Plugin, error) {
+func one[P runtime.Object, T fwk.Plugin](plugin string, build func(P) (T, error), more ...func() fwk.Plugin) func(runtime.Object) ([]fwk.Plugin, error) {
+	return func(args runtime.Object) ([]fwk.Plugin, error) {
 		a, err := argsAs[P](plugin, args)
 		if err != nil {
 			return nil, err
@@ -133,7 +134,7 @@ func one[P runtime.Object, T framework.Plugin](plugin string, build func(P) (T, 
 		if err != nil {
 			return nil, err
 		}
-		ps := []framework.Plugin{p}
+		ps := []fwk.Plugin{p}
 		for _, n := range more {
 			ps = append(ps, n())
 		}

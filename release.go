@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/queue"
 )
 
@@ -76,7 +77,7 @@ func (r *Release) DefaultPlugins() Plugins {
 		}
 		// A plugin's filter part before its score part, as a reader
 		// expects; they run at different points.
-		slices.SortStableFunc(parts, func(a, b framework.Plugin) int {
+		slices.SortStableFunc(parts, func(a, b fwk.Plugin) int {
 			return cmp.Compare(b2i(framework.Implements(a, framework.Score)), b2i(framework.Implements(b, framework.Score)))
 		})
 		for _, part := range parts {
@@ -115,10 +116,10 @@ func (r *Release) FrameworksFromConfig(cfg *configv1.KubeSchedulerConfiguration,
 // PluginEvents returns the events on which the release's kube-scheduler
 // retries a pod its default plugins rejected, with their queueing hints:
 // what the default plugins' EventsToRegister return in the release
-// ([framework.PluginEventsOf]), for [queue.WithPluginEvents]; the hints
+// ([fwk.PluginEventsOf]), for [queue.WithPluginEvents]; the hints
 // that read cluster objects read l.
-func (r *Release) PluginEvents(l framework.Listers) framework.PluginEvents {
-	return framework.PluginEventsOf(r.r.Features, l, r.DefaultPlugins().plugins()...)
+func (r *Release) PluginEvents(l fwk.Listers) fwk.PluginEvents {
+	return fwk.PluginEventsOf(r.r.Features, l, r.DefaultPlugins().plugins()...)
 }
 
 // QueueOptions returns the options that make a [queue.PriorityQueue]
@@ -129,10 +130,10 @@ func (r *Release) PluginEvents(l framework.Listers) framework.PluginEvents {
 // ([queue.WithListers]). Options after them in queue.New override them;
 // add your own plugins' registrations to PluginEvents(l) for a profile
 // of your own.
-func (r *Release) QueueOptions(l framework.Listers) []queue.Option {
-	var gates []framework.PreEnqueuePlugin
+func (r *Release) QueueOptions(l fwk.Listers) []queue.Option {
+	var gates []fwk.PreEnqueuePlugin
 	for _, p := range r.DefaultPlugins().plugins() {
-		if g, ok := p.(framework.PreEnqueuePlugin); ok {
+		if g, ok := p.(fwk.PreEnqueuePlugin); ok {
 			gates = append(gates, g)
 		}
 	}

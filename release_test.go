@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 	"github.com/kubesched/kubesched/queue"
 )
@@ -132,7 +133,7 @@ func TestAReleasesPluginEventsAreItsDefaultPluginsRegistrations(t *testing.T) {
 		"NodeDeclaredFeatures", "NodeName", "NodePorts", "NodeResourcesFit", "NodeUnschedulable",
 		"NodeVolumeLimits", "PodTopologySpread", "SchedulingGates", "TaintToleration", "VolumeBinding",
 		"VolumeRestrictions", "VolumeZone"}
-	labels := func(pe framework.PluginEvents, plugin string) string {
+	labels := func(pe fwk.PluginEvents, plugin string) string {
 		var out []string
 		for _, e := range pe[plugin] {
 			out = append(out, e.Event.Label())
@@ -147,7 +148,7 @@ func TestAReleasesPluginEventsAreItsDefaultPluginsRegistrations(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run("v"+tc.release+" registers its default plugins' events", func(t *testing.T) {
-			pe := mustRelease(t, tc.release).PluginEvents(framework.Listers{})
+			pe := mustRelease(t, tc.release).PluginEvents(fwk.Listers{})
 			if got := slices.Sorted(maps.Keys(pe)); !slices.Equal(got, registering) {
 				t.Errorf("registered plugins %v, want %v", got, registering)
 			}
@@ -167,8 +168,8 @@ func TestQueueOptionsGiveTheQueueTheReleasesGatesAndHints(t *testing.T) {
 		opts      []queue.Option
 		wantGated bool
 	}{
-		{name: "a queue with QueueOptions holds a gated pod back", opts: kubesched.QueueOptions(framework.Listers{}), wantGated: true},
-		{name: "a queue with v1.36's holds it back too", opts: mustRelease(t, "1.36").QueueOptions(framework.Listers{}), wantGated: true},
+		{name: "a queue with QueueOptions holds a gated pod back", opts: kubesched.QueueOptions(fwk.Listers{}), wantGated: true},
+		{name: "a queue with v1.36's holds it back too", opts: mustRelease(t, "1.36").QueueOptions(fwk.Listers{}), wantGated: true},
 		{name: "a queue without runs no PreEnqueue plugin", opts: nil},
 	}
 	for _, tc := range tests {

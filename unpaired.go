@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -82,8 +83,8 @@ var ErrUnpairedPhase = errors.New("kubesched cannot judge this exactly: what a p
 // unpairedParts returns, by plugin and extension point, the stand-ins
 // for in-tree plugins the layout runs at Filter or Score without the
 // phase before it, or an error for a Registry's plugin laid out so.
-func unpairedParts(exp *schedconfig.Expanded, implements schedconfig.Implements, built map[string][]framework.Plugin) (map[string]map[framework.ExtensionPoint]framework.Plugin, error) {
-	out := map[string]map[framework.ExtensionPoint]framework.Plugin{}
+func unpairedParts(exp *schedconfig.Expanded, implements schedconfig.Implements, built map[string][]fwk.Plugin) (map[string]map[framework.ExtensionPoint]fwk.Plugin, error) {
+	out := map[string]map[framework.ExtensionPoint]fwk.Plugin{}
 	for _, pair := range []struct {
 		pre, main schedconfig.Point
 		point     framework.ExtensionPoint
@@ -104,10 +105,10 @@ func unpairedParts(exp *schedconfig.Expanded, implements schedconfig.Implements,
 				continue
 			}
 			if out[name] == nil {
-				out[name] = map[framework.ExtensionPoint]framework.Plugin{}
+				out[name] = map[framework.ExtensionPoint]fwk.Plugin{}
 			}
 			if pair.point == framework.Filter {
-				inner, _ := partAt(built[name], framework.Filter).(framework.FilterPlugin)
+				inner, _ := partAt(built[name], framework.Filter).(fwk.FilterPlugin)
 				out[name][framework.Filter] = &failingFilter{name: name, inner: inner, keep: u.keep, err: errors.New(u.err)}
 			} else {
 				out[name][framework.Score] = &failingScore{name: name, err: errors.New(u.err)}
@@ -122,20 +123,20 @@ func unpairedParts(exp *schedconfig.Expanded, implements schedconfig.Implements,
 // that inner gives first.
 type failingFilter struct {
 	name  string
-	inner framework.FilterPlugin
+	inner fwk.FilterPlugin
 	keep  string
 	err   error
 }
 
 func (f *failingFilter) Name() string { return f.name }
 
-func (f *failingFilter) Filter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (f *failingFilter) Filter(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *fwk.Status {
 	if f.keep != "" && f.inner != nil {
 		if s := f.inner.Filter(ctx, state, pod, ni); s.IsRejected() && slices.Equal(s.Reasons(), []string{f.keep}) {
 			return s
 		}
 	}
-	return framework.AsStatus(f.err)
+	return fwk.AsStatus(f.err)
 }
 
 // failingScore stands in for a plugin's Score run without its PreScore:
@@ -147,6 +148,6 @@ type failingScore struct {
 
 func (f *failingScore) Name() string { return f.name }
 
-func (f *failingScore) Score(context.Context, *framework.CycleState, *v1.Pod, *nodeinfo.NodeInfo) (int64, *framework.Status) {
-	return 0, framework.AsStatus(f.err)
+func (f *failingScore) Score(context.Context, *fwk.CycleState, *v1.Pod, *nodeinfo.NodeInfo) (int64, *fwk.Status) {
+	return 0, fwk.AsStatus(f.err)
 }

@@ -119,7 +119,7 @@ func (c *Cache) restoreClaims(st *podState) {
 }
 
 // ResourceClaims returns a lister of the cached ResourceClaims, assumed
-// changes included, for framework.Listers.ResourceClaims: a loop that
+// changes included, for fwk.Listers.ResourceClaims: a loop that
 // assumes each placed pod with its Result's claims never hands a device
 // out twice.
 func (c *Cache) ResourceClaims() *ClaimLister { return &ClaimLister{c: c} }

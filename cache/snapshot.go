@@ -63,7 +63,7 @@ func maxLogged(nodes int) int { return max(64, nodes/16) }
 // changes: for any other, ChangedSince(s.Generation()) is empty.
 //
 // A plugin that keeps per-node results from one cycle to the next reads
-// it through framework.CycleState.ChangedNodes and looks again at these
+// it through fwk.cycle.Hooks.ChangedNodes and looks again at these
 // nodes alone instead of comparing every node's generation. Do not
 // modify the slice.
 func (s *Snapshot) ChangedSince(generation int64) ([]int32, bool) {

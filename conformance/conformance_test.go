@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 
+	kfwk "github.com/kubesched/kubesched/fwk"
+
 	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/kubesched/kubesched/cache"
@@ -382,7 +384,7 @@ func diffResults(s *Scenario, want *OracleResult, got *framework.Result, err err
 
 // compareNode compares one node's filter verdict and, when upstream scored
 // it, its scores.
-func compareNode(name string, want NodeOutcome, status *framework.Status, got framework.NodePluginScores, scored bool) []disagreement {
+func compareNode(name string, want NodeOutcome, status *kfwk.Status, got framework.NodePluginScores, scored bool) []disagreement {
 	var diffs []disagreement
 	add := func(kind, format string, args ...any) {
 		diffs = append(diffs, disagreement{kind, name + ": " + fmt.Sprintf(format, args...)})

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	kfwk "github.com/kubesched/kubesched/fwk"
+
 	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -94,7 +96,7 @@ func TestExplainAgreesWithSchedule(t *testing.T) {
 				withDetails++
 			}
 			for _, v := range ne.Filters {
-				if v.Status.IsRejected() && len(v.Details) == 0 && v.Status.Code() != framework.Error {
+				if v.Status.IsRejected() && len(v.Details) == 0 && v.Status.Code() != kfwk.Error {
 					undetailed[v.Plugin+": "+v.Status.Message()]++
 				}
 			}

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 
+	kfwk "github.com/kubesched/kubesched/fwk"
+
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
@@ -51,12 +53,12 @@ func (e *testExtender) handler(t *testing.T) *httptest.Server {
 	})}
 	for i := range 2 {
 		opts = append(opts,
-			extserver.Filter(fmt.Sprintf("filter%d", i), extserver.EachNode(func(_ context.Context, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+			extserver.Filter(fmt.Sprintf("filter%d", i), extserver.EachNode(func(_ context.Context, pod *v1.Pod, ni *nodeinfo.NodeInfo) *kfwk.Status {
 				switch extenderHash(i, pod, ni.Name()) % 10 {
 				case 0, 1:
-					return framework.NewStatus(framework.Unschedulable, fmt.Sprintf("extender %d turns the node down", i))
+					return kfwk.NewStatus(kfwk.Unschedulable, fmt.Sprintf("extender %d turns the node down", i))
 				case 2:
-					return framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("extender %d never takes the node", i))
+					return kfwk.NewStatus(kfwk.UnschedulableAndUnresolvable, fmt.Sprintf("extender %d never takes the node", i))
 				}
 				return nil
 			})),

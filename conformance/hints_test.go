@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	kfwk "github.com/kubesched/kubesched/fwk"
+
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -23,7 +25,6 @@ import (
 	schedframework "k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/utils/ptr"
 
-	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/queue"
 )
 
@@ -56,7 +57,7 @@ func TestQueueingHints(t *testing.T) {
 		}
 		upstream[ext.Name()] = events
 	}
-	ourEvents := ours.PluginEvents(framework.Listers{})
+	ourEvents := ours.PluginEvents(kfwk.Listers{})
 	if got, want := sortedKeys(ourEvents), sortedKeys(upstream); !slices.Equal(got, want) {
 		t.Fatalf("plugins with events: kubesched %v, upstream %v", got, want)
 	}
@@ -86,7 +87,7 @@ func TestQueueingHints(t *testing.T) {
 		if err := o.install(ctx, s.Objects); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
-		listers, err := framework.NewListers(schedulingObjects(s.Objects)...)
+		listers, err := kfwk.NewListers(schedulingObjects(s.Objects)...)
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
@@ -102,12 +103,12 @@ func TestQueueingHints(t *testing.T) {
 						want := upstreamVerdict(reg.QueueingHintFn, target, ev.oldObj, ev.newObj)
 						got, err := ourEvents[plugin][j].Hint(target, ev.oldObj, ev.newObj)
 						if err != nil {
-							got = framework.Queue
+							got = kfwk.Queue
 						}
 						st := stats[plugin]
 						for _, st := range [...]*hintStats{st, byRegistration[plugin][j]} {
 							st.cases++
-							if want == framework.Queue {
+							if want == kfwk.Queue {
 								st.queued++
 							}
 						}
@@ -156,7 +157,7 @@ func TestUpdateEvents(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 17))
 		for _, n := range s.Nodes {
 			for _, updated := range nodeUpdates(r, n, s.Nodes[r.IntN(len(s.Nodes))]) {
-				got := eventLabels(queue.NodeUpdateEvents(tested.Features, updated, n), framework.ClusterEvent.Label)
+				got := eventLabels(queue.NodeUpdateEvents(tested.Features, updated, n), kfwk.ClusterEvent.Label)
 				want := eventLabels(schedframework.NodeSchedulingPropertiesChange(updated, n), fwk.ClusterEvent.Label)
 				compared++
 				if !slices.Equal(got, want) {
@@ -168,7 +169,7 @@ func TestUpdateEvents(t *testing.T) {
 		for _, p := range all {
 			for _, updated := range podUpdates(r, p, all[r.IntN(len(all))]) {
 				for _, target := range []bool{true, false} {
-					got := eventLabels(queue.PodUpdateEvents(tested.Features, updated, p, target), framework.ClusterEvent.Label)
+					got := eventLabels(queue.PodUpdateEvents(tested.Features, updated, p, target), kfwk.ClusterEvent.Label)
 					want := eventLabels(schedframework.PodSchedulingPropertiesChange(updated, p, target), fwk.ClusterEvent.Label)
 					compared++
 					if !slices.Equal(got, want) {
@@ -193,16 +194,16 @@ type hintStats struct{ cases, queued, failures int }
 
 // upstreamVerdict calls an upstream hint, reading an error as Queue as
 // upstream's queue does.
-func upstreamVerdict(fn fwk.QueueingHintFn, pod *v1.Pod, oldObj, newObj any) framework.QueueingHint {
+func upstreamVerdict(fn fwk.QueueingHintFn, pod *v1.Pod, oldObj, newObj any) kfwk.QueueingHint {
 	hint, err := fn(klog.Background(), pod, oldObj, newObj)
 	if err != nil || hint == fwk.Queue {
-		return framework.Queue
+		return kfwk.Queue
 	}
-	return framework.QueueSkip
+	return kfwk.QueueSkip
 }
 
-func hintName(h framework.QueueingHint) string {
-	if h == framework.Queue {
+func hintName(h kfwk.QueueingHint) string {
+	if h == kfwk.Queue {
 		return "Queue"
 	}
 	return "QueueSkip"
@@ -240,10 +241,10 @@ func actionNames[A ~int64](a A, name func(A) string) string {
 	return strings.Join(out, "|")
 }
 
-func describeOurs(events []framework.ClusterEventWithHint) []string {
+func describeOurs(events []kfwk.ClusterEventWithHint) []string {
 	var out []string
 	for _, e := range events {
-		out = append(out, fmt.Sprintf("%s/%s hint=%v", e.Event.Resource, actionNames(e.Event.ActionType, framework.ActionType.String), e.Hint != nil))
+		out = append(out, fmt.Sprintf("%s/%s hint=%v", e.Event.Resource, actionNames(e.Event.ActionType, kfwk.ActionType.String), e.Hint != nil))
 	}
 	return out
 }
@@ -288,24 +289,24 @@ func hintTargets(s *Scenario) []*v1.Pod {
 // hintEvent is a change of an object: an addition (no old object), a
 // deletion (no new one) or an update.
 type hintEvent struct {
-	resource       framework.EventResource
+	resource       kfwk.EventResource
 	oldObj, newObj any
 }
 
 // action is the event's kind: Add, Delete or Update.
-func (e hintEvent) action() framework.ActionType {
+func (e hintEvent) action() kfwk.ActionType {
 	switch {
 	case e.oldObj == nil:
-		return framework.Add
+		return kfwk.Add
 	case e.newObj == nil:
-		return framework.Delete
+		return kfwk.Delete
 	}
-	return framework.Update
+	return kfwk.Update
 }
 
 // label names the event for messages.
 func (e hintEvent) label() string {
-	return string(e.resource) + map[framework.ActionType]string{framework.Add: "Add", framework.Delete: "Delete", framework.Update: "Update"}[e.action()]
+	return string(e.resource) + map[kfwk.ActionType]string{kfwk.Add: "Add", kfwk.Delete: "Delete", kfwk.Update: "Update"}[e.action()]
 }
 
 // asks reports whether a plugin registered for reg has its hint asked
@@ -314,9 +315,9 @@ func (e hintEvent) label() string {
 // whatever the pod's role (AssignedPod, TargetPod, ...): hints see more
 // than the queue would show them, and must agree on all of it. (A pod in
 // flight does see TargetPod events of other pods in flight.)
-func (e hintEvent) asks(reg framework.ClusterEvent) bool {
+func (e hintEvent) asks(reg kfwk.ClusterEvent) bool {
 	resource := reg.Resource == e.resource ||
-		e.resource == framework.Pod && slices.Contains([]framework.EventResource{framework.AssignedPod, framework.UnscheduledPod, framework.TargetPod}, reg.Resource)
+		e.resource == kfwk.Pod && slices.Contains([]kfwk.EventResource{kfwk.AssignedPod, kfwk.UnscheduledPod, kfwk.TargetPod}, reg.Resource)
 	return resource && reg.ActionType&e.action() != 0
 }
 
@@ -325,25 +326,25 @@ func (e hintEvent) asks(reg framework.ClusterEvent) bool {
 // identity), and updated in single fields.
 func hintEvents(r *rand.Rand, s *Scenario) []hintEvent {
 	var out []hintEvent
-	add := func(resource framework.EventResource, oldObj, newObj any) {
+	add := func(resource kfwk.EventResource, oldObj, newObj any) {
 		out = append(out, hintEvent{resource, oldObj, newObj})
 	}
 	for _, n := range s.Nodes {
-		add(framework.Node, nil, n)
-		add(framework.Node, n, nil)
+		add(kfwk.Node, nil, n)
+		add(kfwk.Node, n, nil)
 		for _, updated := range nodeUpdates(r, n, s.Nodes[r.IntN(len(s.Nodes))]) {
-			add(framework.Node, n, updated)
-			add(framework.Node, updated, n)
+			add(kfwk.Node, n, updated)
+			add(kfwk.Node, updated, n)
 		}
 	}
 	// Pods: added and deleted (bound, nominated or pending), and updated,
 	// the incoming pod too.
 	all := append(slices.Clone(s.Pods), s.Pod)
 	for _, p := range all {
-		add(framework.Pod, nil, p)
-		add(framework.Pod, p, nil)
+		add(kfwk.Pod, nil, p)
+		add(kfwk.Pod, p, nil)
 		for _, updated := range podUpdates(r, p, all[r.IntN(len(all))]) {
-			add(framework.Pod, p, updated)
+			add(kfwk.Pod, p, updated)
 		}
 	}
 	byKind := map[string][]runtime.Object{}
@@ -369,28 +370,28 @@ func hintEvents(r *rand.Rand, s *Scenario) []hintEvent {
 	return out
 }
 
-func eventResourceOf(obj runtime.Object) (framework.EventResource, bool) {
+func eventResourceOf(obj runtime.Object) (kfwk.EventResource, bool) {
 	switch obj.(type) {
 	case *v1.PersistentVolumeClaim:
-		return framework.PersistentVolumeClaim, true
+		return kfwk.PersistentVolumeClaim, true
 	case *v1.PersistentVolume:
-		return framework.PersistentVolume, true
+		return kfwk.PersistentVolume, true
 	case *storagev1.StorageClass:
-		return framework.StorageClass, true
+		return kfwk.StorageClass, true
 	case *storagev1.CSINode:
-		return framework.CSINode, true
+		return kfwk.CSINode, true
 	case *storagev1.CSIDriver:
-		return framework.CSIDriver, true
+		return kfwk.CSIDriver, true
 	case *storagev1.CSIStorageCapacity:
-		return framework.CSIStorageCapacity, true
+		return kfwk.CSIStorageCapacity, true
 	case *storagev1.VolumeAttachment:
-		return framework.VolumeAttachment, true
+		return kfwk.VolumeAttachment, true
 	case *resourceapi.ResourceClaim:
-		return framework.ResourceClaim, true
+		return kfwk.ResourceClaim, true
 	case *resourceapi.ResourceSlice:
-		return framework.ResourceSlice, true
+		return kfwk.ResourceSlice, true
 	case *resourceapi.DeviceClass:
-		return framework.DeviceClass, true
+		return kfwk.DeviceClass, true
 	}
 	return "", false
 }

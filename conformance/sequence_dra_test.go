@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	kfwk "github.com/kubesched/kubesched/fwk"
+
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -35,7 +37,7 @@ func TestPlacingClaimingPodsOneAfterAnotherAgreesWithUpstream(t *testing.T) {
 	nodes, objects := draSequenceCluster()
 
 	c := newCache(t, nodes, nil)
-	listers, err := framework.NewListers(objects...)
+	listers, err := kfwk.NewListers(objects...)
 	if err != nil {
 		t.Fatal(err)
 	}

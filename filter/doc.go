@@ -3,7 +3,7 @@
 // reason strings (exported as ErrReason constants).
 //
 // Every plugin can be called on its own with a pod and a
-// [nodeinfo.NodeInfo]; the [framework.CycleState] argument may be nil, in
+// [nodeinfo.NodeInfo]; the [fwk.CycleState] argument may be nil, in
 // which case per-pod values are computed on the spot instead of once per
 // scheduling cycle.
 //

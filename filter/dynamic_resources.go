@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/dra"
 	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/names"
@@ -48,7 +49,7 @@ const (
 //   - the claims not yet allocated must all be allocatable on the node by
 //     k8s.io/dynamic-resource-allocation's structured allocator, the one
 //     kube-scheduler runs, from the ResourceSlices and DeviceClasses in
-//     [framework.CycleState.Listers], with the devices every allocated
+//     [fwk.CycleState.Listers], with the devices every allocated
 //     ResourceClaim holds taken. With DRADeviceTaintRules (from v1.37)
 //     the DeviceTaintRules listed there taint the devices they select, as
 //     kube-scheduler's ResourceSlice tracker applies them: a device with
@@ -81,10 +82,10 @@ type DynamicResources struct {
 }
 
 var (
-	_ framework.PreEnqueuePlugin = (*DynamicResources)(nil)
-	_ framework.PreFilterPlugin  = (*DynamicResources)(nil)
-	_ framework.FilterPlugin     = (*DynamicResources)(nil)
-	_ framework.ReservePlugin    = (*DynamicResources)(nil)
+	_ fwk.PreEnqueuePlugin = (*DynamicResources)(nil)
+	_ fwk.PreFilterPlugin  = (*DynamicResources)(nil)
+	_ fwk.FilterPlugin     = (*DynamicResources)(nil)
+	_ fwk.ReservePlugin    = (*DynamicResources)(nil)
 )
 
 // NewDynamicResources returns the plugin configured by args,
@@ -123,7 +124,7 @@ func (*DynamicResources) Name() string { return names.DynamicResources }
 // exist, is being deleted, or was generated from a template for another
 // pod, with the reason PreFilter would give (for example `could not find
 // ResourceClaim "default/gpu"`). The claims come from listers.
-func (pl *DynamicResources) PreEnqueue(_ context.Context, listers framework.Listers, pod *v1.Pod) *framework.Status {
+func (pl *DynamicResources) PreEnqueue(_ context.Context, listers fwk.Listers, pod *v1.Pod) *fwk.Status {
 	return dra.PreEnqueue(listers, pod)
 }
 
@@ -133,7 +134,7 @@ func (pl *DynamicResources) PreEnqueue(_ context.Context, listers framework.List
 // a rejection of the pod as described on [DynamicResources], or Error for
 // a failing lister, an unparsable allocation node selector or a request
 // without a class.
-func (pl *DynamicResources) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (pl *DynamicResources) PreFilter(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	draPreFilterRan.Write(state, true)
 	s, status := pl.plugin().PreFilter(ctx, state, pod, feature.Of(pl.Features))
 	if s != nil {
@@ -147,7 +148,7 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, state *framework.Cycl
 // the allocator fails (a malformed CEL selector, for example) or takes
 // longer than FilterTimeout. Without PreFilter's result in state it looks
 // the claims up itself. It is safe for concurrent use.
-func (pl *DynamicResources) Filter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (pl *DynamicResources) Filter(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *fwk.Status {
 	if ni.Node() == nil {
 		return errNilNode
 	}
@@ -156,36 +157,38 @@ func (pl *DynamicResources) Filter(ctx context.Context, state *framework.CycleSt
 		return status
 	}
 	status = pl.plugin().Filter(ctx, s, pod, ni)
-	if status.Code() == framework.Error && !feature.Of(pl.Features).CELErrorsNameTheDevice {
+	if status.Code() == fwk.Error && !feature.Of(pl.Features).CELErrorsNameTheDevice {
 		if msg := dra.CELErrorWithoutDevice(status.Message()); msg != status.Message() {
-			return framework.AsStatus(errors.New(msg))
+			return fwk.AsStatus(errors.New(msg))
 		}
 	}
 	return status
 }
 
-// Reserve adds to r's [Claims] the pod's claims as kube-scheduler writes
-// them when it binds the pod to nodeName, and sets its
-// [ExtendedResourceClaimStatus].
+// Reserve adds to out's claims ([ClaimsOutput], read from a Result with
+// [Claims]) the pod's claims as kube-scheduler writes them when it binds
+// the pod to nodeName, and sets its extended resource claim status
+// ([ExtendedResourceClaimStatusOutput]).
 // It returns Error when Filter did not find nodeName feasible.
-func (pl *DynamicResources) Reserve(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeName string, r *framework.Result) *framework.Status {
+func (pl *DynamicResources) Reserve(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, nodeName string, out *fwk.Outputs) *fwk.Status {
 	s, status := pl.state(ctx, state, pod)
 	if status != nil {
 		return status
 	}
 	claims, ext, status := pl.plugin().Reserve(s, pod, nodeName)
-	if r != nil && len(claims) > 0 {
-		ClaimsOutput.Set(&r.Outputs, append(Claims(r), claims...))
+	if out != nil && len(claims) > 0 {
+		had, _ := ClaimsOutput.Get(out)
+		ClaimsOutput.Set(out, append(had, claims...))
 	}
-	if r != nil && ext != nil {
-		ExtendedResourceClaimStatusOutput.Set(&r.Outputs, ext)
+	if out != nil && ext != nil {
+		ExtendedResourceClaimStatusOutput.Set(out, ext)
 	}
 	return status
 }
 
 // draPreFilterRan records that PreFilter ran in the cycle, which
 // PostFilter needs, as kube-scheduler's does.
-var draPreFilterRan = framework.NewStateKey[bool]()
+var draPreFilterRan = fwk.NewStateKey[bool]()
 
 // PostFilter runs when no node fits the pod, as kube-scheduler's does:
 // it chooses at random (with the framework's source) an allocated claim
@@ -200,13 +203,13 @@ var draPreFilterRan = framework.NewStateKey[bool]()
 // schedulable" when nothing helps. When PreFilter did not run (an earlier
 // PreFilter plugin rejected the pod outright) it returns kube-scheduler's
 // Error, "not found".
-func (pl *DynamicResources) PostFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, fe *framework.FitError) *framework.Status {
+func (pl *DynamicResources) PostFilter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, fe *framework.FitError) *fwk.Status {
 	if ran, _ := draPreFilterRan.Read(state); !ran {
-		return framework.AsStatus(errStateNotFound)
+		return fwk.AsStatus(errStateNotFound)
 	}
 	s, _ := dra.StateKey.Read(state)
 	intN := rand.IntN
-	if fw := state.Framework(); fw != nil {
+	if fw := framework.Of(state); fw != nil {
 		intN = fw.IntN
 	}
 	dealloc, del, status := pl.plugin().PostFilter(s, pod, intN, feature.Of(pl.Features).PreemptionMessageNamesVictims)
@@ -224,7 +227,7 @@ func (pl *DynamicResources) PostFilter(_ context.Context, state *framework.Cycle
 var errStateNotFound = errors.New("not found")
 
 // state returns PreFilter's state, running PreFilter when it has not.
-func (pl *DynamicResources) state(ctx context.Context, state *framework.CycleState, pod *v1.Pod) (*dra.State, *framework.Status) {
+func (pl *DynamicResources) state(ctx context.Context, state *fwk.CycleState, pod *v1.Pod) (*dra.State, *fwk.Status) {
 	if s, ok := dra.StateKey.Read(state); ok {
 		return s, nil
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/dra"
 	"github.com/kubesched/kubesched/nodeinfo"
 	"github.com/kubesched/kubesched/score"
@@ -142,16 +143,16 @@ func draOwnedBy(c *resourceapi.ResourceClaim, pod *v1.Pod) *resourceapi.Resource
 	return c
 }
 
-func draState(t testing.TB, nodes []*nodeinfo.NodeInfo, objs ...runtime.Object) *framework.CycleState {
+func draState(t testing.TB, nodes []*nodeinfo.NodeInfo, objs ...runtime.Object) *fwk.CycleState {
 	t.Helper()
-	l, err := framework.NewListers(objs...)
+	l, err := fwk.NewListers(objs...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return framework.NewCycleState(nodes).SetListers(l)
+	return fwk.NewCycleState(nodes).SetListers(l)
 }
 
-func checkStatus(t *testing.T, what string, got *framework.Status, code framework.Code, message string) {
+func checkStatus(t *testing.T, what string, got *fwk.Status, code fwk.Code, message string) {
 	t.Helper()
 	if got.Code() != code || got.Message() != message {
 		t.Errorf("%s = %v, want %v %q", what, got, code, message)
@@ -174,45 +175,45 @@ func TestDynamicResourcesPreFilter(t *testing.T) {
 		name    string
 		pod     *v1.Pod
 		objs    []runtime.Object
-		code    framework.Code
+		code    fwk.Code
 		message string
 	}{
-		{"a pod without claims is skipped", draPod("p"), []runtime.Object{gpu, draGPUClass}, framework.Skip, ""},
-		{"a claim that exists with an existing class passes", draPod("p", "gpu"), []runtime.Object{gpu, draGPUClass}, framework.Success, ""},
-		{"a claim that does not exist turns the pod down", draPod("p", "gpu"), []runtime.Object{draGPUClass}, framework.UnschedulableAndUnresolvable, `could not find ResourceClaim "default/gpu"`},
-		{"a claim of that name in another namespace is not the pod's", draPod("p", "gpu"), []runtime.Object{otherNamespace, draGPUClass}, framework.UnschedulableAndUnresolvable, `could not find ResourceClaim "default/gpu"`},
-		{"a claim being deleted turns the pod down", draPod("p", "gpu"), []runtime.Object{deleting, draGPUClass}, framework.UnschedulableAndUnresolvable, `resourceclaim "gpu" is being deleted`},
-		{"a template claim not generated yet turns the pod down", draTemplatePod(nil, false), []runtime.Object{draGPUClass}, framework.UnschedulableAndUnresolvable, `pod "default/p": ResourceClaim not created yet`},
-		{"a template status entry without a name skips the pod's only claim", draTemplatePod(nil, true), []runtime.Object{draGPUClass}, framework.Skip, ""},
-		{"a template claim controlled by the pod passes", templatePod, []runtime.Object{draOwnedBy(generated, templatePod), draGPUClass}, framework.Success, ""},
-		{"a template claim not controlled by the pod turns the pod down", templatePod, []runtime.Object{generated, draGPUClass}, framework.UnschedulableAndUnresolvable, "ResourceClaim default/p-gpu was not created for Pod default/p (Pod is not owner)"},
-		{"a template claim controlled by another pod turns the pod down", templatePod, []runtime.Object{draOwnedBy(generated, draPod("q")), draGPUClass}, framework.UnschedulableAndUnresolvable, "ResourceClaim default/p-gpu was not created for Pod default/p (Pod is not owner)"},
+		{"a pod without claims is skipped", draPod("p"), []runtime.Object{gpu, draGPUClass}, fwk.Skip, ""},
+		{"a claim that exists with an existing class passes", draPod("p", "gpu"), []runtime.Object{gpu, draGPUClass}, fwk.Success, ""},
+		{"a claim that does not exist turns the pod down", draPod("p", "gpu"), []runtime.Object{draGPUClass}, fwk.UnschedulableAndUnresolvable, `could not find ResourceClaim "default/gpu"`},
+		{"a claim of that name in another namespace is not the pod's", draPod("p", "gpu"), []runtime.Object{otherNamespace, draGPUClass}, fwk.UnschedulableAndUnresolvable, `could not find ResourceClaim "default/gpu"`},
+		{"a claim being deleted turns the pod down", draPod("p", "gpu"), []runtime.Object{deleting, draGPUClass}, fwk.UnschedulableAndUnresolvable, `resourceclaim "gpu" is being deleted`},
+		{"a template claim not generated yet turns the pod down", draTemplatePod(nil, false), []runtime.Object{draGPUClass}, fwk.UnschedulableAndUnresolvable, `pod "default/p": ResourceClaim not created yet`},
+		{"a template status entry without a name skips the pod's only claim", draTemplatePod(nil, true), []runtime.Object{draGPUClass}, fwk.Skip, ""},
+		{"a template claim controlled by the pod passes", templatePod, []runtime.Object{draOwnedBy(generated, templatePod), draGPUClass}, fwk.Success, ""},
+		{"a template claim not controlled by the pod turns the pod down", templatePod, []runtime.Object{generated, draGPUClass}, fwk.UnschedulableAndUnresolvable, "ResourceClaim default/p-gpu was not created for Pod default/p (Pod is not owner)"},
+		{"a template claim controlled by another pod turns the pod down", templatePod, []runtime.Object{draOwnedBy(generated, draPod("q")), draGPUClass}, fwk.UnschedulableAndUnresolvable, "ResourceClaim default/p-gpu was not created for Pod default/p (Pod is not owner)"},
 		{
 			"a pod claim naming neither a claim nor a template turns the pod down",
 			&v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"}, Spec: v1.PodSpec{ResourceClaims: []v1.PodResourceClaim{{Name: "gpu"}}}},
-			nil, framework.UnschedulableAndUnresolvable, `pod "default/p", spec.resourceClaim "gpu": none of the supported fields are set`,
+			nil, fwk.UnschedulableAndUnresolvable, `pod "default/p", spec.resourceClaim "gpu": none of the supported fields are set`,
 		},
-		{"a request naming a missing class turns the pod down", draPod("p", "gpu"), []runtime.Object{draClaim("gpu", draExactly("gpu", "missing", 1)), draGPUClass}, framework.UnschedulableAndUnresolvable, "request gpu: device class missing does not exist"},
-		{"a later request naming a missing class turns the pod down too", draPod("p", "gpu"), []runtime.Object{draClaim("gpu", draExactly("a", "gpu", 1), draExactly("b", "missing", 1)), draGPUClass}, framework.UnschedulableAndUnresolvable, "request b: device class missing does not exist"},
+		{"a request naming a missing class turns the pod down", draPod("p", "gpu"), []runtime.Object{draClaim("gpu", draExactly("gpu", "missing", 1)), draGPUClass}, fwk.UnschedulableAndUnresolvable, "request gpu: device class missing does not exist"},
+		{"a later request naming a missing class turns the pod down too", draPod("p", "gpu"), []runtime.Object{draClaim("gpu", draExactly("a", "gpu", 1), draExactly("b", "missing", 1)), draGPUClass}, fwk.UnschedulableAndUnresolvable, "request b: device class missing does not exist"},
 		{
 			"a subrequest naming a missing class turns the pod down",
 			draPod("p", "gpu"), []runtime.Object{draClaim("gpu", draFirstAvailable("gpu", draSub("big", "gpu"), draSub("small", "missing"))), draGPUClass},
-			framework.UnschedulableAndUnresolvable, "request gpu/small: device class missing does not exist",
+			fwk.UnschedulableAndUnresolvable, "request gpu/small: device class missing does not exist",
 		},
 		{
 			"a request with neither exactly nor firstAvailable turns the pod down",
 			draPod("p", "gpu"), []runtime.Object{draClaim("gpu", resourceapi.DeviceRequest{Name: "r"}), draGPUClass},
-			framework.UnschedulableAndUnresolvable, "resource claim default/gpu, request r: unknown request type",
+			fwk.UnschedulableAndUnresolvable, "resource claim default/gpu, request r: unknown request type",
 		},
-		{"an exact request with an empty class name is an error", draPod("p", "gpu"), []runtime.Object{draClaim("gpu", draExactly("r", "", 1)), draGPUClass}, framework.Error, "request r: unsupported request type"},
-		{"a subrequest with an empty class name is an error", draPod("p", "gpu"), []runtime.Object{draClaim("gpu", draFirstAvailable("r", draSub("s", ""))), draGPUClass}, framework.Error, "request r/s: unsupported request type"},
-		{"an allocated claim's classes are not checked", draPod("p", "gpu"), []runtime.Object{draAllocated(draClaim("gpu", draExactly("gpu", "gone", 1)), "n1", "gpu-0")}, framework.Success, ""},
+		{"an exact request with an empty class name is an error", draPod("p", "gpu"), []runtime.Object{draClaim("gpu", draExactly("r", "", 1)), draGPUClass}, fwk.Error, "request r: unsupported request type"},
+		{"a subrequest with an empty class name is an error", draPod("p", "gpu"), []runtime.Object{draClaim("gpu", draFirstAvailable("r", draSub("s", ""))), draGPUClass}, fwk.Error, "request r/s: unsupported request type"},
+		{"an allocated claim's classes are not checked", draPod("p", "gpu"), []runtime.Object{draAllocated(draClaim("gpu", draExactly("gpu", "gone", 1)), "n1", "gpu-0")}, fwk.Success, ""},
 		{
 			"an allocated claim with an unparsable node selector is an error",
 			draPod("p", "gpu"), []runtime.Object{badSelector, draGPUClass},
-			framework.Error, `nodeSelectorTerms[0].matchFields[0].operator: Unsupported value: "Bogus": supported values: "In", "NotIn"`,
+			fwk.Error, `nodeSelectorTerms[0].matchFields[0].operator: Unsupported value: "Bogus": supported values: "In", "NotIn"`,
 		},
-		{"the first failing claim of several is reported", draPod("p", "gpu", "absent"), []runtime.Object{gpu, draGPUClass}, framework.UnschedulableAndUnresolvable, `could not find ResourceClaim "default/absent"`},
+		{"the first failing claim of several is reported", draPod("p", "gpu", "absent"), []runtime.Object{gpu, draGPUClass}, fwk.UnschedulableAndUnresolvable, `could not find ResourceClaim "default/absent"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -292,41 +293,41 @@ func TestDynamicResourcesFilter(t *testing.T) {
 		pod     *v1.Pod
 		objs    []runtime.Object
 		node    string
-		code    framework.Code
+		code    fwk.Code
 		message string
 	}{
-		{"a pod without claims fits", draPod("p"), nil, "n1", framework.Success, ""},
-		{"an allocated claim fits the node its node selector admits", draPod("p", "gpu"), []runtime.Object{bound}, "n1", framework.Success, ""},
-		{"an allocated claim does not fit a node its node selector excludes", draPod("p", "gpu"), []runtime.Object{bound}, "n2", framework.UnschedulableAndUnresolvable, ErrReasonClaimNotAvailable},
-		{"an allocated claim without a node selector fits every node", draPod("p", "gpu"), []runtime.Object{everywhere}, "n2", framework.Success, ""},
-		{"an unallocated claim fits a node with a matching device", draPod("p", "gpu"), []runtime.Object{gpu, draGPUClass, oneGPU}, "n1", framework.Success, ""},
-		{"an unallocated claim does not fit a node without devices", draPod("p", "gpu"), []runtime.Object{gpu, draGPUClass, oneGPU}, "n2", framework.UnschedulableAndUnresolvable, ErrReasonCannotAllocate},
-		{"a device another allocated claim holds is not handed out again", draPod("p", "gpu"), []runtime.Object{gpu, held, draGPUClass, oneGPU}, "n1", framework.UnschedulableAndUnresolvable, ErrReasonCannotAllocate},
-		{"a free device beside a held one is handed out", draPod("p", "gpu"), []runtime.Object{gpu, held, draGPUClass, twoGPUs}, "n1", framework.Success, ""},
-		{"a device held with admin access is still free", draPod("p", "gpu"), []runtime.Object{gpu, adminHeld, draGPUClass, oneGPU}, "n1", framework.Success, ""},
-		{"a class selecting nothing leaves nothing to allocate", draPod("p", "gpu"), []runtime.Object{draClaim("gpu", draExactly("gpu", "none", 1)), draClass("none", `device.driver == "other.example.com"`), oneGPU}, "n1", framework.UnschedulableAndUnresolvable, ErrReasonCannotAllocate},
-		{"two devices do not fit a node with one", draPod("p", "gpu"), []runtime.Object{draClaim("gpu", draExactly("gpu", "gpu", 2)), draGPUClass, oneGPU}, "n1", framework.UnschedulableAndUnresolvable, ErrReasonCannotAllocate},
-		{"two devices fit a node with two", draPod("p", "gpu"), []runtime.Object{draClaim("gpu", draExactly("gpu", "gpu", 2)), draGPUClass, twoGPUs}, "n1", framework.Success, ""},
-		{"allocation mode All fits a node with devices", draPod("p", "gpu"), []runtime.Object{allGPUs, draGPUClass, twoGPUs}, "n1", framework.Success, ""},
-		{"allocation mode All does not fit a node without devices", draPod("p", "gpu"), []runtime.Object{allGPUs, draGPUClass, twoGPUs}, "n2", framework.UnschedulableAndUnresolvable, ErrReasonCannotAllocate},
-		{"allocation mode All does not fit when a device is held", draPod("p", "gpu"), []runtime.Object{allGPUs, held, draGPUClass, twoGPUs}, "n1", framework.UnschedulableAndUnresolvable, ErrReasonCannotAllocate},
-		{"a matchAttribute constraint rejects devices that differ", draPod("p", "gpu"), []runtime.Object{sameModel, draGPUClass, mixedModels}, "n1", framework.UnschedulableAndUnresolvable, ErrReasonCannotAllocate},
-		{"a matchAttribute constraint accepts two devices that agree", draPod("p", "gpu"), []runtime.Object{sameModel, draGPUClass, pairedModels}, "n1", framework.Success, ""},
-		{"a prioritized list falls back to a later subrequest", draPod("p", "gpu"), []runtime.Object{prefer, draGPUClass, bigClass, oneGPU}, "n1", framework.Success, ""},
-		{"a prioritized list with no subrequest that fits rejects", draPod("p", "gpu"), []runtime.Object{draClaim("gpu", draFirstAvailable("gpu", draSub("big", "big"))), bigClass, oneGPU}, "n1", framework.UnschedulableAndUnresolvable, ErrReasonCannotAllocate},
-		{"a device with an untolerated NoSchedule taint is not used", draPod("p", "gpu"), []runtime.Object{gpu, draGPUClass, draSlice("n1", draTainted(draDevice("gpu-0", "a100"), "broken", resourceapi.DeviceTaintEffectNoSchedule))}, "n1", framework.UnschedulableAndUnresolvable, ErrReasonCannotAllocate},
-		{"a device with an untolerated NoExecute taint is not used", draPod("p", "gpu"), []runtime.Object{gpu, draGPUClass, draSlice("n1", draTainted(draDevice("gpu-0", "a100"), "broken", resourceapi.DeviceTaintEffectNoExecute))}, "n1", framework.UnschedulableAndUnresolvable, ErrReasonCannotAllocate},
-		{"a device with a tolerated NoSchedule taint is used", draPod("p", "gpu"), []runtime.Object{tolerant, draGPUClass, draSlice("n1", draTainted(draDevice("gpu-0", "a100"), "broken", resourceapi.DeviceTaintEffectNoSchedule))}, "n1", framework.Success, ""},
-		{"a device with a None taint is used", draPod("p", "gpu"), []runtime.Object{gpu, draGPUClass, draSlice("n1", draTainted(draDevice("gpu-0", "a100"), "broken", resourceapi.DeviceTaintEffectNone))}, "n1", framework.Success, ""},
+		{"a pod without claims fits", draPod("p"), nil, "n1", fwk.Success, ""},
+		{"an allocated claim fits the node its node selector admits", draPod("p", "gpu"), []runtime.Object{bound}, "n1", fwk.Success, ""},
+		{"an allocated claim does not fit a node its node selector excludes", draPod("p", "gpu"), []runtime.Object{bound}, "n2", fwk.UnschedulableAndUnresolvable, ErrReasonClaimNotAvailable},
+		{"an allocated claim without a node selector fits every node", draPod("p", "gpu"), []runtime.Object{everywhere}, "n2", fwk.Success, ""},
+		{"an unallocated claim fits a node with a matching device", draPod("p", "gpu"), []runtime.Object{gpu, draGPUClass, oneGPU}, "n1", fwk.Success, ""},
+		{"an unallocated claim does not fit a node without devices", draPod("p", "gpu"), []runtime.Object{gpu, draGPUClass, oneGPU}, "n2", fwk.UnschedulableAndUnresolvable, ErrReasonCannotAllocate},
+		{"a device another allocated claim holds is not handed out again", draPod("p", "gpu"), []runtime.Object{gpu, held, draGPUClass, oneGPU}, "n1", fwk.UnschedulableAndUnresolvable, ErrReasonCannotAllocate},
+		{"a free device beside a held one is handed out", draPod("p", "gpu"), []runtime.Object{gpu, held, draGPUClass, twoGPUs}, "n1", fwk.Success, ""},
+		{"a device held with admin access is still free", draPod("p", "gpu"), []runtime.Object{gpu, adminHeld, draGPUClass, oneGPU}, "n1", fwk.Success, ""},
+		{"a class selecting nothing leaves nothing to allocate", draPod("p", "gpu"), []runtime.Object{draClaim("gpu", draExactly("gpu", "none", 1)), draClass("none", `device.driver == "other.example.com"`), oneGPU}, "n1", fwk.UnschedulableAndUnresolvable, ErrReasonCannotAllocate},
+		{"two devices do not fit a node with one", draPod("p", "gpu"), []runtime.Object{draClaim("gpu", draExactly("gpu", "gpu", 2)), draGPUClass, oneGPU}, "n1", fwk.UnschedulableAndUnresolvable, ErrReasonCannotAllocate},
+		{"two devices fit a node with two", draPod("p", "gpu"), []runtime.Object{draClaim("gpu", draExactly("gpu", "gpu", 2)), draGPUClass, twoGPUs}, "n1", fwk.Success, ""},
+		{"allocation mode All fits a node with devices", draPod("p", "gpu"), []runtime.Object{allGPUs, draGPUClass, twoGPUs}, "n1", fwk.Success, ""},
+		{"allocation mode All does not fit a node without devices", draPod("p", "gpu"), []runtime.Object{allGPUs, draGPUClass, twoGPUs}, "n2", fwk.UnschedulableAndUnresolvable, ErrReasonCannotAllocate},
+		{"allocation mode All does not fit when a device is held", draPod("p", "gpu"), []runtime.Object{allGPUs, held, draGPUClass, twoGPUs}, "n1", fwk.UnschedulableAndUnresolvable, ErrReasonCannotAllocate},
+		{"a matchAttribute constraint rejects devices that differ", draPod("p", "gpu"), []runtime.Object{sameModel, draGPUClass, mixedModels}, "n1", fwk.UnschedulableAndUnresolvable, ErrReasonCannotAllocate},
+		{"a matchAttribute constraint accepts two devices that agree", draPod("p", "gpu"), []runtime.Object{sameModel, draGPUClass, pairedModels}, "n1", fwk.Success, ""},
+		{"a prioritized list falls back to a later subrequest", draPod("p", "gpu"), []runtime.Object{prefer, draGPUClass, bigClass, oneGPU}, "n1", fwk.Success, ""},
+		{"a prioritized list with no subrequest that fits rejects", draPod("p", "gpu"), []runtime.Object{draClaim("gpu", draFirstAvailable("gpu", draSub("big", "big"))), bigClass, oneGPU}, "n1", fwk.UnschedulableAndUnresolvable, ErrReasonCannotAllocate},
+		{"a device with an untolerated NoSchedule taint is not used", draPod("p", "gpu"), []runtime.Object{gpu, draGPUClass, draSlice("n1", draTainted(draDevice("gpu-0", "a100"), "broken", resourceapi.DeviceTaintEffectNoSchedule))}, "n1", fwk.UnschedulableAndUnresolvable, ErrReasonCannotAllocate},
+		{"a device with an untolerated NoExecute taint is not used", draPod("p", "gpu"), []runtime.Object{gpu, draGPUClass, draSlice("n1", draTainted(draDevice("gpu-0", "a100"), "broken", resourceapi.DeviceTaintEffectNoExecute))}, "n1", fwk.UnschedulableAndUnresolvable, ErrReasonCannotAllocate},
+		{"a device with a tolerated NoSchedule taint is used", draPod("p", "gpu"), []runtime.Object{tolerant, draGPUClass, draSlice("n1", draTainted(draDevice("gpu-0", "a100"), "broken", resourceapi.DeviceTaintEffectNoSchedule))}, "n1", fwk.Success, ""},
+		{"a device with a None taint is used", draPod("p", "gpu"), []runtime.Object{gpu, draGPUClass, draSlice("n1", draTainted(draDevice("gpu-0", "a100"), "broken", resourceapi.DeviceTaintEffectNone))}, "n1", fwk.Success, ""},
 		{
 			"a class whose CEL does not compile (not a boolean) is an error",
 			draPod("p", "gpu"), []runtime.Object{draClaim("gpu", draExactly("gpu", "broken", 1)), draClass("broken", `device.driver`), oneGPU}, "n1",
-			framework.Error, "class broken: selector #0: CEL compile error: must evaluate to bool or the unknown type, not string",
+			fwk.Error, "class broken: selector #0: CEL compile error: must evaluate to bool or the unknown type, not string",
 		},
 		{
 			"a class whose CEL fails on a device is an error",
 			draPod("p", "gpu"), []runtime.Object{draClaim("gpu", draExactly("gpu", "broken", 1)), draClass("broken", `device.attributes["gpu.example.com"].healthy`), oneGPU}, "n1",
-			framework.Error, "class broken: selector #0 on device gpu.example.com/n1/gpu-0: CEL runtime error: no such key: healthy. consider using CEL optional chaining (.? followed by orValue()) or guarding the check with has() for optional fields",
+			fwk.Error, "class broken: selector #0 on device gpu.example.com/n1/gpu-0: CEL runtime error: no such key: healthy. consider using CEL optional chaining (.? followed by orValue()) or guarding the check with has() for optional fields",
 		},
 		{
 			"a claim whose CEL fails on a device is an error",
@@ -334,18 +335,18 @@ func TestDynamicResourcesFilter(t *testing.T) {
 				DeviceClassName: "gpu", AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1,
 				Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: `device.attributes["gpu.example.com"].healthy`}}},
 			}}), draGPUClass, oneGPU}, "n1",
-			framework.Error, "claim default/gpu: selector #0 on device gpu.example.com/n1/gpu-0: CEL runtime error: no such key: healthy. consider using CEL optional chaining (.? followed by orValue()) or guarding the check with has() for optional fields",
+			fwk.Error, "claim default/gpu: selector #0 on device gpu.example.com/n1/gpu-0: CEL runtime error: no such key: healthy. consider using CEL optional chaining (.? followed by orValue()) or guarding the check with has() for optional fields",
 		},
-		{"a claim selector without cel is an error", draPod("p", "gpu"), []runtime.Object{withoutCEL, draGPUClass, oneGPU}, "n1", framework.Error, "claim default/gpu, request gpu, selector #0: CEL expression empty (unsupported selector type?)"},
-		{"an allocated claim whose binding failed fits no node", draPod("p", "gpu"), []runtime.Object{draBinding(bound, fresh, draCondition("failed", metav1.ConditionTrue))}, "n1", framework.UnschedulableAndUnresolvable, ErrReasonClaimNotAvailable},
-		{"a false binding failure condition does not reject", draPod("p", "gpu"), []runtime.Object{draBinding(bound, stale, draCondition("failed", metav1.ConditionFalse), draCondition("attached", metav1.ConditionTrue))}, "n1", framework.Success, ""},
-		{"an allocated claim not ready past the binding timeout fits no node", draPod("p", "gpu"), []runtime.Object{draBinding(bound, stale, draCondition("attached", metav1.ConditionFalse))}, "n1", framework.UnschedulableAndUnresolvable, ErrReasonClaimNotAvailable},
-		{"an allocated claim without device status past the binding timeout fits no node", draPod("p", "gpu"), []runtime.Object{draBinding(bound, stale)}, "n1", framework.UnschedulableAndUnresolvable, ErrReasonClaimNotAvailable},
-		{"an allocated claim not ready within the binding timeout fits", draPod("p", "gpu"), []runtime.Object{draBinding(bound, fresh, draCondition("attached", metav1.ConditionFalse))}, "n1", framework.Success, ""},
-		{"an allocated claim ready past the binding timeout fits", draPod("p", "gpu"), []runtime.Object{draBinding(bound, stale, draCondition("attached", metav1.ConditionTrue))}, "n1", framework.Success, ""},
-		{"an allocated claim not ready without an allocation time fits", draPod("p", "gpu"), []runtime.Object{draBinding(bound, time.Time{}, draCondition("attached", metav1.ConditionFalse))}, "n1", framework.Success, ""},
-		{"an unavailable allocated claim rejects even when the other claims allocate", draPod("p", "gpu", "other"), []runtime.Object{bound, draClaim("other", draExactly("gpu", "gpu", 1)), draGPUClass, draSlice("n2", draGPUs(1)...)}, "n2", framework.UnschedulableAndUnresolvable, ErrReasonClaimNotAvailable},
-		{"an allocated claim and an unallocated one both fit", draPod("p", "gpu", "other"), []runtime.Object{bound, draClaim("other", draExactly("gpu", "gpu", 1)), draGPUClass, twoGPUs}, "n1", framework.Success, ""},
+		{"a claim selector without cel is an error", draPod("p", "gpu"), []runtime.Object{withoutCEL, draGPUClass, oneGPU}, "n1", fwk.Error, "claim default/gpu, request gpu, selector #0: CEL expression empty (unsupported selector type?)"},
+		{"an allocated claim whose binding failed fits no node", draPod("p", "gpu"), []runtime.Object{draBinding(bound, fresh, draCondition("failed", metav1.ConditionTrue))}, "n1", fwk.UnschedulableAndUnresolvable, ErrReasonClaimNotAvailable},
+		{"a false binding failure condition does not reject", draPod("p", "gpu"), []runtime.Object{draBinding(bound, stale, draCondition("failed", metav1.ConditionFalse), draCondition("attached", metav1.ConditionTrue))}, "n1", fwk.Success, ""},
+		{"an allocated claim not ready past the binding timeout fits no node", draPod("p", "gpu"), []runtime.Object{draBinding(bound, stale, draCondition("attached", metav1.ConditionFalse))}, "n1", fwk.UnschedulableAndUnresolvable, ErrReasonClaimNotAvailable},
+		{"an allocated claim without device status past the binding timeout fits no node", draPod("p", "gpu"), []runtime.Object{draBinding(bound, stale)}, "n1", fwk.UnschedulableAndUnresolvable, ErrReasonClaimNotAvailable},
+		{"an allocated claim not ready within the binding timeout fits", draPod("p", "gpu"), []runtime.Object{draBinding(bound, fresh, draCondition("attached", metav1.ConditionFalse))}, "n1", fwk.Success, ""},
+		{"an allocated claim ready past the binding timeout fits", draPod("p", "gpu"), []runtime.Object{draBinding(bound, stale, draCondition("attached", metav1.ConditionTrue))}, "n1", fwk.Success, ""},
+		{"an allocated claim not ready without an allocation time fits", draPod("p", "gpu"), []runtime.Object{draBinding(bound, time.Time{}, draCondition("attached", metav1.ConditionFalse))}, "n1", fwk.Success, ""},
+		{"an unavailable allocated claim rejects even when the other claims allocate", draPod("p", "gpu", "other"), []runtime.Object{bound, draClaim("other", draExactly("gpu", "gpu", 1)), draGPUClass, draSlice("n2", draGPUs(1)...)}, "n2", fwk.UnschedulableAndUnresolvable, ErrReasonClaimNotAvailable},
+		{"an allocated claim and an unallocated one both fit", draPod("p", "gpu", "other"), []runtime.Object{bound, draClaim("other", draExactly("gpu", "gpu", 1)), draGPUClass, twoGPUs}, "n1", fwk.Success, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -387,7 +388,7 @@ func TestDynamicResourcesFilterWordsCELErrorsAsTheReleaseDoes(t *testing.T) {
 			if _, s := pl.PreFilter(context.Background(), state, draPod("p", "gpu"), nodes); !s.IsSuccess() {
 				t.Fatalf("PreFilter: %v", s)
 			}
-			checkStatus(t, "Filter", pl.Filter(context.Background(), state, draPod("p", "gpu"), nodes[0]), framework.Error, tc.message)
+			checkStatus(t, "Filter", pl.Filter(context.Background(), state, draPod("p", "gpu"), nodes[0]), fwk.Error, tc.message)
 		})
 	}
 }
@@ -400,14 +401,14 @@ func TestDynamicResourcesFilterWithoutPreFilter(t *testing.T) {
 		name    string
 		pod     *v1.Pod
 		node    *nodeinfo.NodeInfo
-		code    framework.Code
+		code    fwk.Code
 		message string
 	}{
-		{"a node with the device fits", draPod("p", "gpu"), nodes[0], framework.Success, ""},
-		{"a node without it does not", draPod("p", "gpu"), nodes[1], framework.UnschedulableAndUnresolvable, ErrReasonCannotAllocate},
-		{"a missing claim turns the pod down on every node", draPod("p", "absent"), nodes[0], framework.UnschedulableAndUnresolvable, `could not find ResourceClaim "default/absent"`},
-		{"a pod without claims fits", draPod("p"), nodes[1], framework.Success, ""},
-		{"a pod whose only claim was deliberately not generated fits", draTemplatePod(nil, true), nodes[1], framework.Success, ""},
+		{"a node with the device fits", draPod("p", "gpu"), nodes[0], fwk.Success, ""},
+		{"a node without it does not", draPod("p", "gpu"), nodes[1], fwk.UnschedulableAndUnresolvable, ErrReasonCannotAllocate},
+		{"a missing claim turns the pod down on every node", draPod("p", "absent"), nodes[0], fwk.UnschedulableAndUnresolvable, `could not find ResourceClaim "default/absent"`},
+		{"a pod without claims fits", draPod("p"), nodes[1], fwk.Success, ""},
+		{"a pod whose only claim was deliberately not generated fits", draTemplatePod(nil, true), nodes[1], fwk.Success, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -437,14 +438,14 @@ func TestDynamicResourcesFilterStopsWhenAsked(t *testing.T) {
 		name    string
 		args    dra.Args
 		ctx     func() context.Context
-		code    framework.Code
+		code    fwk.Code
 		message string
 	}{
-		{"a cancelled context rejects the node with the cause", dra.Args{}, cancelled, framework.UnschedulableAndUnresolvable, "asked by caller to stop allocating devices: test canceling Filter"},
-		{"a context cancelled without a cause says so", dra.Args{}, plainCancelled, framework.UnschedulableAndUnresolvable, "asked by caller to stop allocating devices: context canceled"},
-		{"a cancelled context wins over a filter timeout", dra.Args{FilterTimeout: time.Nanosecond}, cancelled, framework.UnschedulableAndUnresolvable, "asked by caller to stop allocating devices: test canceling Filter"},
-		{"a filter timeout is an error naming the node", dra.Args{FilterTimeout: time.Nanosecond}, context.Background, framework.Error, "node n1: timed out trying to allocate devices"},
-		{"a negative filter timeout means no limit", dra.Args{FilterTimeout: -1}, context.Background, framework.Success, ""},
+		{"a cancelled context rejects the node with the cause", dra.Args{}, cancelled, fwk.UnschedulableAndUnresolvable, "asked by caller to stop allocating devices: test canceling Filter"},
+		{"a context cancelled without a cause says so", dra.Args{}, plainCancelled, fwk.UnschedulableAndUnresolvable, "asked by caller to stop allocating devices: context canceled"},
+		{"a cancelled context wins over a filter timeout", dra.Args{FilterTimeout: time.Nanosecond}, cancelled, fwk.UnschedulableAndUnresolvable, "asked by caller to stop allocating devices: test canceling Filter"},
+		{"a filter timeout is an error naming the node", dra.Args{FilterTimeout: time.Nanosecond}, context.Background, fwk.Error, "node n1: timed out trying to allocate devices"},
+		{"a negative filter timeout means no limit", dra.Args{FilterTimeout: -1}, context.Background, fwk.Success, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -481,7 +482,7 @@ func TestDynamicResourcesFilterRejectsANodeInfoWithoutNode(t *testing.T) {
 					t.Fatalf("PreFilter: %v", s)
 				}
 			}
-			checkStatus(t, "Filter", pl.Filter(context.Background(), state, draPod("p", "gpu"), nodeinfo.New(nil)), framework.Error, "node not found: NodeInfo has no Node")
+			checkStatus(t, "Filter", pl.Filter(context.Background(), state, draPod("p", "gpu"), nodeinfo.New(nil)), fwk.Error, "node not found: NodeInfo has no Node")
 		})
 	}
 }
@@ -505,7 +506,7 @@ func TestDynamicResourcesFilterConcurrently(t *testing.T) {
 	if _, s := pl.PreFilter(context.Background(), state, pod, nodes); s != nil {
 		t.Fatalf("PreFilter: %v", s)
 	}
-	got := make([]*framework.Status, len(nodes))
+	got := make([]*fwk.Status, len(nodes))
 	done := make(chan int)
 	for i := range nodes {
 		go func() {
@@ -518,9 +519,9 @@ func TestDynamicResourcesFilterConcurrently(t *testing.T) {
 	}
 	for i, s := range got {
 		if i%2 == 0 {
-			checkStatus(t, nodes[i].Name(), s, framework.Success, "")
+			checkStatus(t, nodes[i].Name(), s, fwk.Success, "")
 		} else {
-			checkStatus(t, nodes[i].Name(), s, framework.UnschedulableAndUnresolvable, ErrReasonCannotAllocate)
+			checkStatus(t, nodes[i].Name(), s, fwk.UnschedulableAndUnresolvable, ErrReasonCannotAllocate)
 		}
 	}
 }
@@ -535,13 +536,13 @@ func TestDynamicResourcesReserve(t *testing.T) {
 		pod     *v1.Pod
 		node    string
 		claims  int
-		code    framework.Code
+		code    fwk.Code
 		message string
 	}{
-		{"a node Filter found feasible gets the claim", draPod("p", "gpu"), "n1", 1, framework.Success, ""},
-		{"a node Filter rejected is an error", draPod("p", "gpu"), "n2", 0, framework.Error, "claim allocation not found for node n2"},
-		{"a node Filter never saw is an error", draPod("p", "gpu"), "n3", 0, framework.Error, "claim allocation not found for node n3"},
-		{"a pod without claims adds none", draPod("p"), "n2", 0, framework.Success, ""},
+		{"a node Filter found feasible gets the claim", draPod("p", "gpu"), "n1", 1, fwk.Success, ""},
+		{"a node Filter rejected is an error", draPod("p", "gpu"), "n2", 0, fwk.Error, "claim allocation not found for node n2"},
+		{"a node Filter never saw is an error", draPod("p", "gpu"), "n3", 0, fwk.Error, "claim allocation not found for node n3"},
+		{"a pod without claims adds none", draPod("p"), "n2", 0, fwk.Success, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -555,7 +556,7 @@ func TestDynamicResourcesReserve(t *testing.T) {
 				pl.Filter(context.Background(), state, tc.pod, ni)
 			}
 			var r framework.Result
-			checkStatus(t, "Reserve", pl.Reserve(context.Background(), state, tc.pod, tc.node, &r), tc.code, tc.message)
+			checkStatus(t, "Reserve", pl.Reserve(context.Background(), state, tc.pod, tc.node, &r.Outputs), tc.code, tc.message)
 			if len(Claims(&r)) != tc.claims {
 				t.Fatalf("Reserve added %d claims, want %d", len(Claims(&r)), tc.claims)
 			}
@@ -829,7 +830,7 @@ func TestDynamicResourcesInvalidObjectsAreErrorsNotPanics(t *testing.T) {
 			if s.IsSuccess() {
 				s = pl.Filter(context.Background(), state, draPod("p", "gpu"), nodes[0])
 			}
-			if s.Code() != framework.Error || s.Message() == "" {
+			if s.Code() != fwk.Error || s.Message() == "" {
 				t.Errorf("PreFilter, then Filter = %v, want an Error status saying what is wrong", s)
 			}
 		})
@@ -844,20 +845,20 @@ func TestDynamicResourcesPreEnqueue(t *testing.T) {
 		name    string
 		objs    []runtime.Object
 		pod     *v1.Pod
-		code    framework.Code
+		code    fwk.Code
 		message string
 	}{
-		{"a pod without claims is admitted", nil, draPod("p"), framework.Success, ""},
-		{"a pod whose claims exist is admitted, whether or not they can be allocated", []runtime.Object{draClaim("gpu", draExactly("gpu", "missing-class", 1))}, draPod("p", "gpu"), framework.Success, ""},
-		{"a pod whose claim does not exist waits", nil, draPod("p", "gpu"), framework.UnschedulableAndUnresolvable, `could not find ResourceClaim "default/gpu"`},
-		{"a pod whose claim is being deleted waits", []runtime.Object{deleting}, draPod("p", "gpu"), framework.UnschedulableAndUnresolvable, `resourceclaim "gpu" is being deleted`},
-		{"a pod whose template claim was not generated yet waits", nil, draTemplatePod(nil, false), framework.UnschedulableAndUnresolvable, `pod "default/p": ResourceClaim not created yet`},
-		{"a pod whose template produced no claim is admitted", nil, draTemplatePod(nil, true), framework.Success, ""},
+		{"a pod without claims is admitted", nil, draPod("p"), fwk.Success, ""},
+		{"a pod whose claims exist is admitted, whether or not they can be allocated", []runtime.Object{draClaim("gpu", draExactly("gpu", "missing-class", 1))}, draPod("p", "gpu"), fwk.Success, ""},
+		{"a pod whose claim does not exist waits", nil, draPod("p", "gpu"), fwk.UnschedulableAndUnresolvable, `could not find ResourceClaim "default/gpu"`},
+		{"a pod whose claim is being deleted waits", []runtime.Object{deleting}, draPod("p", "gpu"), fwk.UnschedulableAndUnresolvable, `resourceclaim "gpu" is being deleted`},
+		{"a pod whose template claim was not generated yet waits", nil, draTemplatePod(nil, false), fwk.UnschedulableAndUnresolvable, `pod "default/p": ResourceClaim not created yet`},
+		{"a pod whose template produced no claim is admitted", nil, draTemplatePod(nil, true), fwk.Success, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			l, err := framework.NewListers(tc.objs...)
+			l, err := fwk.NewListers(tc.objs...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -866,7 +867,7 @@ func TestDynamicResourcesPreEnqueue(t *testing.T) {
 		})
 	}
 	var pl DynamicResources
-	if s := pl.PreEnqueue(context.Background(), framework.Listers{}, nil); s != nil {
+	if s := pl.PreEnqueue(context.Background(), fwk.Listers{}, nil); s != nil {
 		t.Errorf("PreEnqueue(nil pod) = %v, want nil", s)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/dra"
 	"github.com/kubesched/kubesched/internal/requeue"
 )
@@ -17,26 +17,26 @@ import (
 // claim that was deallocated helps, and so does one of the pod's claims
 // being created or having its status changed. The pod's claims are read
 // from the listers, which hold the claim's new state.
-func (h clusterHints) claimChangeHelps(pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+func (h clusterHints) claimChangeHelps(pod *v1.Pod, oldObj, newObj any) (fwk.QueueingHint, error) {
 	old, claim, err := requeue.Objects[*resourceapi.ResourceClaim](oldObj, newObj)
 	if err != nil {
-		return framework.Queue, err
+		return fwk.Queue, err
 	}
 	if claim == nil {
 		if old == nil {
-			return framework.Queue, requeue.ErrNoObject
+			return fwk.Queue, requeue.ErrNoObject
 		}
 		if old.Status.Allocation != nil {
-			return framework.Queue, nil
+			return fwk.Queue, nil
 		}
-		return framework.QueueSkip, nil
+		return fwk.QueueSkip, nil
 	}
 	claims, err := dra.PodClaims(h.listers.ResourceClaims, pod)
 	if err != nil {
-		return framework.QueueSkip, nil
+		return fwk.QueueSkip, nil
 	}
 	if old != nil && old.Status.Allocation != nil && claim.Status.Allocation == nil {
-		return framework.Queue, nil
+		return fwk.Queue, nil
 	}
 	uses := false
 	for _, c := range claims {
@@ -44,28 +44,28 @@ func (h clusterHints) claimChangeHelps(pod *v1.Pod, oldObj, newObj any) (framewo
 	}
 	switch {
 	case !uses:
-		return framework.QueueSkip, nil
+		return fwk.QueueSkip, nil
 	case old == nil:
-		return framework.Queue, nil
+		return fwk.Queue, nil
 	case equality.Semantic.DeepEqual(&old.Status, &claim.Status):
-		return framework.QueueSkip, nil
+		return fwk.QueueSkip, nil
 	}
-	return framework.Queue, nil
+	return fwk.Queue, nil
 }
 
 // podClaimsNowUsable is DynamicResources' pod hint: an update of the pod
 // (the pod itself, which only [ownUpdate] checks before PodEventsByRole)
 // after which all the claims the updated pod names can be had.
-func (h clusterHints) podClaimsNowUsable(_ *v1.Pod, _, newObj any) (framework.QueueingHint, error) {
+func (h clusterHints) podClaimsNowUsable(_ *v1.Pod, _, newObj any) (fwk.QueueingHint, error) {
 	_, updated, err := requeue.Objects[*v1.Pod](nil, newObj)
 	if err != nil {
-		return framework.Queue, err
+		return fwk.Queue, err
 	}
 	if updated == nil {
-		return framework.Queue, requeue.ErrNoObject
+		return fwk.Queue, requeue.ErrNoObject
 	}
 	if _, err := dra.PodClaims(h.listers.ResourceClaims, updated); err != nil {
-		return framework.QueueSkip, nil
+		return fwk.QueueSkip, nil
 	}
-	return framework.Queue, nil
+	return fwk.Queue, nil
 }

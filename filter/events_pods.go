@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	k8slabels "k8s.io/apimachinery/pkg/labels"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/podaffinity"
 	"github.com/kubesched/kubesched/internal/requeue"
 	"github.com/kubesched/kubesched/internal/topologyspread"
@@ -29,7 +29,7 @@ func (h clusterHints) hardSpreadConstraints(pod *v1.Pod) ([]topologyspread.Const
 // a node) was added or deleted and its labels match a constraint's
 // selector, or was updated to match or stop matching one; or the pod
 // itself gained tolerations and a constraint honours taints.
-func (h clusterHints) spreadAfterPodChange(pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+func (h clusterHints) spreadAfterPodChange(pod *v1.Pod, oldObj, newObj any) (fwk.QueueingHint, error) {
 	return h.spreadAfterPodEvent(pod, oldObj, newObj, true)
 }
 
@@ -37,7 +37,7 @@ func (h clusterHints) spreadAfterPodChange(pod *v1.Pod, oldObj, newObj any) (fra
 // pod of the pod's namespace holding a place on a node was added or
 // deleted and its labels match a constraint's selector, or was updated to
 // match or stop matching one.
-func (h clusterHints) spreadAfterAssignedPodChange(pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+func (h clusterHints) spreadAfterAssignedPodChange(pod *v1.Pod, oldObj, newObj any) (fwk.QueueingHint, error) {
 	return h.spreadAfterPodEvent(pod, oldObj, newObj, false)
 }
 
@@ -45,40 +45,40 @@ func (h clusterHints) spreadAfterAssignedPodChange(pod *v1.Pod, oldObj, newObj a
 // updated pod (the pod itself, as the queue raises it) gained tolerations
 // and a constraint honours taints, or its labels now match a constraint's
 // selector differently.
-func (h clusterHints) spreadAfterTargetPodChange(pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+func (h clusterHints) spreadAfterTargetPodChange(pod *v1.Pod, oldObj, newObj any) (fwk.QueueingHint, error) {
 	old, updated, err := requeue.Objects[*v1.Pod](oldObj, newObj)
 	if err != nil {
-		return framework.Queue, err
+		return fwk.Queue, err
 	}
 	if old == nil || updated == nil {
-		return framework.Queue, requeue.ErrNoObject
+		return fwk.Queue, requeue.ErrNoObject
 	}
 	constraints, err := h.hardSpreadConstraints(pod)
 	if err != nil {
-		return framework.Queue, err
+		return fwk.Queue, err
 	}
 	return spreadAfterOwnUpdate(constraints, old, updated), nil
 }
 
 // spreadAfterPodEvent is the pod hint of PodTopologySpread, for bound
 // pods' events, and with self for the pod's own too.
-func (h clusterHints) spreadAfterPodEvent(pod *v1.Pod, oldObj, newObj any, self bool) (framework.QueueingHint, error) {
+func (h clusterHints) spreadAfterPodEvent(pod *v1.Pod, oldObj, newObj any, self bool) (fwk.QueueingHint, error) {
 	old, updated, err := requeue.Objects[*v1.Pod](oldObj, newObj)
 	if err != nil {
-		return framework.Queue, err
+		return fwk.Queue, err
 	}
 	if old == nil && updated == nil {
-		return framework.Queue, requeue.ErrNoObject
+		return fwk.Queue, requeue.ErrNoObject
 	}
 	involved := func(other *v1.Pod) bool {
 		return self && other.UID == pod.UID || requeue.AssignedOrNominated(other) && other.Namespace == pod.Namespace
 	}
 	if updated != nil && !involved(updated) || old != nil && !involved(old) {
-		return framework.QueueSkip, nil
+		return fwk.QueueSkip, nil
 	}
 	constraints, err := h.hardSpreadConstraints(pod)
 	if err != nil {
-		return framework.Queue, err
+		return fwk.Queue, err
 	}
 	matchesAny := func(podLabels map[string]string) bool {
 		for _, c := range constraints {
@@ -96,25 +96,25 @@ func (h clusterHints) spreadAfterPodEvent(pod *v1.Pod, oldObj, newObj any, self 
 		return spreadLabelsChanged(constraints, old, updated), nil
 	case updated != nil:
 		if matchesAny(updated.Labels) {
-			return framework.Queue, nil
+			return fwk.Queue, nil
 		}
-		return framework.QueueSkip, nil
+		return fwk.QueueSkip, nil
 	default:
 		if matchesAny(old.Labels) {
-			return framework.Queue, nil
+			return fwk.Queue, nil
 		}
-		return framework.QueueSkip, nil
+		return fwk.QueueSkip, nil
 	}
 }
 
 // spreadAfterOwnUpdate is the verdict on the pod's own update: new
 // tolerations help when a constraint honours taints; otherwise as
 // spreadLabelsChanged.
-func spreadAfterOwnUpdate(constraints []topologyspread.Constraint, old, updated *v1.Pod) framework.QueueingHint {
+func spreadAfterOwnUpdate(constraints []topologyspread.Constraint, old, updated *v1.Pod) fwk.QueueingHint {
 	if !equality.Semantic.DeepEqual(updated.Spec.Tolerations, old.Spec.Tolerations) {
 		for _, c := range constraints {
 			if c.NodeTaintsPolicy == v1.NodeInclusionPolicyHonor {
-				return framework.Queue
+				return fwk.Queue
 			}
 		}
 	}
@@ -123,33 +123,33 @@ func spreadAfterOwnUpdate(constraints []topologyspread.Constraint, old, updated 
 
 // spreadLabelsChanged reports Queue when the update changed the pod's
 // labels so that a constraint's selector matches them differently.
-func spreadLabelsChanged(constraints []topologyspread.Constraint, old, updated *v1.Pod) framework.QueueingHint {
+func spreadLabelsChanged(constraints []topologyspread.Constraint, old, updated *v1.Pod) fwk.QueueingHint {
 	if equality.Semantic.DeepEqual(updated.Labels, old.Labels) {
-		return framework.QueueSkip
+		return fwk.QueueSkip
 	}
 	for _, c := range constraints {
 		if c.Selector.Matches(k8slabels.Set(old.Labels)) != c.Selector.Matches(k8slabels.Set(updated.Labels)) {
-			return framework.Queue
+			return fwk.Queue
 		}
 	}
-	return framework.QueueSkip
+	return fwk.QueueSkip
 }
 
 // spreadAfterNodeChange is PodTopologySpread's node hint. A node counts in
 // spreading when it has every constraint's topology key. It helps when
 // added counting, deleted counting, updated to count or not to, or
 // updated while counting with a topology value or its taints changed.
-func (h clusterHints) spreadAfterNodeChange(pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+func (h clusterHints) spreadAfterNodeChange(pod *v1.Pod, oldObj, newObj any) (fwk.QueueingHint, error) {
 	old, node, err := requeue.Objects[*v1.Node](oldObj, newObj)
 	if err != nil {
-		return framework.Queue, err
+		return fwk.Queue, err
 	}
 	if old == nil && node == nil {
-		return framework.Queue, requeue.ErrNoObject
+		return fwk.Queue, requeue.ErrNoObject
 	}
 	constraints, err := h.hardSpreadConstraints(pod)
 	if err != nil {
-		return framework.Queue, err
+		return fwk.Queue, err
 	}
 	counts := func(n *v1.Node) bool {
 		if n == nil {
@@ -165,30 +165,30 @@ func (h clusterHints) spreadAfterNodeChange(pod *v1.Pod, oldObj, newObj any) (fr
 	switch {
 	case old != nil && node != nil:
 		if counts(old) != counts(node) {
-			return framework.Queue, nil
+			return fwk.Queue, nil
 		}
 		if !counts(node) {
-			return framework.QueueSkip, nil
+			return fwk.QueueSkip, nil
 		}
 		for _, c := range constraints {
 			if old.Labels[c.TopologyKey] != node.Labels[c.TopologyKey] {
-				return framework.Queue, nil
+				return fwk.Queue, nil
 			}
 		}
 		if !equality.Semantic.DeepEqual(old.Spec.Taints, node.Spec.Taints) {
-			return framework.Queue, nil
+			return fwk.Queue, nil
 		}
-		return framework.QueueSkip, nil
+		return fwk.QueueSkip, nil
 	case node != nil:
 		if counts(node) {
-			return framework.Queue, nil
+			return fwk.Queue, nil
 		}
-		return framework.QueueSkip, nil
+		return fwk.QueueSkip, nil
 	default:
 		if counts(old) {
-			return framework.Queue, nil
+			return fwk.Queue, nil
 		}
-		return framework.QueueSkip, nil
+		return fwk.QueueSkip, nil
 	}
 }
 
@@ -221,20 +221,20 @@ func requiredPodAffinity(pod *v1.Pod) (affinity, anti []podaffinity.Term, affini
 // Matching anti-affinity terms is matching all of them, or any one of
 // them with AnyAntiAffinityTermRequeues. Terms are matched without
 // namespace labels, as upstream's hint does.
-func (h clusterHints) podAffinityAfterAssignedPodChange(pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+func (h clusterHints) podAffinityAfterAssignedPodChange(pod *v1.Pod, oldObj, newObj any) (fwk.QueueingHint, error) {
 	old, updated, err := requeue.Objects[*v1.Pod](oldObj, newObj)
 	if err != nil {
-		return framework.Queue, err
+		return fwk.Queue, err
 	}
 	if old == nil && updated == nil {
-		return framework.Queue, requeue.ErrNoObject
+		return fwk.Queue, requeue.ErrNoObject
 	}
 	if updated != nil && !requeue.AssignedOrNominated(updated) || old != nil && !requeue.AssignedOrNominated(old) {
-		return framework.QueueSkip, nil
+		return fwk.QueueSkip, nil
 	}
 	affinity, anti, affinityErr, antiErr := requiredPodAffinity(pod)
 	if err := errors.Join(affinityErr, antiErr); err != nil {
-		return framework.Queue, err
+		return fwk.Queue, err
 	}
 	matchesAnti := podaffinity.MatchesAll
 	if h.anyAntiTerm {
@@ -244,26 +244,26 @@ func (h clusterHints) podAffinityAfterAssignedPodChange(pod *v1.Pod, oldObj, new
 	case old != nil && updated != nil:
 		if !podaffinity.MatchesAll(affinity, old) && podaffinity.MatchesAll(affinity, updated) ||
 			matchesAnti(anti, old) && !matchesAnti(anti, updated) {
-			return framework.Queue, nil
+			return fwk.Queue, nil
 		}
-		return framework.QueueSkip, nil
+		return fwk.QueueSkip, nil
 	case updated != nil:
 		if podaffinity.MatchesAll(affinity, updated) {
-			return framework.Queue, nil
+			return fwk.Queue, nil
 		}
-		return framework.QueueSkip, nil
+		return fwk.QueueSkip, nil
 	}
 	if matchesAnti(anti, old) {
-		return framework.Queue, nil
+		return fwk.Queue, nil
 	}
 	_, deletedAnti, _, err := requiredPodAffinity(old)
 	if err != nil {
-		return framework.Queue, err
+		return fwk.Queue, err
 	}
 	if matchesAnti(deletedAnti, pod) {
-		return framework.Queue, nil
+		return fwk.Queue, nil
 	}
-	return framework.QueueSkip, nil
+	return fwk.QueueSkip, nil
 }
 
 // matchesAnyTerm reports whether pod matches one of terms, matched with
@@ -281,40 +281,40 @@ func matchesAnyTerm(terms []podaffinity.Term, pod *v1.Pod) bool {
 // with the topology key of an affinity term, or updated to have it or to
 // another value of it; for anti-affinity, any node added, or a node
 // updated to lose a term's topology key or change its value.
-func podAffinityAfterNodeChange(pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+func podAffinityAfterNodeChange(pod *v1.Pod, oldObj, newObj any) (fwk.QueueingHint, error) {
 	old, node, err := requeue.Objects[*v1.Node](oldObj, newObj)
 	if err != nil {
-		return framework.Queue, err
+		return fwk.Queue, err
 	}
 	if node == nil {
-		return framework.Queue, requeue.ErrNoObject
+		return fwk.Queue, requeue.ErrNoObject
 	}
 	affinity, anti, affinityErr, antiErr := requiredPodAffinity(pod)
 	if err := errors.Join(affinityErr, antiErr); err != nil {
-		return framework.Queue, err
+		return fwk.Queue, err
 	}
 	for i := range affinity {
 		key := affinity[i].TopologyKey
 		after, has := node.Labels[key]
 		if old == nil {
 			if has {
-				return framework.Queue, nil
+				return fwk.Queue, nil
 			}
 			continue
 		}
 		if before, had := old.Labels[key]; has && (!had || before != after) {
-			return framework.Queue, nil
+			return fwk.Queue, nil
 		}
 	}
 	for i := range anti {
 		if old == nil {
-			return framework.Queue, nil
+			return fwk.Queue, nil
 		}
 		key := anti[i].TopologyKey
 		before, had := old.Labels[key]
 		if after, has := node.Labels[key]; had && (!has || before != after) {
-			return framework.Queue, nil
+			return fwk.Queue, nil
 		}
 	}
-	return framework.QueueSkip, nil
+	return fwk.QueueSkip, nil
 }

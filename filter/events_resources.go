@@ -7,7 +7,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/dra"
 	"github.com/kubesched/kubesched/internal/requeue"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -21,36 +21,36 @@ import (
 // node is new or gained pod slots or more of a resource the pod requests.
 // Extended resources that a DeviceClass provides count as
 // NodeResourcesFit's filter counts them.
-func (h clusterHints) nodeNowFitsResources(pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+func (h clusterHints) nodeNowFitsResources(pod *v1.Pod, oldObj, newObj any) (fwk.QueueingHint, error) {
 	old, node, err := requeue.Objects[*v1.Node](oldObj, newObj)
 	if err != nil {
-		return framework.Queue, err
+		return fwk.Queue, err
 	}
 	if node == nil {
-		return framework.Queue, requeue.ErrNoObject
+		return fwk.Queue, requeue.ErrNoObject
 	}
-	state := framework.NewCycleState(nil).SetListers(h.listers)
+	state := fwk.NewCycleState(nil).SetListers(h.listers)
 	var fit NodeResourcesFit // no ignored resources, as upstream's hint
 	switch st := fit.Filter(context.Background(), state, pod, nodeinfo.New(node)); {
 	case st.IsSuccess():
-	case st.Code() == framework.Error:
-		return framework.Queue, st.AsError()
+	case st.Code() == fwk.Error:
+		return fwk.Queue, st.AsError()
 	default:
-		return framework.QueueSkip, nil
+		return fwk.QueueSkip, nil
 	}
 	if old == nil {
-		return framework.Queue, nil
+		return fwk.Queue, nil
 	}
 	var resolver *dra.Resolver
 	if dra.MayUseExtendedResources(pod) {
 		if resolver, err = dra.ResolverFor(state); err != nil {
-			return framework.Queue, err
+			return fwk.Queue, err
 		}
 	}
 	if requestedResourceGrew(pod, old, node, resolver) {
-		return framework.Queue, nil
+		return fwk.Queue, nil
 	}
-	return framework.QueueSkip, nil
+	return fwk.QueueSkip, nil
 }
 
 // requestedResourceGrew reports whether the update of a node raised its
@@ -95,7 +95,7 @@ func requestedResourceGrew(pod *v1.Pod, old, node *v1.Node, resolver *dra.Resolv
 // PodEventsByRole, for every pod event: a pod that held a place on a node
 // was deleted ([podHeldPlace]), or the pod itself, or a bound pod holding
 // some resource the pod requests ([boundPodGaveUpRequest]), scaled down.
-func resourcesFreedByPod(pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+func resourcesFreedByPod(pod *v1.Pod, oldObj, newObj any) (fwk.QueueingHint, error) {
 	if newObj == nil {
 		return podHeldPlace(pod, oldObj, nil)
 	}
@@ -104,34 +104,34 @@ func resourcesFreedByPod(pod *v1.Pod, oldObj, newObj any) (framework.QueueingHin
 
 // podHeldPlace is NodeResourcesFit's AssignedPod deletion hint: the
 // deleted pod was bound or nominated to a node, so it freed room there.
-func podHeldPlace(_ *v1.Pod, oldObj, _ any) (framework.QueueingHint, error) {
+func podHeldPlace(_ *v1.Pod, oldObj, _ any) (fwk.QueueingHint, error) {
 	deleted, _, err := requeue.Objects[*v1.Pod](oldObj, nil)
 	if err != nil {
-		return framework.Queue, err
+		return fwk.Queue, err
 	}
 	if deleted == nil {
-		return framework.Queue, requeue.ErrNoObject
+		return fwk.Queue, requeue.ErrNoObject
 	}
 	if requeue.AssignedOrNominated(deleted) {
-		return framework.Queue, nil
+		return fwk.Queue, nil
 	}
-	return framework.QueueSkip, nil
+	return fwk.QueueSkip, nil
 }
 
 // boundPodGaveUpRequest is NodeResourcesFit's AssignedPod scale-down
 // hint: the updated pod is bound and its request of some resource the pod
 // requests went down. Requests count resized status, as kube-scheduler's
 // with in-place resize on.
-func boundPodGaveUpRequest(pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+func boundPodGaveUpRequest(pod *v1.Pod, oldObj, newObj any) (fwk.QueueingHint, error) {
 	old, other, err := requeue.Objects[*v1.Pod](oldObj, newObj)
 	if err != nil {
-		return framework.Queue, err
+		return fwk.Queue, err
 	}
 	if old == nil || other == nil {
-		return framework.Queue, requeue.ErrNoObject
+		return fwk.Queue, requeue.ErrNoObject
 	}
 	if other.Spec.NodeName == "" {
-		return framework.QueueSkip, nil
+		return fwk.QueueSkip, nil
 	}
 	var before, after nodeinfo.Resource
 	setMax(&before, resourcehelper.PodRequests(old, requeue.PodRequestOptions))
@@ -152,10 +152,10 @@ func boundPodGaveUpRequest(pod *v1.Pod, oldObj, newObj any) (framework.QueueingH
 			lower = nodeinfo.IsScalarResourceName(name) && before.ScalarResources[name] > after.ScalarResources[name]
 		}
 		if lower {
-			return framework.Queue, nil
+			return fwk.Queue, nil
 		}
 	}
-	return framework.QueueSkip, nil
+	return fwk.QueueSkip, nil
 }
 
 // setMax raises r's amounts to those of rl where rl's are larger, as
@@ -186,13 +186,13 @@ func setMax(r *nodeinfo.Resource, rl v1.ResourceList) {
 // (deviceclass.resource.kubernetes.io/<class>) the pod requests, or a
 // class added or updated whose spec.extendedResourceName, new or changed,
 // the pod requests.
-func deviceClassProvidesRequest(pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+func deviceClassProvidesRequest(pod *v1.Pod, oldObj, newObj any) (fwk.QueueingHint, error) {
 	old, class, err := requeue.Objects[*resourceapi.DeviceClass](oldObj, newObj)
 	if err != nil {
-		return framework.Queue, err
+		return fwk.Queue, err
 	}
 	if class == nil {
-		return framework.Queue, requeue.ErrNoObject
+		return fwk.Queue, requeue.ErrNoObject
 	}
 	name := func(c *resourceapi.DeviceClass) string {
 		if c.Spec.ExtendedResourceName == nil {
@@ -210,33 +210,33 @@ func deviceClassProvidesRequest(pod *v1.Pod, oldObj, newObj any) (framework.Queu
 	}
 	if old != nil {
 		if name(old) == name(class) {
-			return framework.QueueSkip, nil
+			return fwk.QueueSkip, nil
 		}
 	} else if requested(resourceapi.ResourceDeviceClassPrefix + class.Name) {
-		return framework.Queue, nil
+		return fwk.Queue, nil
 	}
 	if class.Spec.ExtendedResourceName != nil && requested(*class.Spec.ExtendedResourceName) {
-		return framework.Queue, nil
+		return fwk.Queue, nil
 	}
-	return framework.QueueSkip, nil
+	return fwk.QueueSkip, nil
 }
 
 // deletedPodFreesPorts is NodePorts' hint: a pod that held a place on a
 // node was deleted, and it bound a host port the pod wants.
-func deletedPodFreesPorts(pod *v1.Pod, oldObj, _ any) (framework.QueueingHint, error) {
+func deletedPodFreesPorts(pod *v1.Pod, oldObj, _ any) (fwk.QueueingHint, error) {
 	deleted, _, err := requeue.Objects[*v1.Pod](oldObj, nil)
 	if err != nil {
-		return framework.Queue, err
+		return fwk.Queue, err
 	}
 	if deleted == nil {
-		return framework.Queue, requeue.ErrNoObject
+		return fwk.Queue, requeue.ErrNoObject
 	}
 	if !requeue.AssignedOrNominated(deleted) {
-		return framework.QueueSkip, nil
+		return fwk.QueueSkip, nil
 	}
 	freed := nodeinfo.HostPorts(deleted)
 	if len(freed) == 0 {
-		return framework.QueueSkip, nil
+		return fwk.QueueSkip, nil
 	}
 	inUse := make(nodeinfo.HostPortInfo, len(freed))
 	for _, p := range freed {
@@ -244,8 +244,8 @@ func deletedPodFreesPorts(pod *v1.Pod, oldObj, _ any) (framework.QueueingHint, e
 	}
 	for _, p := range nodeinfo.HostPorts(pod) {
 		if inUse.CheckConflict(p.HostIP, string(p.Protocol), p.HostPort) {
-			return framework.Queue, nil
+			return fwk.Queue, nil
 		}
 	}
-	return framework.QueueSkip, nil
+	return fwk.QueueSkip, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/nodeaffinity"
 	"github.com/kubesched/kubesched/internal/taints"
 	"github.com/kubesched/kubesched/internal/volumebinding"
@@ -38,7 +39,7 @@ var (
 
 // ExplainFilter lists each resource ni lacks for pod with the amounts:
 // the pod's request, the node's allocatable, and what its pods request.
-func (pl *NodeResourcesFit) ExplainFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (pl *NodeResourcesFit) ExplainFilter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
 	st, ok := resourcesFitStateKey.Read(state)
 	if !ok {
 		var err error
@@ -61,7 +62,7 @@ func (pl *NodeResourcesFit) ExplainFilter(_ context.Context, state *framework.Cy
 
 // ExplainFilter names each NoSchedule or NoExecute taint of ni that pod
 // does not tolerate.
-func (pl *TaintToleration) ExplainFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (pl *TaintToleration) ExplainFilter(_ context.Context, _ *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
 	var out []framework.Detail
 	nodeTaints := ni.Taints()
 	for i := range nodeTaints {
@@ -78,7 +79,7 @@ func (pl *TaintToleration) ExplainFilter(_ context.Context, _ *framework.CycleSt
 
 // ExplainFilter names each host port of pod already in use on ni, with
 // the pods holding it.
-func (*NodePorts) ExplainFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (*NodePorts) ExplainFilter(_ context.Context, _ *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
 	var out []framework.Detail
 	for _, p := range nodeinfo.HostPorts(pod) {
 		if !ni.UsedPorts().CheckConflict(p.HostIP, string(p.Protocol), p.HostPort) {
@@ -120,7 +121,7 @@ func portString(p v1.ContainerPort) string {
 // ExplainFilter names what of pod's node selection ni does not match:
 // each nodeSelector label, and for each required term of its node
 // affinity the requirements the node fails.
-func (pl *NodeAffinity) ExplainFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (pl *NodeAffinity) ExplainFilter(_ context.Context, _ *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
 	node := ni.Node()
 	if node == nil {
 		return nil
@@ -147,7 +148,7 @@ func (pl *NodeAffinity) ExplainFilter(_ context.Context, _ *framework.CycleState
 
 // ExplainFilter says which topology label ni lacks, or the skew placing
 // pod on it would make, constraint by constraint.
-func (pl *PodTopologySpread) ExplainFilter(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (pl *PodTopologySpread) ExplainFilter(_ context.Context, state *fwk.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
 	d, ok := spreadDomainsKey.Read(state)
 	if !ok {
 		return nil
@@ -164,7 +165,7 @@ var _ framework.FilterExplainer = (*InterPodAffinity)(nil)
 // ExplainFilter says which of pod's affinity terms finds no matching pod
 // in ni's domain, which of its anti-affinity terms finds some, and how
 // many placed pods' anti-affinity rules out ni's domain.
-func (pl *InterPodAffinity) ExplainFilter(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (pl *InterPodAffinity) ExplainFilter(_ context.Context, state *fwk.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
 	s, ok := interPodAffinityKey.Read(state)
 	if !ok {
 		return nil
@@ -211,7 +212,7 @@ func (pl *InterPodAffinity) ExplainFilter(_ context.Context, state *framework.Cy
 // allocated claim the node cannot reach, a claim that cannot be allocated
 // there even alone (with its requests), or claims that can each be
 // allocated but not together.
-func (pl *DynamicResources) ExplainFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (pl *DynamicResources) ExplainFilter(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
 	s, status := pl.state(ctx, state, pod)
 	if status != nil {
 		return nil
@@ -228,7 +229,7 @@ func (pl *DynamicResources) ExplainFilter(ctx context.Context, state *framework.
 // fails) or that is missing, a claim being provisioned for another node,
 // a claim that no free volume matches and its class cannot provision
 // there.
-func (*VolumeBinding) ExplainFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (*VolumeBinding) ExplainFilter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
 	claims, status := volumebinding.ClaimsOf(state, pod)
 	if status != nil || ni.Node() == nil {
 		return nil
@@ -242,13 +243,13 @@ func (*VolumeBinding) ExplainFilter(_ context.Context, state *framework.CycleSta
 
 // ExplainFilter names each bound volume of the pod whose zone or region
 // label ni does not match, with the node's label.
-func (*VolumeZone) ExplainFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (*VolumeZone) ExplainFilter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
 	if ni.Node() == nil || pod == nil || len(pod.Spec.Volumes) == 0 {
 		return nil
 	}
 	topologies, ok := volumeZoneKey.Read(state)
 	if !ok {
-		var status *framework.Status
+		var status *fwk.Status
 		if topologies, status = podVolumeTopologies(state.Listers(), pod); status != nil {
 			return nil
 		}
@@ -281,7 +282,7 @@ func (*VolumeZone) ExplainFilter(_ context.Context, state *framework.CycleState,
 // ExplainFilter says, for each CSI driver whose volume limit the pod's
 // volumes would break on ni, the limit, the volumes in use and the
 // volumes the pod adds.
-func (pl *NodeVolumeLimits) ExplainFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (pl *NodeVolumeLimits) ExplainFilter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
 	if ni.Node() == nil {
 		return nil
 	}
@@ -321,7 +322,7 @@ func (pl *NodeVolumeLimits) ExplainFilter(_ context.Context, state *framework.Cy
 }
 
 // ExplainFilter names the node the pod asks for.
-func (*NodeName) ExplainFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (*NodeName) ExplainFilter(_ context.Context, _ *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
 	if pod == nil || ni.Node() == nil || pod.Spec.NodeName == "" || pod.Spec.NodeName == ni.Name() {
 		return nil
 	}
@@ -330,7 +331,7 @@ func (*NodeName) ExplainFilter(_ context.Context, _ *framework.CycleState, pod *
 
 // ExplainFilter says the node is cordoned and which toleration would
 // admit the pod.
-func (pl *NodeUnschedulable) ExplainFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (pl *NodeUnschedulable) ExplainFilter(_ context.Context, _ *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
 	if pod == nil || ni.Node() == nil || !ni.Unschedulable() || taints.Tolerated(pod.Spec.Tolerations, &unschedulableTaint, feature.Of(pl.Features).TaintTolerationComparisonOperators) {
 		return nil
 	}
@@ -339,7 +340,7 @@ func (pl *NodeUnschedulable) ExplainFilter(_ context.Context, _ *framework.Cycle
 
 // ExplainFilter names the features the pod needs that ni does not
 // declare in status.declaredFeatures.
-func (*NodeDeclaredFeatures) ExplainFilter(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (*NodeDeclaredFeatures) ExplainFilter(_ context.Context, state *fwk.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
 	reqs, ok := declaredFeaturesKey.Read(state)
 	if !ok || ni.Node() == nil {
 		return nil
@@ -354,7 +355,7 @@ func (*NodeDeclaredFeatures) ExplainFilter(_ context.Context, state *framework.C
 // ExplainFilter names the volume of the pod that clashes with a volume of
 // a pod on ni, and the pod; or each ReadWriteOncePod claim of the pod
 // that a pod already uses, and where.
-func (*VolumeRestrictions) ExplainFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (*VolumeRestrictions) ExplainFilter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
 	if pod == nil || ni.Node() == nil {
 		return nil
 	}

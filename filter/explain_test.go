@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -51,8 +52,8 @@ func TestExplainersOfPluginsWithOneReason(t *testing.T) {
 			if nodes == nil {
 				nodes = []*nodeinfo.NodeInfo{tt.node}
 			}
-			state := framework.NewCycleState(nodes).SetListers(listers)
-			if p, ok := tt.pl.(framework.PreFilterPlugin); ok {
+			state := fwk.NewCycleState(nodes).SetListers(listers)
+			if p, ok := tt.pl.(fwk.PreFilterPlugin); ok {
 				if _, s := p.PreFilter(context.Background(), state, tt.pod, nodes); !s.IsSuccess() && !s.IsSkip() {
 					t.Fatalf("PreFilter = %v", s)
 				}

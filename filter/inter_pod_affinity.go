@@ -10,7 +10,8 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/feature"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
+	"github.com/kubesched/kubesched/internal/cycle"
 	"github.com/kubesched/kubesched/internal/podaffinity"
 	"github.com/kubesched/kubesched/internal/podcount"
 	"github.com/kubesched/kubesched/internal/schedconfig"
@@ -35,13 +36,13 @@ const (
 // Affinity can only be satisfied by pods arriving, which preemption does
 // not do; anti-affinity can be, by evicting the pods in the way.
 var (
-	affinityRulesMismatch        = framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonAffinityRulesNotMatch).WithPlugin(names.InterPodAffinity)
-	antiAffinityRulesMismatch    = framework.NewStatus(framework.Unschedulable, ErrReasonAntiAffinityRulesNotMatch).WithPlugin(names.InterPodAffinity)
-	existingAntiAffinityMismatch = framework.NewStatus(framework.Unschedulable, ErrReasonExistingAntiAffinityRulesNotMatch).WithPlugin(names.InterPodAffinity)
-	errNoInterPodAffinityState   = framework.NewStatus(framework.Error, "InterPodAffinity: no PreFilter state for the pod (PreFilter did not run or returned Skip)").WithPlugin(names.InterPodAffinity)
+	affinityRulesMismatch        = fwk.NewStatus(fwk.UnschedulableAndUnresolvable, ErrReasonAffinityRulesNotMatch).WithPlugin(names.InterPodAffinity)
+	antiAffinityRulesMismatch    = fwk.NewStatus(fwk.Unschedulable, ErrReasonAntiAffinityRulesNotMatch).WithPlugin(names.InterPodAffinity)
+	existingAntiAffinityMismatch = fwk.NewStatus(fwk.Unschedulable, ErrReasonExistingAntiAffinityRulesNotMatch).WithPlugin(names.InterPodAffinity)
+	errNoInterPodAffinityState   = fwk.NewStatus(fwk.Error, "InterPodAffinity: no PreFilter state for the pod (PreFilter did not run or returned Skip)").WithPlugin(names.InterPodAffinity)
 )
 
-var interPodAffinityKey = framework.NewStateKey[*interPodAffinityState]()
+var interPodAffinityKey = fwk.NewStateKey[*interPodAffinityState]()
 
 // InterPodAffinity enforces required pod affinity and anti-affinity, both
 // the pod's own and that of the pods already placed:
@@ -65,10 +66,10 @@ type InterPodAffinity struct {
 }
 
 var (
-	_ framework.PreFilterPlugin     = (*InterPodAffinity)(nil)
-	_ framework.FilterPlugin        = (*InterPodAffinity)(nil)
-	_ framework.PreFilterExtensions = (*InterPodAffinity)(nil)
-	_ framework.StateCloner         = (*interPodAffinityState)(nil)
+	_ fwk.PreFilterPlugin     = (*InterPodAffinity)(nil)
+	_ fwk.FilterPlugin        = (*InterPodAffinity)(nil)
+	_ fwk.PreFilterExtensions = (*InterPodAffinity)(nil)
+	_ fwk.StateCloner         = (*interPodAffinityState)(nil)
 )
 
 // NewInterPodAffinity returns the filter after checking args (nil for the
@@ -325,11 +326,11 @@ func placedTerms(pi *nodeinfo.PodInfo) *podaffinity.Terms {
 // nodes are counted on the state's workers, each into counts of its own,
 // merged at the end; over many nodes, into one of aggs, the plugin's, kept
 // from the last count.
-func newInterPodAffinityState(ctx context.Context, aggs *affinityAggregates, state *framework.CycleState, pod *v1.Pod, nodes, antiNodes []*nodeinfo.NodeInfo, listedOnly bool) (*interPodAffinityState, *framework.Status) {
+func newInterPodAffinityState(ctx context.Context, aggs *affinityAggregates, state *fwk.CycleState, pod *v1.Pod, nodes, antiNodes []*nodeinfo.NodeInfo, listedOnly bool) (*interPodAffinityState, *fwk.Status) {
 	lister := state.Listers().Namespaces
 	terms, err := podaffinity.Parse(pod)
 	if err != nil {
-		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("parsing pod: %+v", err))
+		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("parsing pod: %+v", err))
 	}
 	if len(terms.RequiredAffinity) == 0 && len(terms.RequiredAntiAffinity) == 0 && len(antiNodes) == 0 {
 		// Nothing to count: no terms of its own, and no placed pod's
@@ -338,10 +339,10 @@ func newInterPodAffinityState(ctx context.Context, aggs *affinityAggregates, sta
 	}
 	s := &interPodAffinityState{pod: pod}
 	if s.affinity, err = resolveTerms(terms.RequiredAffinity, lister, listedOnly); err != nil {
-		return nil, framework.AsStatus(err)
+		return nil, fwk.AsStatus(err)
 	}
 	if s.antiAffinity, err = resolveTerms(terms.RequiredAntiAffinity, lister, listedOnly); err != nil {
-		return nil, framework.AsStatus(err)
+		return nil, fwk.AsStatus(err)
 	}
 	s.nsLabels = podaffinity.NamespaceLabels(lister, pod.Namespace)
 	s.matchesOwnAffinity = podaffinity.MatchesAll(s.affinity, pod)
@@ -359,9 +360,9 @@ func newInterPodAffinityState(ctx context.Context, aggs *affinityAggregates, sta
 		if a, giveBack := aggs.Take(keys.String()); a != nil {
 			defer giveBack()
 			if err := ctx.Err(); err != nil {
-				return nil, framework.AsStatus(err)
+				return nil, fwk.AsStatus(err)
 			}
-			a.count(s, keys, nodes, state.NodeGenerations(nodes), state)
+			a.count(s, keys, nodes, cycle.Of(state).NodeGenerations(nodes), state)
 			s.existingAnti, s.affinityCounts, s.antiAffinityCounts = a.lend(state)
 			s.shared = true
 			if !hasTerms && s.existingAnti.Len() == 0 {
@@ -371,11 +372,11 @@ func newInterPodAffinityState(ctx context.Context, aggs *affinityAggregates, sta
 		}
 	}
 	nodes = visited
-	partial := make([]interPodAffinityState, state.Workers(len(nodes)))
+	partial := make([]interPodAffinityState, cycle.Of(state).Workers(len(nodes)))
 	for i := range partial {
 		partial[i] = s.uncounted()
 	}
-	state.ParallelChunks(ctx, len(nodes), func(worker, start, end int) {
+	cycle.Of(state).ParallelChunks(ctx, len(nodes), func(worker, start, end int) {
 		p := &partial[worker]
 		counts := make([]int, len(keys.incoming))
 		for _, ni := range nodes[start:end] {
@@ -383,7 +384,7 @@ func newInterPodAffinityState(ctx context.Context, aggs *affinityAggregates, sta
 		}
 	})
 	if err := ctx.Err(); err != nil {
-		return nil, framework.AsStatus(err)
+		return nil, fwk.AsStatus(err)
 	}
 	s.existingAnti, s.affinityCounts, s.antiAffinityCounts = partial[0].existingAnti, partial[0].affinityCounts, partial[0].antiAffinityCounts
 	for _, p := range partial[1:] {
@@ -414,8 +415,8 @@ func resolveTerms(terms []podaffinity.Term, lister podaffinity.NamespaceLister, 
 // when there is nothing to check, UnschedulableAndUnresolvable when a term
 // of pod does not parse, and Error when the namespace lister fails or ctx
 // is done.
-func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
-	s, status := newInterPodAffinityState(ctx, &pl.aggregates, state, pod, nodes, state.NodesWithRequiredPodAntiAffinity(nodes), feature.Of(pl.Features).ListedNamespacesOnly)
+func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	s, status := newInterPodAffinityState(ctx, &pl.aggregates, state, pod, nodes, cycle.Of(state).NodesWithRequiredPodAntiAffinity(nodes), feature.Of(pl.Features).ListedNamespacesOnly)
 	if status != nil {
 		return nil, status
 	}
@@ -425,17 +426,17 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 
 // AddPod counts podToAdd as if it were placed on node. It returns Error
 // when PreFilter did not write state for the pod.
-func (pl *InterPodAffinity) AddPod(_ context.Context, state *framework.CycleState, _ *v1.Pod, podToAdd *nodeinfo.PodInfo, node *nodeinfo.NodeInfo) *framework.Status {
+func (pl *InterPodAffinity) AddPod(_ context.Context, state *fwk.CycleState, _ *v1.Pod, podToAdd *nodeinfo.PodInfo, node *nodeinfo.NodeInfo) *fwk.Status {
 	return updateInterPodAffinity(state, podToAdd, node, 1)
 }
 
 // RemovePod stops counting podToRemove, placed on node. It returns Error
 // when PreFilter did not write state for the pod.
-func (pl *InterPodAffinity) RemovePod(_ context.Context, state *framework.CycleState, _ *v1.Pod, podToRemove *nodeinfo.PodInfo, node *nodeinfo.NodeInfo) *framework.Status {
+func (pl *InterPodAffinity) RemovePod(_ context.Context, state *fwk.CycleState, _ *v1.Pod, podToRemove *nodeinfo.PodInfo, node *nodeinfo.NodeInfo) *fwk.Status {
 	return updateInterPodAffinity(state, podToRemove, node, -1)
 }
 
-func updateInterPodAffinity(state *framework.CycleState, pi *nodeinfo.PodInfo, ni *nodeinfo.NodeInfo, n int64) *framework.Status {
+func updateInterPodAffinity(state *fwk.CycleState, pi *nodeinfo.PodInfo, ni *nodeinfo.NodeInfo, n int64) *fwk.Status {
 	s, ok := interPodAffinityKey.Read(state)
 	if !ok {
 		return errNoInterPodAffinityState
@@ -459,7 +460,7 @@ func updateInterPodAffinity(state *framework.CycleState, pi *nodeinfo.PodInfo, n
 // UnschedulableAndUnresolvable for pod affinity, Unschedulable for pod
 // anti-affinity, then for placed pods' anti-affinity, in that order, as
 // kube-scheduler does. With state from PreFilter it does not allocate.
-func (pl *InterPodAffinity) Filter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (pl *InterPodAffinity) Filter(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *fwk.Status {
 	node := ni.Node()
 	if node == nil {
 		return errNilNode
@@ -470,8 +471,8 @@ func (pl *InterPodAffinity) Filter(ctx context.Context, state *framework.CycleSt
 		if len(nodes) == 0 {
 			nodes = []*nodeinfo.NodeInfo{ni}
 		}
-		var status *framework.Status
-		if s, status = newInterPodAffinityState(ctx, &pl.aggregates, state, pod, nodes, state.NodesWithRequiredPodAntiAffinity(nodes), feature.Of(pl.Features).ListedNamespacesOnly); status != nil {
+		var status *fwk.Status
+		if s, status = newInterPodAffinityState(ctx, &pl.aggregates, state, pod, nodes, cycle.Of(state).NodesWithRequiredPodAntiAffinity(nodes), feature.Of(pl.Features).ListedNamespacesOnly); status != nil {
 			if status.IsSkip() {
 				return nil
 			}

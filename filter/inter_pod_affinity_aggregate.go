@@ -1,7 +1,7 @@
 package filter
 
 import (
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/incremental"
 	"github.com/kubesched/kubesched/internal/podaffinity"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -58,7 +58,7 @@ func (a *affinityAggregate) one(s *interPodAffinityState) *interPodAffinityState
 }
 
 // lend returns the totals for state's cycle to share.
-func (a *affinityAggregate) lend(state *framework.CycleState) (existingAnti, affinityCounts, antiAffinityCounts *podaffinity.Counts) {
+func (a *affinityAggregate) lend(state *fwk.CycleState) (existingAnti, affinityCounts, antiAffinityCounts *podaffinity.Counts) {
 	for i := range a.loans {
 		a.loans[i].Lend(state)
 	}
@@ -78,7 +78,7 @@ func (a *affinityAggregate) addTotal(k affinityKey, n int64) {
 // order) for s, the pod's state before counting, counting again the
 // nodes that changed since ([incremental.Positions.Sync] for gens and
 // state).
-func (a *affinityAggregate) count(s *interPodAffinityState, keys countingKeys, nodes []*nodeinfo.NodeInfo, gens []int64, state *framework.CycleState) {
+func (a *affinityAggregate) count(s *interPodAffinityState, keys countingKeys, nodes []*nodeinfo.NodeInfo, gens []int64, state *fwk.CycleState) {
 	if a.positions.Len() != len(nodes) || a.totals[0] == nil {
 		// Start over.
 		*a = affinityAggregate{totals: [3]*podaffinity.Counts{{}, {}, {}}}

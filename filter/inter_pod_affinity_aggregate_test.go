@@ -14,6 +14,8 @@ import (
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
+	"github.com/kubesched/kubesched/internal/cycle"
 	"github.com/kubesched/kubesched/internal/podaffinity"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -119,8 +121,8 @@ func TestAffinityAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
 			continue // changes pile up before the next count
 		}
 		for _, pod := range []*v1.Pod{plain, withTerms} {
-			state := framework.NewCycleState(cluster)
-			got, status := newInterPodAffinityState(ctx, aggs, state, pod, cluster, state.NodesWithRequiredPodAntiAffinity(cluster), true)
+			state := fwk.NewCycleState(cluster)
+			got, status := newInterPodAffinityState(ctx, aggs, state, pod, cluster, cycle.Of(state).NodesWithRequiredPodAntiAffinity(cluster), true)
 			if status != nil {
 				t.Fatalf("step %d, %s: %v", step, pod.Name, status)
 			}
@@ -169,7 +171,7 @@ func TestAddPodCopiesCountsLentByAnAggregate(t *testing.T) {
 	a.count(&interPodAffinityState{pod: &v1.Pod{}}, countingKeys{}, []*nodeinfo.NodeInfo{ni}, nil, nil)
 	incoming := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "incoming", Namespace: "ns", Labels: map[string]string{"app": "web"}}}
 	s := &interPodAffinityState{pod: incoming, shared: true}
-	state := framework.NewCycleState([]*nodeinfo.NodeInfo{ni})
+	state := fwk.NewCycleState([]*nodeinfo.NodeInfo{ni})
 	s.existingAnti, s.affinityCounts, s.antiAffinityCounts = a.lend(state)
 	interPodAffinityKey.Write(state, s)
 	// A placed pod whose anti-affinity keeps web pods away.
@@ -196,7 +198,7 @@ type peekFilter struct {
 
 func (p *peekFilter) Name() string { return "Peek" }
 
-func (p *peekFilter) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, _ *nodeinfo.NodeInfo) *framework.Status {
+func (p *peekFilter) Filter(_ context.Context, state *fwk.CycleState, _ *v1.Pod, _ *nodeinfo.NodeInfo) *fwk.Status {
 	if p.called.CompareAndSwap(false, true) {
 		s, _ := interPodAffinityKey.Read(state)
 		p.seen <- s

@@ -16,7 +16,7 @@ import (
 
 	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/filter"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -99,8 +99,8 @@ const (
 )
 
 // ipaCluster holds the namespaces the tests select from.
-var ipaCluster = func() framework.NamespaceLister {
-	l, err := framework.NewListers(
+var ipaCluster = func() fwk.NamespaceLister {
+	l, err := fwk.NewListers(
 		&v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}},
 		&v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "red", Labels: map[string]string{"team": "x"}}},
 		&v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "blue", Labels: map[string]string{"team": "y"}}},
@@ -117,14 +117,14 @@ var threeNodes = []*v1.Node{ipaNode("n1", "a"), ipaNode("n2", "a"), ipaNode("n3"
 // ipaVerdicts runs PreFilter and Filter on every node and describes the
 // outcome: the PreFilter status if it is not Success, else each node's
 // rejection as "node:code:reason", sorted, or "all fit".
-func ipaVerdicts(pl *filter.InterPodAffinity, state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) string {
+func ipaVerdicts(pl *filter.InterPodAffinity, state *fwk.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) string {
 	if _, s := pl.PreFilter(context.Background(), state, pod, nodes); !s.IsSuccess() {
 		return "PreFilter " + s.String()
 	}
 	return ipaFilterAll(pl, state, pod, nodes)
 }
 
-func ipaFilterAll(pl *filter.InterPodAffinity, state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) string {
+func ipaFilterAll(pl *filter.InterPodAffinity, state *fwk.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) string {
 	var out []string
 	for _, ni := range nodes {
 		if s := pl.Filter(context.Background(), state, pod, ni); !s.IsSuccess() {
@@ -150,7 +150,7 @@ func TestInterPodAffinityFilter(t *testing.T) {
 	tests := []struct {
 		name     string
 		placed   []*v1.Pod
-		lister   framework.NamespaceLister
+		lister   fwk.NamespaceLister
 		incoming *v1.Pod
 		want     string
 		features *feature.Features // nil: the newest release's
@@ -350,7 +350,7 @@ func TestInterPodAffinityFilter(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			nodes := nodeinfo.Build(threeNodes, tc.placed)
-			state := framework.NewCycleState(nodes).SetListers(framework.Listers{Namespaces: tc.lister})
+			state := fwk.NewCycleState(nodes).SetListers(fwk.Listers{Namespaces: tc.lister})
 			pl := &filter.InterPodAffinity{Features: tc.features}
 			got := ipaVerdicts(pl, state, tc.incoming, nodes)
 			if got != tc.want {
@@ -358,7 +358,7 @@ func TestInterPodAffinityFilter(t *testing.T) {
 			}
 			// Without PreFilter's state, Filter computes it over the
 			// state's nodes and must agree.
-			fresh := framework.NewCycleState(nodes).SetListers(framework.Listers{Namespaces: tc.lister})
+			fresh := fwk.NewCycleState(nodes).SetListers(fwk.Listers{Namespaces: tc.lister})
 			want := tc.want
 			if want == "PreFilter Skip" {
 				want = "all fit"
@@ -382,7 +382,7 @@ func TestInterPodAffinityFilterWithoutStateLooksAtTheNodeAlone(t *testing.T) {
 		t.Errorf("empty node: %v", s)
 	}
 	bad := newIPAPod("p", "").near(appExpr(zone, "Near")).Pod
-	if s := pl.Filter(context.Background(), nil, bad, busy); s.Code() != framework.UnschedulableAndUnresolvable || s.Plugin() != "InterPodAffinity" {
+	if s := pl.Filter(context.Background(), nil, bad, busy); s.Code() != fwk.UnschedulableAndUnresolvable || s.Plugin() != "InterPodAffinity" {
 		t.Errorf("bad pod: %v", s)
 	}
 }
@@ -393,7 +393,7 @@ func TestInterPodAffinityAddAndRemovePod(t *testing.T) {
 	pl := &filter.InterPodAffinity{}
 	nodes := nodeinfo.Build(threeNodes, []*v1.Pod{newIPAPod("w1", "web").on("n1").Pod})
 	n1, n3 := nodes[0], nodes[2]
-	state := framework.NewCycleState(nodes)
+	state := fwk.NewCycleState(nodes)
 	incoming := newIPAPod("p", "db").awayFrom(app(host, "web")).Pod
 	if got, want := ipaVerdicts(pl, state, incoming, nodes), "n1"+antiNo; got != want {
 		t.Fatalf("before: got %s, want %s", got, want)
@@ -435,7 +435,7 @@ func TestInterPodAffinityAddPodUndoesTheFirstPodPass(t *testing.T) {
 	t.Parallel()
 	pl := &filter.InterPodAffinity{}
 	nodes := nodeinfo.Build(threeNodes, nil)
-	state := framework.NewCycleState(nodes)
+	state := fwk.NewCycleState(nodes)
 	incoming := newIPAPod("p", "web").near(app(zone, "web")).Pod
 	if got, want := ipaVerdicts(pl, state, incoming, nodes), "n4"+affinityNo; got != want {
 		t.Fatalf("first pod: got %s, want %s", got, want)
@@ -453,15 +453,15 @@ func TestInterPodAffinityAddPodWithoutPreFilterIsAnError(t *testing.T) {
 	pl := &filter.InterPodAffinity{}
 	nodes := nodeinfo.Build(threeNodes, nil)
 	pi := nodeinfo.NewPodInfo(newIPAPod("w", "web").on("n1").Pod)
-	if s := pl.AddPod(context.Background(), framework.NewCycleState(nodes), &v1.Pod{}, pi, nodes[0]); s.Code() != framework.Error {
+	if s := pl.AddPod(context.Background(), fwk.NewCycleState(nodes), &v1.Pod{}, pi, nodes[0]); s.Code() != fwk.Error {
 		t.Errorf("AddPod = %v, want Error", s)
 	}
-	if s := pl.RemovePod(context.Background(), nil, &v1.Pod{}, pi, nodes[0]); s.Code() != framework.Error {
+	if s := pl.RemovePod(context.Background(), nil, &v1.Pod{}, pi, nodes[0]); s.Code() != fwk.Error {
 		t.Errorf("RemovePod = %v, want Error", s)
 	}
 }
 
-type failingNamespaces struct{ framework.NamespaceLister }
+type failingNamespaces struct{ fwk.NamespaceLister }
 
 func (failingNamespaces) List(labels.Selector) ([]*v1.Namespace, error) {
 	return nil, errors.New("namespaces unavailable")
@@ -471,12 +471,12 @@ func TestInterPodAffinityBadInputIsAStatusNotAPanic(t *testing.T) {
 	t.Parallel()
 	pl := &filter.InterPodAffinity{}
 	nodes := nodeinfo.Build(threeNodes, nil)
-	state := framework.NewCycleState(nodes).SetListers(framework.Listers{Namespaces: failingNamespaces{}})
+	state := fwk.NewCycleState(nodes).SetListers(fwk.Listers{Namespaces: failingNamespaces{}})
 	pod := newIPAPod("p", "").near(selectingNamespaces(app(zone, "web"), &metav1.LabelSelector{MatchLabels: map[string]string{"team": "x"}})).Pod
-	if _, s := pl.PreFilter(context.Background(), state, pod, nodes); s.Code() != framework.Error || s.Message() != "namespaces unavailable" {
+	if _, s := pl.PreFilter(context.Background(), state, pod, nodes); s.Code() != fwk.Error || s.Message() != "namespaces unavailable" {
 		t.Errorf("lister failure: %v", s)
 	}
-	if s := pl.Filter(context.Background(), nil, &v1.Pod{}, nodeinfo.New(nil)); s.Code() != framework.Error {
+	if s := pl.Filter(context.Background(), nil, &v1.Pod{}, nodeinfo.New(nil)); s.Code() != fwk.Error {
 		t.Errorf("a NodeInfo without a node: %v", s)
 	}
 }
@@ -500,7 +500,7 @@ func TestInterPodAffinityFilterDoesNotAllocate(t *testing.T) {
 	})
 	pod := newIPAPod("p", "db").near(app(zone, "web")).awayFrom(app(host, "web")).Pod
 	pl := &filter.InterPodAffinity{}
-	state := framework.NewCycleState(nodes)
+	state := fwk.NewCycleState(nodes)
 	if _, s := pl.PreFilter(context.Background(), state, pod, nodes); s != nil {
 		t.Fatal(s)
 	}
@@ -534,12 +534,12 @@ func BenchmarkInterPodAffinity(b *testing.B) {
 		b.Run(fmt.Sprintf("%dnodes/PreFilter", size), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, s := pl.PreFilter(context.Background(), framework.NewCycleState(infos), pod, infos); s != nil {
+				if _, s := pl.PreFilter(context.Background(), fwk.NewCycleState(infos), pod, infos); s != nil {
 					b.Fatal(s)
 				}
 			}
 		})
-		state := framework.NewCycleState(infos)
+		state := fwk.NewCycleState(infos)
 		if _, s := pl.PreFilter(context.Background(), state, pod, infos); s != nil {
 			b.Fatal(s)
 		}

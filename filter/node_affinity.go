@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/nodeaffinity"
 	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/names"
@@ -27,12 +27,12 @@ const (
 )
 
 var (
-	affinityMismatch = framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonPod).WithPlugin(names.NodeAffinity)
-	enforcedMismatch = framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonEnforced).WithPlugin(names.NodeAffinity)
-	affinityConflict = framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonConflict).WithPlugin(names.NodeAffinity)
+	affinityMismatch = fwk.NewStatus(fwk.UnschedulableAndUnresolvable, ErrReasonPod).WithPlugin(names.NodeAffinity)
+	enforcedMismatch = fwk.NewStatus(fwk.UnschedulableAndUnresolvable, ErrReasonEnforced).WithPlugin(names.NodeAffinity)
+	affinityConflict = fwk.NewStatus(fwk.UnschedulableAndUnresolvable, ErrReasonConflict).WithPlugin(names.NodeAffinity)
 )
 
-var requiredAffinityKey = framework.NewStateKey[nodeaffinity.Required]()
+var requiredAffinityKey = fwk.NewStateKey[nodeaffinity.Required]()
 
 // NodeAffinity rejects nodes that fail the pod's spec.nodeSelector or
 // required node affinity, and, if configured, the profile's AddedAffinity.
@@ -43,8 +43,8 @@ type NodeAffinity struct {
 }
 
 var (
-	_ framework.PreFilterPlugin = (*NodeAffinity)(nil)
-	_ framework.FilterPlugin    = (*NodeAffinity)(nil)
+	_ fwk.PreFilterPlugin = (*NodeAffinity)(nil)
+	_ fwk.FilterPlugin    = (*NodeAffinity)(nil)
 )
 
 // NewNodeAffinity returns a NodeAffinity that also enforces the required
@@ -73,7 +73,7 @@ func (*NodeAffinity) Name() string { return names.NodeAffinity }
 // PreFilter compiles the pod's constraints once. It returns Skip when there
 // is nothing to check, and a PreFilterResult when the required terms name
 // their nodes through metadata.name.
-func (pl *NodeAffinity) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (pl *NodeAffinity) PreFilter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	var required *v1.NodeSelector
 	if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil {
 		required = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
@@ -113,11 +113,11 @@ func (pl *NodeAffinity) PreFilter(_ context.Context, state *framework.CycleState
 	if len(all) == 0 {
 		return nil, affinityConflict
 	}
-	return &framework.PreFilterResult{NodeNames: all}, nil
+	return &fwk.PreFilterResult{NodeNames: all}, nil
 }
 
-// Filter implements [framework.FilterPlugin].
-func (pl *NodeAffinity) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+// Filter implements [fwk.FilterPlugin].
+func (pl *NodeAffinity) Filter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *fwk.Status {
 	node := ni.Node()
 	if node == nil {
 		return errNilNode
@@ -136,7 +136,7 @@ func (pl *NodeAffinity) Filter(_ context.Context, state *framework.CycleState, p
 }
 
 // NodeLocal reports true: the verdict on a node depends on the pod and
-// that node alone (framework.NodeLocalPlugin).
+// that node alone (fwk.NodeLocalPlugin).
 func (*NodeAffinity) NodeLocal(_ *v1.Pod) bool {
 	return true
 }

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -39,7 +39,7 @@ func TestNodeAffinityFilter(t *testing.T) {
 		name   string
 		pod    *v1.Pod
 		labels map[string]string
-		want   *framework.Status
+		want   *fwk.Status
 	}{
 		{"a pod without constraints fits any node", &v1.Pod{}, nil, nil},
 		{"a matching nodeSelector fits", &v1.Pod{Spec: v1.PodSpec{NodeSelector: map[string]string{"zone": "a"}}}, zoneA, nil},
@@ -79,7 +79,7 @@ func TestNodeAffinityFilter(t *testing.T) {
 			if got := pl.Filter(context.Background(), nil, tc.pod, ni); got != tc.want {
 				t.Errorf("without state: got %v, want %v", got, tc.want)
 			}
-			state := framework.NewCycleState(nil)
+			state := fwk.NewCycleState(nil)
 			if _, s := pl.PreFilter(context.Background(), state, tc.pod, nil); !s.IsSuccess() && !s.IsSkip() {
 				return // PreFilter rejected; Filter would not run.
 			}
@@ -96,28 +96,28 @@ func TestNodeAffinityPreFilter(t *testing.T) {
 		name      string
 		pod       *v1.Pod
 		wantNames sets.Set[string]
-		wantCode  framework.Code
+		wantCode  fwk.Code
 	}{
-		{"a pod without constraints is skipped", &v1.Pod{}, nil, framework.Skip},
-		{"an empty but present nodeSelector is not skipped", &v1.Pod{Spec: v1.PodSpec{NodeSelector: map[string]string{}}}, nil, framework.Success},
-		{"label terms keep every node", podWithRequired(expr("zone", v1.NodeSelectorOpIn, "a")), nil, framework.Success},
-		{"metadata.name terms narrow to their names", podWithRequired(nameField(v1.NodeSelectorOpIn, "n1"), nameField(v1.NodeSelectorOpIn, "n2", "n3")), sets.New("n1", "n2", "n3"), framework.Success},
-		{"a term without names keeps every node", podWithRequired(nameField(v1.NodeSelectorOpIn, "n1"), expr("zone", v1.NodeSelectorOpExists)), nil, framework.Success},
+		{"a pod without constraints is skipped", &v1.Pod{}, nil, fwk.Skip},
+		{"an empty but present nodeSelector is not skipped", &v1.Pod{Spec: v1.PodSpec{NodeSelector: map[string]string{}}}, nil, fwk.Success},
+		{"label terms keep every node", podWithRequired(expr("zone", v1.NodeSelectorOpIn, "a")), nil, fwk.Success},
+		{"metadata.name terms narrow to their names", podWithRequired(nameField(v1.NodeSelectorOpIn, "n1"), nameField(v1.NodeSelectorOpIn, "n2", "n3")), sets.New("n1", "n2", "n3"), fwk.Success},
+		{"a term without names keeps every node", podWithRequired(nameField(v1.NodeSelectorOpIn, "n1"), expr("zone", v1.NodeSelectorOpExists)), nil, fwk.Success},
 		{"names within a term intersect", podWithRequired(v1.NodeSelectorTerm{MatchFields: []v1.NodeSelectorRequirement{
 			{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{"n1", "n2"}},
-			{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{"n2", "n3"}}}}), sets.New("n2"), framework.Success},
+			{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{"n2", "n3"}}}}), sets.New("n2"), fwk.Success},
 		{"names that cannot all hold are a conflict", podWithRequired(v1.NodeSelectorTerm{MatchFields: []v1.NodeSelectorRequirement{
 			{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{"n1"}},
-			{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{"n2"}}}}), nil, framework.UnschedulableAndUnresolvable},
+			{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{"n2"}}}}), nil, fwk.UnschedulableAndUnresolvable},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			res, s := (&NodeAffinity{}).PreFilter(context.Background(), framework.NewCycleState(nil), tc.pod, nil)
+			res, s := (&NodeAffinity{}).PreFilter(context.Background(), fwk.NewCycleState(nil), tc.pod, nil)
 			if s.Code() != tc.wantCode {
 				t.Fatalf("code = %v, want %v", s.Code(), tc.wantCode)
 			}
-			if tc.wantCode == framework.UnschedulableAndUnresolvable && s.Message() != ErrReasonConflict {
+			if tc.wantCode == fwk.UnschedulableAndUnresolvable && s.Message() != ErrReasonConflict {
 				t.Errorf("reason = %q", s.Message())
 			}
 			if tc.wantNames == nil != res.AllNodes() || (tc.wantNames != nil && !res.NodeNames.Equal(tc.wantNames)) {
@@ -141,7 +141,7 @@ func TestNodeAffinityAddedAffinity(t *testing.T) {
 	if got := pl.Filter(context.Background(), nil, &v1.Pod{}, labelledNode("n", map[string]string{"pool": "batch"})); got != nil {
 		t.Errorf("got %v, want a fit", got)
 	}
-	if _, s := pl.PreFilter(context.Background(), framework.NewCycleState(nil), &v1.Pod{}, nil); s.IsSkip() {
+	if _, s := pl.PreFilter(context.Background(), fwk.NewCycleState(nil), &v1.Pod{}, nil); s.IsSkip() {
 		t.Error("PreFilter skipped a pod that added affinity constrains")
 	}
 	bad := &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
@@ -154,8 +154,8 @@ func TestNodeAffinityAddedAffinity(t *testing.T) {
 
 func TestFiltersReportANodeInfoWithoutANodeAsAnError(t *testing.T) {
 	t.Parallel()
-	for _, pl := range []framework.FilterPlugin{&NodeAffinity{}, &TaintToleration{}} {
-		if got := pl.Filter(context.Background(), nil, &v1.Pod{}, nodeinfo.New(nil)); got.Code() != framework.Error {
+	for _, pl := range []fwk.FilterPlugin{&NodeAffinity{}, &TaintToleration{}} {
+		if got := pl.Filter(context.Background(), nil, &v1.Pod{}, nodeinfo.New(nil)); got.Code() != fwk.Error {
 			t.Errorf("%s: got %v, want Error", pl.Name(), got)
 		}
 	}
@@ -164,7 +164,7 @@ func TestFiltersReportANodeInfoWithoutANodeAsAnError(t *testing.T) {
 func BenchmarkNodeAffinityFilter(b *testing.B) {
 	pod := podWithRequired(expr("zone", v1.NodeSelectorOpIn, "a", "b"), nameField(v1.NodeSelectorOpNotIn, "other"))
 	ni := labelledNode("n1", map[string]string{"zone": "b"})
-	state := framework.NewCycleState(nil)
+	state := fwk.NewCycleState(nil)
 	pl := &NodeAffinity{}
 	pl.PreFilter(context.Background(), state, pod, nil)
 	b.ReportAllocs()

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 	ndf "k8s.io/component-helpers/nodedeclaredfeatures"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -17,13 +17,13 @@ import (
 // kube-scheduler's.
 const ErrReasonUnsatisfiedFeatures = "node(s) didn't match Pod's required features"
 
-var unsatisfiedFeatures = framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonUnsatisfiedFeatures).WithPlugin(names.NodeDeclaredFeatures)
+var unsatisfiedFeatures = fwk.NewStatus(fwk.UnschedulableAndUnresolvable, ErrReasonUnsatisfiedFeatures).WithPlugin(names.NodeDeclaredFeatures)
 
 // schedulerVersion is the version kube-scheduler infers a pod's required
 // features for: features retired before it are no longer required.
 var schedulerVersion = version.MustParse("1.36.3")
 
-var declaredFeaturesKey = framework.NewStateKey[ndf.FeatureSet]()
+var declaredFeaturesKey = fwk.NewStateKey[ndf.FeatureSet]()
 
 // NodeDeclaredFeatures rejects nodes that do not declare
 // (status.declaredFeatures) a feature the pod needs, as kube-scheduler
@@ -35,8 +35,8 @@ var declaredFeaturesKey = framework.NewStateKey[ndf.FeatureSet]()
 type NodeDeclaredFeatures struct{}
 
 var (
-	_ framework.PreFilterPlugin = &NodeDeclaredFeatures{}
-	_ framework.FilterPlugin    = &NodeDeclaredFeatures{}
+	_ fwk.PreFilterPlugin = &NodeDeclaredFeatures{}
+	_ fwk.FilterPlugin    = &NodeDeclaredFeatures{}
 )
 
 // Name returns "NodeDeclaredFeatures".
@@ -44,10 +44,10 @@ func (*NodeDeclaredFeatures) Name() string { return names.NodeDeclaredFeatures }
 
 // PreFilter works out the features pod needs, and returns Skip when it
 // needs none, so that Filter is not called.
-func (*NodeDeclaredFeatures) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (*NodeDeclaredFeatures) PreFilter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	reqs, err := RequiredFeatures(pod)
 	if err != nil {
-		return nil, framework.AsStatus(err)
+		return nil, fwk.AsStatus(err)
 	}
 	if reqs.IsEmpty() {
 		return nil, skip
@@ -67,17 +67,17 @@ func RequiredFeatures(pod *v1.Pod) (ndf.FeatureSet, error) {
 // UnschedulableAndUnresolvable with [ErrReasonUnsatisfiedFeatures]
 // otherwise, and Error without PreFilter's state or a node. It modifies
 // nothing and is safe for concurrent use.
-func (*NodeDeclaredFeatures) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (*NodeDeclaredFeatures) Filter(_ context.Context, state *fwk.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) *fwk.Status {
 	reqs, ok := declaredFeaturesKey.Read(state)
 	if !ok {
-		return framework.AsStatus(fmt.Errorf("%s: Filter without PreFilter's state", names.NodeDeclaredFeatures))
+		return fwk.AsStatus(fmt.Errorf("%s: Filter without PreFilter's state", names.NodeDeclaredFeatures))
 	}
 	if ni.Node() == nil {
 		return errNilNode
 	}
 	fits, err := reqs.IsSubset(ni.DeclaredFeatures())
 	if err != nil {
-		return framework.AsStatus(err)
+		return fwk.AsStatus(err)
 	}
 	if !fits {
 		return unsatisfiedFeatures
@@ -86,7 +86,7 @@ func (*NodeDeclaredFeatures) Filter(_ context.Context, state *framework.CycleSta
 }
 
 // NodeLocal reports true: the verdict on a node depends on the pod and
-// that node alone (framework.NodeLocalPlugin).
+// that node alone (fwk.NodeLocalPlugin).
 func (*NodeDeclaredFeatures) NodeLocal(_ *v1.Pod) bool {
 	return true
 }

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubesched/kubesched/filter"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -38,7 +38,7 @@ func TestNodeDeclaredFeatures(t *testing.T) {
 			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"}, Spec: tc.spec}
 			ni := nodeinfo.New(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Status: v1.NodeStatus{DeclaredFeatures: tc.declared}})
 			pl := &filter.NodeDeclaredFeatures{}
-			state := framework.NewCycleState([]*nodeinfo.NodeInfo{ni})
+			state := fwk.NewCycleState([]*nodeinfo.NodeInfo{ni})
 			_, s := pl.PreFilter(context.Background(), state, pod, state.AllNodes())
 			if s.IsSkip() != tc.wantSkip || (!tc.wantSkip && !s.IsSuccess()) {
 				t.Fatalf("PreFilter = %v, want skip %v", s, tc.wantSkip)
@@ -60,8 +60,8 @@ func TestNodeDeclaredFeatures(t *testing.T) {
 func TestNodeDeclaredFeaturesFilterWithoutPreFilterIsAnError(t *testing.T) {
 	t.Parallel()
 	ni := nodeinfo.New(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}})
-	s := (&filter.NodeDeclaredFeatures{}).Filter(context.Background(), framework.NewCycleState(nil), &v1.Pod{}, ni)
-	if s.Code() != framework.Error {
+	s := (&filter.NodeDeclaredFeatures{}).Filter(context.Background(), fwk.NewCycleState(nil), &v1.Pod{}, ni)
+	if s.Code() != fwk.Error {
 		t.Errorf("Filter = %v, want Error", s)
 	}
 }

@@ -3,10 +3,9 @@ package filter
 import (
 	"testing"
 
+	"github.com/kubesched/kubesched/fwk"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-
-	"github.com/kubesched/kubesched/framework"
 )
 
 // TestWhichFiltersAreNodeLocal: the framework remembers a node-local
@@ -22,7 +21,7 @@ func TestWhichFiltersAreNodeLocal(t *testing.T) {
 	extended.Spec.Containers[0].Resources.Requests["example.com/gpu"] = resource.MustParse("1")
 	for _, tc := range []struct {
 		name string
-		pl   framework.Plugin
+		pl   fwk.Plugin
 		pod  *v1.Pod
 		want bool
 	}{
@@ -39,7 +38,7 @@ func TestWhichFiltersAreNodeLocal(t *testing.T) {
 		{"VolumeBinding reads volumes", &VolumeBinding{}, plain, false},
 		{"DynamicResources reads claims", &DynamicResources{}, plain, false},
 	} {
-		nl, ok := tc.pl.(framework.NodeLocalPlugin)
+		nl, ok := tc.pl.(fwk.NodeLocalPlugin)
 		if got := ok && nl.NodeLocal(tc.pod); got != tc.want {
 			t.Errorf("%s: node-local %v, want %v", tc.name, got, tc.want)
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/filter"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -25,12 +25,12 @@ func nodeNamed(name string) *nodeinfo.NodeInfo {
 
 func TestNodeName(t *testing.T) {
 	t.Parallel()
-	mismatch := framework.NewStatus(framework.UnschedulableAndUnresolvable, filter.ErrReasonNodeName).WithPlugin(names.NodeName)
+	mismatch := fwk.NewStatus(fwk.UnschedulableAndUnresolvable, filter.ErrReasonNodeName).WithPlugin(names.NodeName)
 	tests := []struct {
 		name string
 		pod  *v1.Pod
 		node *nodeinfo.NodeInfo
-		want *framework.Status
+		want *fwk.Status
 	}{
 		{"a pod naming no node fits any node", podOnNode(""), nodeNamed("node-a"), nil},
 		{"a pod naming this node fits", podOnNode("node-a"), nodeNamed("node-a"), nil},

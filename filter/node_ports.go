@@ -5,7 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -14,11 +14,11 @@ import (
 const ErrReasonNodePorts = "node(s) didn't have free ports for the requested pod ports"
 
 var (
-	nodePortsConflict = framework.NewStatus(framework.Unschedulable, ErrReasonNodePorts).WithPlugin(names.NodePorts)
+	nodePortsConflict = fwk.NewStatus(fwk.Unschedulable, ErrReasonNodePorts).WithPlugin(names.NodePorts)
 )
 
 // nodePortsKey holds the pod's host ports, found once per cycle.
-var nodePortsKey = framework.NewStateKey[[]v1.ContainerPort]()
+var nodePortsKey = fwk.NewStateKey[[]v1.ContainerPort]()
 
 // NodePorts rejects nodes where a host port the pod asks for is already
 // bound by a pod on the node: the same protocol and port on the same host
@@ -29,8 +29,8 @@ var nodePortsKey = framework.NewStateKey[[]v1.ContainerPort]()
 type NodePorts struct{}
 
 var (
-	_ framework.PreFilterPlugin = &NodePorts{}
-	_ framework.FilterPlugin    = &NodePorts{}
+	_ fwk.PreFilterPlugin = &NodePorts{}
+	_ fwk.FilterPlugin    = &NodePorts{}
 )
 
 // Name returns "NodePorts".
@@ -40,7 +40,7 @@ func (*NodePorts) Name() string { return names.NodePorts }
 // is not called for it; otherwise it records the pod's host ports in state
 // and returns nil. It never narrows the nodes and
 // never rejects.
-func (*NodePorts) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (*NodePorts) PreFilter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	ports := nodeinfo.HostPorts(pod)
 	if len(ports) == 0 {
 		return nil, skip
@@ -54,7 +54,7 @@ func (*NodePorts) PreFilter(_ context.Context, state *framework.CycleState, pod 
 // node. It reads the ports PreFilter recorded, or finds them itself when
 // state holds none (state may be nil). It does not allocate once PreFilter
 // has run, modifies nothing, and is safe for concurrent use.
-func (*NodePorts) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (*NodePorts) Filter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *fwk.Status {
 	if ni.Node() == nil {
 		return errNilNode
 	}
@@ -72,7 +72,7 @@ func (*NodePorts) Filter(_ context.Context, state *framework.CycleState, pod *v1
 }
 
 // NodeLocal reports true: the verdict on a node depends on the pod and
-// that node alone (framework.NodeLocalPlugin).
+// that node alone (fwk.NodeLocalPlugin).
 func (*NodePorts) NodeLocal(_ *v1.Pod) bool {
 	return true
 }

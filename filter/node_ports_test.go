@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubesched/kubesched/filter"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -44,13 +44,13 @@ func nodeRunning(pods ...*v1.Pod) *nodeinfo.NodeInfo { return nodeinfo.New(ports
 
 func TestNodePorts(t *testing.T) {
 	t.Parallel()
-	conflict := framework.NewStatus(framework.Unschedulable, filter.ErrReasonNodePorts).WithPlugin(names.NodePorts)
+	conflict := fwk.NewStatus(fwk.Unschedulable, filter.ErrReasonNodePorts).WithPlugin(names.NodePorts)
 	tests := []struct {
 		name     string
 		pod      *v1.Pod
 		node     *nodeinfo.NodeInfo
 		wantSkip bool
-		want     *framework.Status
+		want     *fwk.Status
 	}{
 		{
 			name:     "a pod without host ports is skipped and fits a node whose ports are taken",
@@ -166,7 +166,7 @@ func TestNodePorts(t *testing.T) {
 			t.Parallel()
 			pl := &filter.NodePorts{}
 			ctx := context.Background()
-			state := framework.NewCycleState([]*nodeinfo.NodeInfo{tc.node})
+			state := fwk.NewCycleState([]*nodeinfo.NodeInfo{tc.node})
 			res, s := pl.PreFilter(ctx, state, tc.pod, state.AllNodes())
 			if res != nil {
 				t.Errorf("PreFilter result = %v, want nil", res)
@@ -203,13 +203,13 @@ func TestNodePortsNameUnschedulableReportNilNodeAsError(t *testing.T) {
 	t.Parallel()
 	pod := podWithPorts(hostPort("", "", 80))
 	pod.Spec.NodeName = "node-a"
-	plugins := []framework.FilterPlugin{&filter.NodePorts{}, &filter.NodeName{}, &filter.NodeUnschedulable{}}
+	plugins := []fwk.FilterPlugin{&filter.NodePorts{}, &filter.NodeName{}, &filter.NodeUnschedulable{}}
 	infos := map[string]*nodeinfo.NodeInfo{"nil NodeInfo": nil, "NodeInfo without node": nodeinfo.New(nil)}
 	for _, pl := range plugins {
 		for what, ni := range infos {
 			t.Run(pl.Name()+" given a "+what+" returns Error", func(t *testing.T) {
 				t.Parallel()
-				if got := pl.Filter(context.Background(), nil, pod, ni); got.Code() != framework.Error {
+				if got := pl.Filter(context.Background(), nil, pod, ni); got.Code() != fwk.Error {
 					t.Errorf("Filter = %v, want Error", got)
 				}
 			})
@@ -235,7 +235,7 @@ func BenchmarkNodePorts(b *testing.B) {
 				name = "Conflicts"
 			}
 			node := nodeRunning(pods...)
-			state := framework.NewCycleState([]*nodeinfo.NodeInfo{node})
+			state := fwk.NewCycleState([]*nodeinfo.NodeInfo{node})
 			b.Run(fmt.Sprintf("%dportsInUse/%s", inUse, name), func(b *testing.B) {
 				if _, s := pl.PreFilter(ctx, state, pod, state.AllNodes()); s != nil {
 					b.Fatalf("PreFilter = %v", s)

@@ -10,7 +10,7 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/dra"
 	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/names"
@@ -34,8 +34,8 @@ func InsufficientResourceReason(name v1.ResourceName) string {
 }
 
 var (
-	_ framework.PreFilterPlugin = (*NodeResourcesFit)(nil)
-	_ framework.FilterPlugin    = (*NodeResourcesFit)(nil)
+	_ fwk.PreFilterPlugin = (*NodeResourcesFit)(nil)
+	_ fwk.FilterPlugin    = (*NodeResourcesFit)(nil)
 )
 
 // NodeResourcesFit rejects nodes without room for the pod: the node's pod
@@ -113,7 +113,7 @@ func InsufficientResources(pod *v1.Pod, ni *nodeinfo.NodeInfo) []InsufficientRes
 	return st.appendInsufficient(nil, ni)
 }
 
-var resourcesFitStateKey = framework.NewStateKey[*resourcesFitState]()
+var resourcesFitStateKey = fwk.NewStateKey[*resourcesFitState]()
 
 // resourcesFitState is a pod's request as the filter checks it.
 type resourcesFitState struct {
@@ -127,7 +127,7 @@ type scalarRequest struct {
 	quantity int64
 	reason   string
 	// Shared rejections for when this is the only missing resource.
-	unschedulable, unresolvable *framework.Status
+	unschedulable, unresolvable *fwk.Status
 	// dra is set when a DeviceClass provides the resource: a node that
 	// does not offer it leaves it to DynamicResources.
 	dra bool
@@ -136,26 +136,26 @@ type scalarRequest struct {
 // Rejections for a single missing resource, shared so that rejecting a
 // node costs no allocation.
 var (
-	statusTooManyPods = newFitStatus(framework.Unschedulable, ErrReasonTooManyPods)
-	statusCPU         = [2]*framework.Status{newFitStatus(framework.Unschedulable, ErrReasonInsufficientCPU), newFitStatus(framework.UnschedulableAndUnresolvable, ErrReasonInsufficientCPU)}
-	statusMemory      = [2]*framework.Status{newFitStatus(framework.Unschedulable, ErrReasonInsufficientMemory), newFitStatus(framework.UnschedulableAndUnresolvable, ErrReasonInsufficientMemory)}
-	statusEphemeral   = [2]*framework.Status{newFitStatus(framework.Unschedulable, ErrReasonInsufficientEphemeralStorage), newFitStatus(framework.UnschedulableAndUnresolvable, ErrReasonInsufficientEphemeralStorage)}
-	statusNilPod      = newFitStatus(framework.Error, "nil pod")
+	statusTooManyPods = newFitStatus(fwk.Unschedulable, ErrReasonTooManyPods)
+	statusCPU         = [2]*fwk.Status{newFitStatus(fwk.Unschedulable, ErrReasonInsufficientCPU), newFitStatus(fwk.UnschedulableAndUnresolvable, ErrReasonInsufficientCPU)}
+	statusMemory      = [2]*fwk.Status{newFitStatus(fwk.Unschedulable, ErrReasonInsufficientMemory), newFitStatus(fwk.UnschedulableAndUnresolvable, ErrReasonInsufficientMemory)}
+	statusEphemeral   = [2]*fwk.Status{newFitStatus(fwk.Unschedulable, ErrReasonInsufficientEphemeralStorage), newFitStatus(fwk.UnschedulableAndUnresolvable, ErrReasonInsufficientEphemeralStorage)}
+	statusNilPod      = newFitStatus(fwk.Error, "nil pod")
 )
 
-func newFitStatus(code framework.Code, reasons ...string) *framework.Status {
-	return framework.NewStatus(code, reasons...).WithPlugin(names.NodeResourcesFit)
+func newFitStatus(code fwk.Code, reasons ...string) *fwk.Status {
+	return fwk.NewStatus(code, reasons...).WithPlugin(names.NodeResourcesFit)
 }
 
 // PreFilter computes the pod's request once for all nodes. It never
 // rejects, and returns Error only for a nil pod.
-func (pl *NodeResourcesFit) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (pl *NodeResourcesFit) PreFilter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	if pod == nil {
 		return nil, statusNilPod
 	}
 	st, err := pl.newState(state, pod)
 	if err != nil {
-		return nil, framework.AsStatus(err).WithPlugin(names.NodeResourcesFit)
+		return nil, fwk.AsStatus(err).WithPlugin(names.NodeResourcesFit)
 	}
 	if state != nil {
 		resourcesFitStateKey.Write(state, st)
@@ -168,7 +168,7 @@ func (pl *NodeResourcesFit) PreFilter(_ context.Context, state *framework.CycleS
 // [InsufficientResources]). It returns Error for a NodeInfo without a node
 // or a nil pod. Without PreFilter's state it computes the request itself.
 // It does not allocate for a node that fits.
-func (pl *NodeResourcesFit) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (pl *NodeResourcesFit) Filter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *fwk.Status {
 	if ni.Node() == nil {
 		return errNilNode
 	}
@@ -179,7 +179,7 @@ func (pl *NodeResourcesFit) Filter(_ context.Context, state *framework.CycleStat
 		}
 		var err error
 		if st, err = pl.newState(state, pod); err != nil {
-			return framework.AsStatus(err).WithPlugin(names.NodeResourcesFit)
+			return fwk.AsStatus(err).WithPlugin(names.NodeResourcesFit)
 		}
 	}
 	var buf [4]InsufficientResource
@@ -208,7 +208,7 @@ func podRequests(pod *v1.Pod) v1.ResourceList {
 	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 }
 
-func (pl *NodeResourcesFit) newState(state *framework.CycleState, pod *v1.Pod) (*resourcesFitState, error) {
+func (pl *NodeResourcesFit) newState(state *fwk.CycleState, pod *v1.Pod) (*resourcesFitState, error) {
 	st := &resourcesFitState{}
 	if pod == nil {
 		return st, nil
@@ -237,8 +237,8 @@ func (pl *NodeResourcesFit) newState(state *framework.CycleState, pod *v1.Pod) (
 				name:          name,
 				quantity:      q.Value(),
 				reason:        reason,
-				unschedulable: newFitStatus(framework.Unschedulable, reason),
-				unresolvable:  newFitStatus(framework.UnschedulableAndUnresolvable, reason),
+				unschedulable: newFitStatus(fwk.Unschedulable, reason),
+				unresolvable:  newFitStatus(fwk.UnschedulableAndUnresolvable, reason),
 				dra:           resolver.Class(name) != nil,
 			})
 		}
@@ -289,7 +289,7 @@ func (st *resourcesFitState) appendInsufficient(dst []InsufficientResource, ni *
 
 // status turns missing resources into a rejection, unresolvable if any one
 // is, sharing a preallocated status when only one resource is missing.
-func (st *resourcesFitState) status(missing []InsufficientResource) *framework.Status {
+func (st *resourcesFitState) status(missing []InsufficientResource) *fwk.Status {
 	if len(missing) == 1 {
 		m := &missing[0]
 		i := 0
@@ -308,23 +308,23 @@ func (st *resourcesFitState) status(missing []InsufficientResource) *framework.S
 		}
 		for _, s := range st.scalars {
 			if s.name == m.ResourceName {
-				return [2]*framework.Status{s.unschedulable, s.unresolvable}[i]
+				return [2]*fwk.Status{s.unschedulable, s.unresolvable}[i]
 			}
 		}
 	}
-	code := framework.Unschedulable
+	code := fwk.Unschedulable
 	reasons := make([]string, len(missing))
 	for i, m := range missing {
 		reasons[i] = m.Reason
 		if m.Unresolvable {
-			code = framework.UnschedulableAndUnresolvable
+			code = fwk.UnschedulableAndUnresolvable
 		}
 	}
 	return newFitStatus(code, reasons...)
 }
 
 // NodeLocal reports whether the verdict on a node depends on the pod and
-// that node alone (framework.NodeLocalPlugin): not when the pod asks for
+// that node alone (fwk.NodeLocalPlugin): not when the pod asks for
 // an extended resource a DeviceClass may provide, which is judged against
 // the cluster's devices.
 func (*NodeResourcesFit) NodeLocal(pod *v1.Pod) bool {

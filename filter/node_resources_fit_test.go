@@ -17,7 +17,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/filter"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/testbuild"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -30,11 +30,11 @@ func fitNode(cpu, mem string, pods int64, running ...*v1.Pod) *nodeinfo.NodeInfo
 
 // fitFilter runs PreFilter then Filter, as the framework does; with no
 // state, Filter alone.
-func fitFilter(pl *filter.NodeResourcesFit, pod *v1.Pod, ni *nodeinfo.NodeInfo, withState bool) *framework.Status {
+func fitFilter(pl *filter.NodeResourcesFit, pod *v1.Pod, ni *nodeinfo.NodeInfo, withState bool) *fwk.Status {
 	ctx := context.Background()
-	var state *framework.CycleState
+	var state *fwk.CycleState
 	if withState {
-		state = framework.NewCycleState([]*nodeinfo.NodeInfo{ni})
+		state = fwk.NewCycleState([]*nodeinfo.NodeInfo{ni})
 		if _, s := pl.PreFilter(ctx, state, pod, state.AllNodes()); s != nil {
 			return s
 		}
@@ -45,8 +45,8 @@ func fitFilter(pl *filter.NodeResourcesFit, pod *v1.Pod, ni *nodeinfo.NodeInfo, 
 func TestNodeResourcesFitFilter(t *testing.T) {
 	t.Parallel()
 	const (
-		unsched      = framework.Unschedulable
-		unresolvable = framework.UnschedulableAndUnresolvable
+		unsched      = fwk.Unschedulable
+		unresolvable = fwk.UnschedulableAndUnresolvable
 	)
 	empty := func() *nodeinfo.NodeInfo { return fitNode("4", "8Gi", 10) }
 	// busy has 1 cpu and 2Gi memory free.
@@ -61,7 +61,7 @@ func TestNodeResourcesFitFilter(t *testing.T) {
 		args        *configv1.NodeResourcesFitArgs
 		pod         *v1.Pod
 		node        *nodeinfo.NodeInfo
-		wantCode    framework.Code
+		wantCode    fwk.Code
 		wantReasons []string
 	}{
 		{name: "pod requesting nothing fits an empty node", pod: testbuild.Pod().Pod, node: empty()},
@@ -321,14 +321,14 @@ func TestNodeResourcesFitBadInputIsAnErrorNotAPanic(t *testing.T) {
 	pl := &filter.NodeResourcesFit{}
 	pod := testbuild.Pod("cpu", "1").Pod
 	for what, ni := range map[string]*nodeinfo.NodeInfo{"nil NodeInfo": nil, "NodeInfo without node": nodeinfo.New(nil)} {
-		if got := pl.Filter(ctx, nil, pod, ni); got.Code() != framework.Error {
+		if got := pl.Filter(ctx, nil, pod, ni); got.Code() != fwk.Error {
 			t.Errorf("Filter on a %s = %v, want Error", what, got)
 		}
 	}
-	if _, got := pl.PreFilter(ctx, framework.NewCycleState(nil), nil, nil); got.Code() != framework.Error {
+	if _, got := pl.PreFilter(ctx, fwk.NewCycleState(nil), nil, nil); got.Code() != fwk.Error {
 		t.Errorf("PreFilter of a nil pod = %v, want Error", got)
 	}
-	if got := pl.Filter(ctx, nil, nil, fitNode("4", "8Gi", 10)); got.Code() != framework.Error {
+	if got := pl.Filter(ctx, nil, nil, fitNode("4", "8Gi", 10)); got.Code() != fwk.Error {
 		t.Errorf("Filter of a nil pod = %v, want Error", got)
 	}
 }
@@ -347,7 +347,7 @@ func TestNodeResourcesFitFilterDoesNotAllocate(t *testing.T) {
 		"node short of cpu":    {testbuild.Pod("cpu", "5").Pod, fitNode("4", "8Gi", 10)},
 		"node without the gpu": {testbuild.Pod("example.com/gpu", "1").Pod, fitNode("4", "8Gi", 10)},
 	} {
-		state := framework.NewCycleState([]*nodeinfo.NodeInfo{tc.node})
+		state := fwk.NewCycleState([]*nodeinfo.NodeInfo{tc.node})
 		if _, s := pl.PreFilter(ctx, state, tc.pod, state.AllNodes()); s != nil {
 			t.Fatal(s)
 		}
@@ -373,13 +373,13 @@ func BenchmarkNodeResourcesFitFilter(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		pod  *v1.Pod
-		want framework.Code
+		want fwk.Code
 	}{
-		{"fits", testbuild.Pod("cpu", "1", "memory", "1Gi", "example.com/gpu", "1").Pod, framework.Success},
-		{"rejected/cpu", testbuild.Pod("cpu", "9").Pod, framework.UnschedulableAndUnresolvable},
-		{"rejected/cpu+memory", testbuild.Pod("cpu", "9", "memory", "64Gi").Pod, framework.UnschedulableAndUnresolvable},
+		{"fits", testbuild.Pod("cpu", "1", "memory", "1Gi", "example.com/gpu", "1").Pod, fwk.Success},
+		{"rejected/cpu", testbuild.Pod("cpu", "9").Pod, fwk.UnschedulableAndUnresolvable},
+		{"rejected/cpu+memory", testbuild.Pod("cpu", "9", "memory", "64Gi").Pod, fwk.UnschedulableAndUnresolvable},
 	} {
-		state := framework.NewCycleState([]*nodeinfo.NodeInfo{node})
+		state := fwk.NewCycleState([]*nodeinfo.NodeInfo{node})
 		if _, s := pl.PreFilter(ctx, state, bc.pod, state.AllNodes()); s != nil {
 			b.Fatal(s)
 		}
@@ -445,11 +445,11 @@ func TestNodeResourcesFitLeavesDRABackedResourcesToDynamicResources(t *testing.T
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			l, err := framework.NewListers(tc.classes...)
+			l, err := fwk.NewListers(tc.classes...)
 			if err != nil {
 				t.Fatal(err)
 			}
-			state := framework.NewCycleState([]*nodeinfo.NodeInfo{tc.node}).SetListers(l)
+			state := fwk.NewCycleState([]*nodeinfo.NodeInfo{tc.node}).SetListers(l)
 			var pl filter.NodeResourcesFit
 			if _, s := pl.PreFilter(ctx, state, tc.pod, state.AllNodes()); s != nil {
 				t.Fatal(s)
@@ -459,7 +459,7 @@ func TestNodeResourcesFitLeavesDRABackedResourcesToDynamicResources(t *testing.T
 				t.Errorf("Filter = %v, want reasons %q", got, tc.want)
 			}
 			// Without PreFilter, Filter reads the same listers.
-			if got := pl.Filter(ctx, framework.NewCycleState(nil).SetListers(l), tc.pod, tc.node); !slices.Equal(got.Reasons(), tc.want) {
+			if got := pl.Filter(ctx, fwk.NewCycleState(nil).SetListers(l), tc.pod, tc.node); !slices.Equal(got.Reasons(), tc.want) {
 				t.Errorf("Filter without PreFilter = %v, want reasons %q", got, tc.want)
 			}
 		})
@@ -472,10 +472,10 @@ func TestNodeResourcesFitLeavesDRABackedResourcesToDynamicResources(t *testing.T
 
 func TestNodeResourcesFitFailingClassListerIsAnError(t *testing.T) {
 	t.Parallel()
-	state := framework.NewCycleState(nil).SetListers(framework.Listers{DeviceClasses: failingClassLister{}})
+	state := fwk.NewCycleState(nil).SetListers(fwk.Listers{DeviceClasses: failingClassLister{}})
 	pod := testbuild.Pod("example.com/gpu", "1").Pod
 	var pl filter.NodeResourcesFit
-	if _, s := pl.PreFilter(context.Background(), state, pod, nil); s.Code() != framework.Error || !strings.Contains(s.Message(), "no classes") {
+	if _, s := pl.PreFilter(context.Background(), state, pod, nil); s.Code() != fwk.Error || !strings.Contains(s.Message(), "no classes") {
 		t.Errorf("PreFilter = %v, want Error saying no classes", s)
 	}
 }

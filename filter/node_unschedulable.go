@@ -6,7 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubesched/kubesched/feature"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/taints"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -16,7 +16,7 @@ import (
 // kube-scheduler's.
 const ErrReasonUnschedulable = "node(s) were unschedulable"
 
-var nodeUnschedulable = framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonUnschedulable).WithPlugin(names.NodeUnschedulable)
+var nodeUnschedulable = fwk.NewStatus(fwk.UnschedulableAndUnresolvable, ErrReasonUnschedulable).WithPlugin(names.NodeUnschedulable)
 
 // unschedulableTaint is the taint a cordoned node is treated as carrying,
 // whether or not the node controller has added it yet. A package variable
@@ -33,14 +33,14 @@ type NodeUnschedulable struct {
 }
 
 var (
-	_ framework.PreFilterPlugin = &NodeUnschedulable{}
-	_ framework.FilterPlugin    = &NodeUnschedulable{}
+	_ fwk.PreFilterPlugin = &NodeUnschedulable{}
+	_ fwk.FilterPlugin    = &NodeUnschedulable{}
 )
 
 // PreFilter does nothing and returns nil. kube-scheduler v1.37 gave the
 // plugin one (to skip pods whose resize is deferred, behind an alpha
 // gate), so a configuration lays it out at PreFilter too.
-func (*NodeUnschedulable) PreFilter(context.Context, *framework.CycleState, *v1.Pod, []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (*NodeUnschedulable) PreFilter(context.Context, *fwk.CycleState, *v1.Pod, []*nodeinfo.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	return nil, nil
 }
 
@@ -52,7 +52,7 @@ func (*NodeUnschedulable) Name() string { return names.NodeUnschedulable }
 // Error if ni has no node. Only spec.unschedulable counts: the node's
 // actual taints are TaintToleration's business. It does not allocate,
 // modifies nothing, and is safe for concurrent use.
-func (pl *NodeUnschedulable) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (pl *NodeUnschedulable) Filter(_ context.Context, _ *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *fwk.Status {
 	node := ni.Node()
 	if node == nil {
 		return errNilNode
@@ -64,7 +64,7 @@ func (pl *NodeUnschedulable) Filter(_ context.Context, _ *framework.CycleState, 
 }
 
 // NodeLocal reports true: the verdict on a node depends on the pod and
-// that node alone (framework.NodeLocalPlugin).
+// that node alone (fwk.NodeLocalPlugin).
 func (*NodeUnschedulable) NodeLocal(_ *v1.Pod) bool {
 	return true
 }

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubesched/kubesched/filter"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -28,13 +28,13 @@ func podTolerating(tolerations ...v1.Toleration) *v1.Pod {
 
 func TestNodeUnschedulable(t *testing.T) {
 	t.Parallel()
-	rejected := framework.NewStatus(framework.UnschedulableAndUnresolvable, filter.ErrReasonUnschedulable).WithPlugin(names.NodeUnschedulable)
+	rejected := fwk.NewStatus(fwk.UnschedulableAndUnresolvable, filter.ErrReasonUnschedulable).WithPlugin(names.NodeUnschedulable)
 	const key = v1.TaintNodeUnschedulable // node.kubernetes.io/unschedulable
 	tests := []struct {
 		name          string
 		unschedulable bool
 		pod           *v1.Pod
-		want          *framework.Status
+		want          *fwk.Status
 	}{
 		{"a schedulable node accepts a pod without tolerations", false, podTolerating(), nil},
 		{"a cordoned node rejects a pod without tolerations", true, podTolerating(), rejected},

@@ -13,7 +13,7 @@ import (
 	"k8s.io/component-helpers/storage/ephemeral"
 
 	"github.com/kubesched/kubesched/feature"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/csimigration"
 	"github.com/kubesched/kubesched/internal/volumebinding"
 	"github.com/kubesched/kubesched/names"
@@ -25,11 +25,11 @@ import (
 const ErrReasonMaxVolumeCountExceeded = "node(s) exceed max volume count"
 
 var (
-	maxVolumeCountExceeded = framework.NewStatus(framework.Unschedulable, ErrReasonMaxVolumeCountExceeded).WithPlugin(names.NodeVolumeLimits)
+	maxVolumeCountExceeded = fwk.NewStatus(fwk.Unschedulable, ErrReasonMaxVolumeCountExceeded).WithPlugin(names.NodeVolumeLimits)
 	errClaimHasNoName      = errors.New("PersistentVolumeClaim had no name")
 )
 
-var nodeVolumeLimitsKey = framework.NewStateKey[*volumeLimitsState]()
+var nodeVolumeLimitsKey = fwk.NewStateKey[*volumeLimitsState]()
 
 // NodeVolumeLimits rejects nodes where the pod's volumes would take a CSI
 // driver past the number of volumes it can attach to the node: the
@@ -49,7 +49,7 @@ var nodeVolumeLimitsKey = framework.NewStateKey[*volumeLimitsState]()
 // annotation.
 //
 // Claims, PersistentVolumes, StorageClasses, CSINodes, VolumeAttachments
-// and CSIDrivers come from [framework.CycleState.Listers]. The zero value
+// and CSIDrivers come from [fwk.CycleState.Listers]. The zero value
 // is ready to use.
 type NodeVolumeLimits struct {
 	// Features: VolumeLimitScaling is read (nil is [feature.Default]).
@@ -61,8 +61,8 @@ type NodeVolumeLimits struct {
 }
 
 var (
-	_ framework.PreFilterPlugin = &NodeVolumeLimits{}
-	_ framework.FilterPlugin    = &NodeVolumeLimits{}
+	_ fwk.PreFilterPlugin = &NodeVolumeLimits{}
+	_ fwk.FilterPlugin    = &NodeVolumeLimits{}
 )
 
 // Name returns "NodeVolumeLimits".
@@ -74,7 +74,7 @@ func (*NodeVolumeLimits) Name() string { return names.NodeVolumeLimits }
 // pod's own volumes, for Filter. It returns Error if a lister fails, and
 // never rejects the pod: a missing claim is Filter's verdict, as in
 // kube-scheduler. It never narrows the nodes.
-func (pl *NodeVolumeLimits) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (pl *NodeVolumeLimits) PreFilter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	if !mayUseCSIVolumes(pod) {
 		return nil, skip
 	}
@@ -104,7 +104,7 @@ func (pl *NodeVolumeLimits) PreFilter(_ context.Context, state *framework.CycleS
 // PreFilter returns. It modifies nothing and is safe for concurrent use.
 // With PreFilter's result it allocates only to report an error, or past 4
 // limited drivers of the pod or 32 distinct volumes of them on the node.
-func (pl *NodeVolumeLimits) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (pl *NodeVolumeLimits) Filter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *fwk.Status {
 	if ni.Node() == nil {
 		return errNilNode
 	}
@@ -133,7 +133,7 @@ func (pl *NodeVolumeLimits) Filter(_ context.Context, state *framework.CycleStat
 
 // stateOf returns PreFilter's state, or computes it; nil and the status
 // to return when it cannot, or when no volume of pod may count.
-func (pl *NodeVolumeLimits) stateOf(state *framework.CycleState, pod *v1.Pod) (*volumeLimitsState, *framework.Status) {
+func (pl *NodeVolumeLimits) stateOf(state *fwk.CycleState, pod *v1.Pod) (*volumeLimitsState, *fwk.Status) {
 	if s, ok := nodeVolumeLimitsKey.Read(state); ok {
 		return s, nil
 	}
@@ -179,7 +179,7 @@ type volumeLimitsState struct {
 // status its first broken volume gives on every node.
 type podCSIVolumes struct {
 	volumes []csiVolume
-	status  *framework.Status
+	status  *fwk.Status
 	// requiredDrivers are the drivers of volumes whose CSIDriver must be
 	// on the node (only with VolumeLimitScaling).
 	requiredDrivers []requiredDriver
@@ -187,13 +187,13 @@ type podCSIVolumes struct {
 
 type requiredDriver struct {
 	name    string
-	missing *framework.Status
+	missing *fwk.Status
 }
 
-func (pl *NodeVolumeLimits) newState(l framework.Listers, pod *v1.Pod) (*volumeLimitsState, *framework.Status) {
+func (pl *NodeVolumeLimits) newState(l fwk.Listers, pod *v1.Pod) (*volumeLimitsState, *fwk.Status) {
 	objs, err := indexCSIObjects(l, feature.Of(pl.Features).VolumeLimitScaling)
 	if err != nil {
-		return nil, framework.AsStatus(err).WithPlugin(names.NodeVolumeLimits)
+		return nil, fwk.AsStatus(err).WithPlugin(names.NodeVolumeLimits)
 	}
 	return &volumeLimitsState{
 		objects:        objs,
@@ -212,7 +212,7 @@ func (o *csiObjects) ownVolumes(pod *v1.Pod, hasCSINode bool) podCSIVolumes {
 			if apierrors.IsNotFound(err) {
 				out.status = notFound(err).WithPlugin(names.NodeVolumeLimits)
 			} else {
-				out.status = framework.AsStatus(err).WithPlugin(names.NodeVolumeLimits)
+				out.status = fwk.AsStatus(err).WithPlugin(names.NodeVolumeLimits)
 			}
 			return out
 		}
@@ -221,7 +221,7 @@ func (o *csiObjects) ownVolumes(pod *v1.Pod, hasCSINode bool) podCSIVolumes {
 			if o.requiredDrivers[v.driver] && !slices.ContainsFunc(out.requiredDrivers, func(d requiredDriver) bool { return d.name == v.driver }) {
 				out.requiredDrivers = append(out.requiredDrivers, requiredDriver{
 					name: v.driver,
-					missing: framework.NewStatus(framework.Unschedulable,
+					missing: fwk.NewStatus(fwk.Unschedulable,
 						fmt.Sprintf("%s CSI driver is not installed on the node", v.driver)).WithPlugin(names.NodeVolumeLimits),
 				})
 			}
@@ -234,7 +234,7 @@ func (o *csiObjects) ownVolumes(pod *v1.Pod, hasCSINode bool) podCSIVolumes {
 // on the node, the volumes the node would then have against the limit. It
 // first resolves every volume of the node's pods, whose failures are
 // errors even when no limit is at stake, as in kube-scheduler.
-func (s *volumeLimitsState) countOnNode(own []csiVolume, csiNode *storagev1.CSINode, ni *nodeinfo.NodeInfo) *framework.Status {
+func (s *volumeLimitsState) countOnNode(own []csiVolume, csiNode *storagev1.CSINode, ni *nodeinfo.NodeInfo) *fwk.Status {
 	// Stack buffers keep Filter from allocating unless a node holds more
 	// volumes of the pod's drivers than they have room for.
 	var driverBuf [4]driverCount
@@ -256,7 +256,7 @@ func (s *volumeLimitsState) countOnNode(own []csiVolume, csiNode *storagev1.CSIN
 // tally counts, per driver of the pod's volumes that the node limits,
 // the volumes in use on the node and those the pod adds, appending to
 // drivers and using used as scratch.
-func (s *volumeLimitsState) tally(own []csiVolume, csiNode *storagev1.CSINode, ni *nodeinfo.NodeInfo, drivers []driverCount, used []csiVolume) ([]driverCount, *framework.Status) {
+func (s *volumeLimitsState) tally(own []csiVolume, csiNode *storagev1.CSINode, ni *nodeinfo.NodeInfo, drivers []driverCount, used []csiVolume) ([]driverCount, *fwk.Status) {
 	for _, v := range own {
 		if limit, ok := volumeLimit(csiNode, v.driver); ok && limitOf(drivers, v.driver) == nil {
 			drivers = append(drivers, driverCount{driver: v.driver, limit: limit})
@@ -267,7 +267,7 @@ func (s *volumeLimitsState) tally(own []csiVolume, csiNode *storagev1.CSINode, n
 		for i := range pi.Pod.Spec.Volumes {
 			v, ok, err := s.objects.podVolume(pi.Pod, &pi.Pod.Spec.Volumes[i], true, false)
 			if err != nil {
-				return nil, framework.AsStatus(err).WithPlugin(names.NodeVolumeLimits)
+				return nil, fwk.AsStatus(err).WithPlugin(names.NodeVolumeLimits)
 			}
 			if ok && limitOf(drivers, v.driver) != nil && !slices.Contains(used, v) {
 				used = append(used, v)
@@ -372,7 +372,7 @@ type boundVolume struct {
 }
 
 // indexCSIObjects lists the storage objects; a nil lister holds none.
-func indexCSIObjects(l framework.Listers, withDrivers bool) (*csiObjects, error) {
+func indexCSIObjects(l fwk.Listers, withDrivers bool) (*csiObjects, error) {
 	// Maps are sized up front: growing them is most of the cost.
 	claims, err := listAll(l.PersistentVolumeClaims)
 	if err != nil {

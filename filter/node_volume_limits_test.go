@@ -15,7 +15,7 @@ import (
 
 	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/filter"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -74,10 +74,10 @@ var ephemeralSource = v1.VolumeSource{Ephemeral: &v1.EphemeralVolumeSource{}}
 
 func TestNodeVolumeLimits(t *testing.T) {
 	t.Parallel()
-	status := func(code framework.Code, reason string) *framework.Status {
-		return framework.NewStatus(code, reason).WithPlugin(names.NodeVolumeLimits)
+	status := func(code fwk.Code, reason string) *fwk.Status {
+		return fwk.NewStatus(code, reason).WithPlugin(names.NodeVolumeLimits)
 	}
-	exceeded := status(framework.Unschedulable, filter.ErrReasonMaxVolumeCountExceeded)
+	exceeded := status(fwk.Unschedulable, filter.ErrReasonMaxVolumeCountExceeded)
 	const ebs, gcePDDriver = "ebs.csi.aws.com", "pd.csi.storage.gke.io"
 	objects := []runtime.Object{
 		csiPV("pv-a1", "a", "h1"), csiPV("pv-a2", "a", "h2"), csiPV("pv-a3", "a", "h3"), csiPV("pv-a4", "a", "h4"), csiPV("pv-b1", "b", "h1"), csiPV("pv-collide", "a", "unbound-a"),
@@ -98,7 +98,7 @@ func TestNodeVolumeLimits(t *testing.T) {
 		&storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "b"}, Spec: storagev1.CSIDriverSpec{PreventPodSchedulingIfMissing: new(false)}},
 		&storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: ebs}, Spec: storagev1.CSIDriverSpec{PreventPodSchedulingIfMissing: new(true)}},
 	}
-	listers, err := framework.NewListers(objects...)
+	listers, err := fwk.NewListers(objects...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,8 +119,8 @@ func TestNodeVolumeLimits(t *testing.T) {
 		node          string // "n" unless set
 		running       []*v1.Pod
 		scaling       bool
-		wantPreFilter *framework.Status
-		want          *framework.Status
+		wantPreFilter *fwk.Status
+		want          *fwk.Status
 		// detail is what ExplainFilter says where the limit is exceeded,
 		// when the case checks it.
 		detail string
@@ -162,36 +162,36 @@ func TestNodeVolumeLimits(t *testing.T) {
 		{name: "a generic ephemeral volume already on the node adds nothing", pod: pod(ephemeralSource), running: []*v1.Pod{running("r", claimSource("a1"), claimSource("a2"))}},
 		{
 			name: "a missing claim is unresolvable", pod: pod(claimSource("ghost")), node: "nowhere",
-			want: status(framework.UnschedulableAndUnresolvable, `looking up PVC default/ghost: persistentvolumeclaim "ghost" not found`),
+			want: status(fwk.UnschedulableAndUnresolvable, `looking up PVC default/ghost: persistentvolumeclaim "ghost" not found`),
 		},
 		{
 			name: "a missing ephemeral claim is unresolvable", pod: podNamed("x", ephemeralSource),
-			want: status(framework.UnschedulableAndUnresolvable, `looking up PVC default/x-v0: persistentvolumeclaim "x-v0" not found`),
+			want: status(fwk.UnschedulableAndUnresolvable, `looking up PVC default/x-v0: persistentvolumeclaim "x-v0" not found`),
 		},
-		{name: "a claim without a name is an error", pod: pod(claimSource("")), node: "nowhere", want: status(framework.Error, "PersistentVolumeClaim had no name")},
+		{name: "a claim without a name is an error", pod: pod(claimSource("")), node: "nowhere", want: status(fwk.Error, "PersistentVolumeClaim had no name")},
 		{
 			name: "an ephemeral volume whose claim the pod does not own is an error", pod: podNamed("q", ephemeralSource),
-			want: status(framework.Error, "PVC default/q-v0 was not created for pod default/q (pod is not owner)"),
+			want: status(fwk.Error, "PVC default/q-v0 was not created for pod default/q (pod is not owner)"),
 		},
 		{
 			name: "an inline EBS volume with a malformed ID is an error", pod: pod(ebsInline("aws://zone")),
-			want: status(framework.Error, "converting volume(v0) from inline to csi: failed to translate Kubernetes ID to EBS Volume ID Invalid format for AWS volume (aws://zone)"),
+			want: status(fwk.Error, "converting volume(v0) from inline to csi: failed to translate Kubernetes ID to EBS Volume ID Invalid format for AWS volume (aws://zone)"),
 		},
 		{name: "an inline EBS volume with a malformed ID is ignored on a node without a CSINode", pod: pod(ebsInline("aws://zone")), node: "nowhere"},
-		{name: "a pod on the node with a claim without a name is an error", pod: pod(claimSource("b1")), running: []*v1.Pod{running("r", claimSource(""))}, want: status(framework.Error, "PersistentVolumeClaim had no name")},
+		{name: "a pod on the node with a claim without a name is an error", pod: pod(claimSource("b1")), running: []*v1.Pod{running("r", claimSource(""))}, want: status(fwk.Error, "PersistentVolumeClaim had no name")},
 		{name: "a pod on the node with a missing claim is not counted", pod: pod(claimSource("a1")), running: []*v1.Pod{running("r", claimSource("ghost"), claimSource("a2"))}},
 		{name: "pods on the node are not looked at where nothing is limited", pod: pod(claimSource("a1")), node: "unlimited", running: []*v1.Pod{running("r", claimSource(""))}},
 		{
 			name: "with volume limit scaling, a required driver missing from the CSINode rejects the node", pod: pod(claimSource("a1")), node: "b-only", scaling: true,
-			want:   status(framework.Unschedulable, "a CSI driver is not installed on the node"),
+			want:   status(fwk.Unschedulable, "a CSI driver is not installed on the node"),
 			detail: "the pod's volumes need CSI driver a, whose CSIDriver sets preventPodSchedulingIfMissing, and the node's CSINode does not list it",
 		},
 		{name: "with volume limit scaling, a required driver on the CSINode fits", pod: pod(claimSource("a1")), node: "unlimited", scaling: true},
 		{name: "with volume limit scaling, a driver that does not require presence fits anywhere", pod: pod(claimSource("b1")), node: "nowhere", scaling: true},
-		{name: "with volume limit scaling, a node without a CSINode lacks every required driver", pod: pod(claimSource("a1")), node: "nowhere", scaling: true, want: status(framework.Unschedulable, "a CSI driver is not installed on the node"),
+		{name: "with volume limit scaling, a node without a CSINode lacks every required driver", pod: pod(claimSource("a1")), node: "nowhere", scaling: true, want: status(fwk.Unschedulable, "a CSI driver is not installed on the node"),
 			detail: "the pod's volumes need CSI driver a, whose CSIDriver sets preventPodSchedulingIfMissing, and the node has no CSINode"},
 		{name: "with volume limit scaling, an in-tree volume needs no driver on a node without a CSINode", pod: pod(claimSource("ebs")), node: "nowhere", scaling: true},
-		{name: "with volume limit scaling, an in-tree volume needs its CSI driver on a node with a CSINode", pod: pod(claimSource("ebs")), node: "b-only", scaling: true, want: status(framework.Unschedulable, ebs+" CSI driver is not installed on the node")},
+		{name: "with volume limit scaling, an in-tree volume needs its CSI driver on a node with a CSINode", pod: pod(claimSource("ebs")), node: "b-only", scaling: true, want: status(fwk.Unschedulable, ebs+" CSI driver is not installed on the node")},
 		{name: "without volume limit scaling, a missing required driver does not matter", pod: pod(claimSource("a1")), node: "b-only"},
 	}
 	for _, tt := range tests {
@@ -203,7 +203,7 @@ func TestNodeVolumeLimits(t *testing.T) {
 			}
 			node := onNode(name, tt.running...)
 			pl := &filter.NodeVolumeLimits{Features: &feature.Features{VolumeLimitScaling: tt.scaling}}
-			state := framework.NewCycleState([]*nodeinfo.NodeInfo{node}).SetListers(listers)
+			state := fwk.NewCycleState([]*nodeinfo.NodeInfo{node}).SetListers(listers)
 			_, got := pl.PreFilter(context.Background(), state, tt.pod, state.AllNodes())
 			if !sameStatus(got, tt.wantPreFilter) {
 				t.Fatalf("PreFilter = %v, want %v", got, tt.wantPreFilter)
@@ -214,7 +214,7 @@ func TestNodeVolumeLimits(t *testing.T) {
 			if got := pl.Filter(context.Background(), state, tt.pod, node); !sameStatus(got, tt.want) {
 				t.Errorf("Filter = %v, want %v", got, tt.want)
 			}
-			fresh := framework.NewCycleState(nil).SetListers(listers)
+			fresh := fwk.NewCycleState(nil).SetListers(listers)
 			if got := pl.Filter(context.Background(), fresh, tt.pod, node); !sameStatus(got, tt.want) {
 				t.Errorf("Filter without PreFilter = %v, want %v", got, tt.want)
 			}
@@ -237,19 +237,19 @@ func TestNodeVolumeLimitsBadInputIsAStatusNotAPanic(t *testing.T) {
 	var pl filter.NodeVolumeLimits
 	ctx := context.Background()
 	pod := podNamed("p", claimSource("c"))
-	if got := pl.Filter(ctx, nil, pod, nodeinfo.New(nil)); got.Code() != framework.Error {
+	if got := pl.Filter(ctx, nil, pod, nodeinfo.New(nil)); got.Code() != fwk.Error {
 		t.Errorf("Filter(nil node) = %v, want Error", got)
 	}
 	want := `looking up PVC default/c: persistentvolumeclaim "c" not found`
-	if got := pl.Filter(ctx, nil, pod, onNode("n")); got.Code() != framework.UnschedulableAndUnresolvable || got.Message() != want {
+	if got := pl.Filter(ctx, nil, pod, onNode("n")); got.Code() != fwk.UnschedulableAndUnresolvable || got.Message() != want {
 		t.Errorf("Filter with nil state = %v, want UnschedulableAndUnresolvable %q", got, want)
 	}
 	if got := pl.Filter(ctx, nil, podNamed("p"), onNode("n")); got != nil {
 		t.Errorf("Filter of a pod without volumes = %v, want nil", got)
 	}
-	failing := framework.Listers{CSINodes: objects[*storagev1.CSINode]{err: errors.New("boom")}}
-	state := framework.NewCycleState(nil).SetListers(failing)
-	if _, got := pl.PreFilter(ctx, state, pod, nil); got.Code() != framework.Error || got.Message() != "boom" {
+	failing := fwk.Listers{CSINodes: objects[*storagev1.CSINode]{err: errors.New("boom")}}
+	state := fwk.NewCycleState(nil).SetListers(failing)
+	if _, got := pl.PreFilter(ctx, state, pod, nil); got.Code() != fwk.Error || got.Message() != "boom" {
 		t.Errorf("PreFilter with a failing lister = %v, want Error boom", got)
 	}
 }
@@ -258,7 +258,7 @@ func TestNodeVolumeLimitsBadInputIsAStatusNotAPanic(t *testing.T) {
 // to 12 volumes, a VolumeAttachment and 4 pods, each using two of 4 CSI
 // volumes and a generic ephemeral volume of an unbound claim: 9 volumes.
 // The pod brings a bound and an unbound claim.
-func volumeLimitsCluster(n int) ([]*nodeinfo.NodeInfo, framework.Listers, *v1.Pod) {
+func volumeLimitsCluster(n int) ([]*nodeinfo.NodeInfo, fwk.Listers, *v1.Pod) {
 	objs := []runtime.Object{provisionedBy("class-a", "a"), csiPV("pv-new", "a", "new"), claim("new", "pv-new", "")}
 	objs = append(objs, claim("unbound", "", "class-a"))
 	var infos []*nodeinfo.NodeInfo
@@ -276,7 +276,7 @@ func volumeLimitsCluster(n int) ([]*nodeinfo.NodeInfo, framework.Listers, *v1.Po
 		objs = append(objs, csiPV(node+"-attached", "a", node+"-attached"), attachment(node, node, "a", node+"-attached"))
 		infos = append(infos, onNode(node, pods...))
 	}
-	l, err := framework.NewListers(objs...)
+	l, err := fwk.NewListers(objs...)
 	if err != nil {
 		panic(err)
 	}
@@ -286,7 +286,7 @@ func volumeLimitsCluster(n int) ([]*nodeinfo.NodeInfo, framework.Listers, *v1.Po
 func TestNodeVolumeLimitsFilterDoesNotAllocate(t *testing.T) {
 	infos, l, pod := volumeLimitsCluster(20)
 	var pl filter.NodeVolumeLimits
-	state := framework.NewCycleState(infos).SetListers(l)
+	state := fwk.NewCycleState(infos).SetListers(l)
 	if _, s := pl.PreFilter(context.Background(), state, pod, infos); s != nil {
 		t.Fatal(s)
 	}
@@ -311,12 +311,12 @@ func BenchmarkNodeVolumeLimits(b *testing.B) {
 		b.Run(fmt.Sprintf("%dnodes/PreFilter", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, s := pl.PreFilter(ctx, framework.NewCycleState(infos).SetListers(l), pod, infos); s != nil {
+				if _, s := pl.PreFilter(ctx, fwk.NewCycleState(infos).SetListers(l), pod, infos); s != nil {
 					b.Fatal(s)
 				}
 			}
 		})
-		state := framework.NewCycleState(infos).SetListers(l)
+		state := fwk.NewCycleState(infos).SetListers(l)
 		if _, s := pl.PreFilter(ctx, state, pod, infos); s != nil {
 			b.Fatal(s)
 		}

@@ -5,6 +5,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 )
 
 // The outputs DynamicResources and VolumeBinding leave in a
@@ -13,18 +14,18 @@ import (
 // FitError of its own, a test's say.
 var (
 	// ClaimsOutput holds what [Claims] returns.
-	ClaimsOutput = framework.NewOutputKey[[]*resourceapi.ResourceClaim]()
+	ClaimsOutput = fwk.NewOutputKey[[]*resourceapi.ResourceClaim]()
 	// ExtendedResourceClaimStatusOutput holds what
 	// [ExtendedResourceClaimStatus] returns.
-	ExtendedResourceClaimStatusOutput = framework.NewOutputKey[*v1.PodExtendedResourceClaimStatus]()
+	ExtendedResourceClaimStatusOutput = fwk.NewOutputKey[*v1.PodExtendedResourceClaimStatus]()
 	// VolumesOutput holds what [Volumes] returns.
-	VolumesOutput = framework.NewOutputKey[[]*v1.PersistentVolume]()
+	VolumesOutput = fwk.NewOutputKey[[]*v1.PersistentVolume]()
 	// ProvisionedClaimsOutput holds what [ProvisionedClaims] returns.
-	ProvisionedClaimsOutput = framework.NewOutputKey[[]*v1.PersistentVolumeClaim]()
+	ProvisionedClaimsOutput = fwk.NewOutputKey[[]*v1.PersistentVolumeClaim]()
 	// DeallocateClaimOutput holds what [ClaimToDeallocate] returns.
-	DeallocateClaimOutput = framework.NewOutputKey[*resourceapi.ResourceClaim]()
+	DeallocateClaimOutput = fwk.NewOutputKey[*resourceapi.ResourceClaim]()
 	// DeleteClaimOutput holds what [ClaimToDelete] returns.
-	DeleteClaimOutput = framework.NewOutputKey[*resourceapi.ResourceClaim]()
+	DeleteClaimOutput = fwk.NewOutputKey[*resourceapi.ResourceClaim]()
 )
 
 // Claims returns the pod's ResourceClaims as kube-scheduler writes them
@@ -91,7 +92,7 @@ func ClaimToDelete(fe *framework.FitError) *resourceapi.ResourceClaim {
 
 // fromResult returns r's output under k, the zero value for none or a
 // nil r.
-func fromResult[T any](r *framework.Result, k framework.OutputKey[T]) T {
+func fromResult[T any](r *framework.Result, k fwk.OutputKey[T]) T {
 	var v T
 	if r != nil {
 		v, _ = k.Get(&r.Outputs)
@@ -101,7 +102,7 @@ func fromResult[T any](r *framework.Result, k framework.OutputKey[T]) T {
 
 // fromFitError returns fe's output under k, the zero value for none or
 // a nil fe.
-func fromFitError[T any](fe *framework.FitError, k framework.OutputKey[T]) T {
+func fromFitError[T any](fe *framework.FitError, k fwk.OutputKey[T]) T {
 	var v T
 	if fe != nil {
 		v, _ = k.Get(&fe.Outputs)

@@ -7,7 +7,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
+	"github.com/kubesched/kubesched/internal/cycle"
 	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/internal/topologyspread"
 	"github.com/kubesched/kubesched/names"
@@ -25,17 +26,17 @@ const (
 )
 
 var (
-	spreadMissingLabel = framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonNodeLabelNotMatch).WithPlugin(names.PodTopologySpread)
-	spreadTooSkewed    = framework.NewStatus(framework.Unschedulable, ErrReasonConstraintsNotMatch).WithPlugin(names.PodTopologySpread)
+	spreadMissingLabel = fwk.NewStatus(fwk.UnschedulableAndUnresolvable, ErrReasonNodeLabelNotMatch).WithPlugin(names.PodTopologySpread)
+	spreadTooSkewed    = fwk.NewStatus(fwk.Unschedulable, ErrReasonConstraintsNotMatch).WithPlugin(names.PodTopologySpread)
 )
 
-var spreadDomainsKey = framework.NewStateKey[*topologyspread.Domains]()
+var spreadDomainsKey = fwk.NewStateKey[*topologyspread.Domains]()
 
 var (
-	_ framework.PreFilterPlugin     = (*PodTopologySpread)(nil)
-	_ framework.FilterPlugin        = (*PodTopologySpread)(nil)
-	_ framework.PreFilterExtensions = (*PodTopologySpread)(nil)
-	_ framework.StateCloner         = (*topologyspread.Domains)(nil)
+	_ fwk.PreFilterPlugin     = (*PodTopologySpread)(nil)
+	_ fwk.FilterPlugin        = (*PodTopologySpread)(nil)
+	_ fwk.PreFilterExtensions = (*PodTopologySpread)(nil)
+	_ fwk.StateCloner         = (*topologyspread.Domains)(nil)
 )
 
 // PodTopologySpread rejects nodes where the pod would break one of its
@@ -55,7 +56,7 @@ var (
 //
 // Pods without constraints get the default ones, whose selector comes from
 // the Services and controllers selecting the pod, read through
-// [framework.CycleState.Listers].
+// [fwk.CycleState.Listers].
 //
 // The zero value uses kube-scheduler's default arguments. It is safe for
 // concurrent use.
@@ -85,10 +86,10 @@ func (*PodTopologySpread) Name() string { return names.PodTopologySpread }
 // returns Skip when the pod has no hard constraints (its own, or default
 // ones), and Error when a constraint's selector does not parse or ctx is
 // cancelled.
-func (pl *PodTopologySpread) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (pl *PodTopologySpread) PreFilter(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	d, err := pl.domains(ctx, state, pod, nodes)
 	if err != nil {
-		return nil, framework.AsStatus(err)
+		return nil, fwk.AsStatus(err)
 	}
 	if d.Empty() {
 		return nil, skip
@@ -97,12 +98,12 @@ func (pl *PodTopologySpread) PreFilter(ctx context.Context, state *framework.Cyc
 	return nil, nil
 }
 
-func (pl *PodTopologySpread) domains(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*topologyspread.Domains, error) {
+func (pl *PodTopologySpread) domains(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*topologyspread.Domains, error) {
 	cs, err := pl.defaults.Constraints(pod, v1.DoNotSchedule, state.Listers())
 	if err != nil {
 		return nil, fmt.Errorf("get constraints from pod: %w", err)
 	}
-	return topologyspread.NewDomains(ctx, pod, cs, nodes, topologyspread.Incremental{Aggregates: &pl.aggregates, Gens: state.NodeGenerations(nodes), State: state})
+	return topologyspread.NewDomains(ctx, pod, cs, nodes, topologyspread.Incremental{Aggregates: &pl.aggregates, Gens: cycle.Of(state).NodeGenerations(nodes), State: state})
 }
 
 // Filter checks node against the counts PreFilter made. Without them (a nil
@@ -110,7 +111,7 @@ func (pl *PodTopologySpread) domains(ctx context.Context, state *framework.Cycle
 // alone. It returns UnschedulableAndUnresolvable for a node missing a
 // topology key, Unschedulable for one too skewed, and Error for a NodeInfo
 // without a node. With PreFilter's counts it does not allocate.
-func (pl *PodTopologySpread) Filter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (pl *PodTopologySpread) Filter(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *fwk.Status {
 	node := ni.Node()
 	if node == nil {
 		return errNilNode
@@ -123,7 +124,7 @@ func (pl *PodTopologySpread) Filter(ctx context.Context, state *framework.CycleS
 		}
 		var err error
 		if d, err = pl.domains(ctx, state, pod, nodes); err != nil {
-			return framework.AsStatus(err)
+			return fwk.AsStatus(err)
 		}
 	}
 	switch d.Check(ni.Labels()) {
@@ -137,16 +138,16 @@ func (pl *PodTopologySpread) Filter(ctx context.Context, state *framework.CycleS
 
 // AddPod updates PreFilter's counts as if podToAdd were on node. Without
 // counts (PreFilter skipped the pod) there is nothing to update.
-func (pl *PodTopologySpread) AddPod(_ context.Context, state *framework.CycleState, podToSchedule *v1.Pod, podToAdd *nodeinfo.PodInfo, node *nodeinfo.NodeInfo) *framework.Status {
+func (pl *PodTopologySpread) AddPod(_ context.Context, state *fwk.CycleState, podToSchedule *v1.Pod, podToAdd *nodeinfo.PodInfo, node *nodeinfo.NodeInfo) *fwk.Status {
 	return updateSpread(state, podToSchedule, podToAdd, node, 1)
 }
 
 // RemovePod updates PreFilter's counts as if podToRemove left node.
-func (pl *PodTopologySpread) RemovePod(_ context.Context, state *framework.CycleState, podToSchedule *v1.Pod, podToRemove *nodeinfo.PodInfo, node *nodeinfo.NodeInfo) *framework.Status {
+func (pl *PodTopologySpread) RemovePod(_ context.Context, state *fwk.CycleState, podToSchedule *v1.Pod, podToRemove *nodeinfo.PodInfo, node *nodeinfo.NodeInfo) *fwk.Status {
 	return updateSpread(state, podToSchedule, podToRemove, node, -1)
 }
 
-func updateSpread(state *framework.CycleState, podToSchedule *v1.Pod, p *nodeinfo.PodInfo, node *nodeinfo.NodeInfo, delta int) *framework.Status {
+func updateSpread(state *fwk.CycleState, podToSchedule *v1.Pod, p *nodeinfo.PodInfo, node *nodeinfo.NodeInfo, delta int) *fwk.Status {
 	if d, ok := spreadDomainsKey.Read(state); ok {
 		d.Update(p.Pod, podToSchedule, node.Node(), delta)
 	}

@@ -15,7 +15,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/filter"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -86,10 +86,10 @@ func with(c v1.TopologySpreadConstraint, f func(*v1.TopologySpreadConstraint)) v
 
 // runSpread runs PreFilter, then Filter on every node, and describes each
 // outcome: "fits", "skew", "label", or the PreFilter status for all.
-func runSpread(t *testing.T, pl *filter.PodTopologySpread, pod *v1.Pod, nodes []*v1.Node, pods []*v1.Pod, l framework.Listers) map[string]string {
+func runSpread(t *testing.T, pl *filter.PodTopologySpread, pod *v1.Pod, nodes []*v1.Node, pods []*v1.Pod, l fwk.Listers) map[string]string {
 	t.Helper()
 	infos := nodeinfo.Build(nodes, pods)
-	state := framework.NewCycleState(infos).SetListers(l)
+	state := fwk.NewCycleState(infos).SetListers(l)
 	ctx := context.Background()
 	got := map[string]string{}
 	if _, s := pl.PreFilter(ctx, state, pod, infos); s != nil {
@@ -102,14 +102,14 @@ func runSpread(t *testing.T, pl *filter.PodTopologySpread, pod *v1.Pod, nodes []
 	return got
 }
 
-func describeSpread(t *testing.T, s *framework.Status) string {
+func describeSpread(t *testing.T, s *fwk.Status) string {
 	t.Helper()
 	switch {
 	case s == nil:
 		return "fits"
-	case s.Code() == framework.Unschedulable && s.Message() == filter.ErrReasonConstraintsNotMatch && s.Plugin() == "PodTopologySpread":
+	case s.Code() == fwk.Unschedulable && s.Message() == filter.ErrReasonConstraintsNotMatch && s.Plugin() == "PodTopologySpread":
 		return "skew"
-	case s.Code() == framework.UnschedulableAndUnresolvable && s.Message() == filter.ErrReasonNodeLabelNotMatch && s.Plugin() == "PodTopologySpread":
+	case s.Code() == fwk.UnschedulableAndUnresolvable && s.Message() == filter.ErrReasonNodeLabelNotMatch && s.Plugin() == "PodTopologySpread":
 		return "label"
 	}
 	t.Errorf("unexpected status %v", s)
@@ -121,11 +121,11 @@ func TestPodTopologySpreadFilter(t *testing.T) {
 	two, three := int32(2), int32(3)
 	honor, ignore := v1.NodeInclusionPolicyHonor, v1.NodeInclusionPolicyIgnore
 	zones := []*v1.Node{spreadNode("a1", "zone", "a"), spreadNode("b1", "zone", "b")}
-	webService := framework.Listers{Services: spreadList[*v1.Service]{{
+	webService := fwk.Listers{Services: spreadList[*v1.Service]{{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"},
 		Spec:       v1.ServiceSpec{Selector: map[string]string{"app": "web"}},
 	}}}
-	webReplicaSet := framework.Listers{ReplicaSets: spreadList[*appsv1.ReplicaSet]{{
+	webReplicaSet := fwk.Listers{ReplicaSets: spreadList[*appsv1.ReplicaSet]{{
 		ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "ns"},
 		Spec:       appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
 	}}}
@@ -144,7 +144,7 @@ func TestPodTopologySpreadFilter(t *testing.T) {
 		pod     *v1.Pod
 		nodes   []*v1.Node
 		pods    []*v1.Pod
-		listers framework.Listers
+		listers fwk.Listers
 		want    map[string]string
 	}{
 		{
@@ -373,7 +373,7 @@ func TestPodTopologySpreadPreFilterErrorIsWordedAsKubeScheduler(t *testing.T) {
 		c.LabelSelector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Near"}}
 	}))
 	_, s := (&filter.PodTopologySpread{}).PreFilter(context.Background(), nil, pod, nil)
-	if s.Code() != framework.Error || !strings.HasPrefix(s.Message(), "get constraints from pod: obtaining pod's hard topology spread constraints: ") {
+	if s.Code() != fwk.Error || !strings.HasPrefix(s.Message(), "get constraints from pod: obtaining pod's hard topology spread constraints: ") {
 		t.Errorf("got %v", s)
 	}
 }
@@ -384,11 +384,11 @@ func TestPodTopologySpreadAddAndRemovePod(t *testing.T) {
 	pl := &filter.PodTopologySpread{}
 	pod := spreading(hardOn("zone", 1))
 	infos := nodeinfo.Build([]*v1.Node{spreadNode("a1", "zone", "a"), spreadNode("b1", "zone", "b")}, []*v1.Pod{spreadPod("web", "a1"), spreadPod("web", "b1")})
-	state := framework.NewCycleState(infos)
+	state := fwk.NewCycleState(infos)
 	if _, s := pl.PreFilter(ctx, state, pod, infos); s != nil {
 		t.Fatal(s)
 	}
-	filterAll := func(st *framework.CycleState) string {
+	filterAll := func(st *fwk.CycleState) string {
 		return describeSpread(t, pl.Filter(ctx, st, pod, infos[0])) + " " + describeSpread(t, pl.Filter(ctx, st, pod, infos[1]))
 	}
 	if got := filterAll(state); got != "fits fits" {
@@ -417,7 +417,7 @@ func TestPodTopologySpreadAddAndRemovePod(t *testing.T) {
 	}
 
 	// Without counts (PreFilter skipped the pod) there is nothing to update.
-	if s := pl.AddPod(ctx, framework.NewCycleState(infos), pod, infos[0].Pods()[0], infos[0]); s != nil {
+	if s := pl.AddPod(ctx, fwk.NewCycleState(infos), pod, infos[0].Pods()[0], infos[0]); s != nil {
 		t.Errorf("AddPod without PreFilter state: %v", s)
 	}
 }
@@ -433,7 +433,7 @@ func TestPodTopologySpreadFilterWithoutStateCountsOnTheSpot(t *testing.T) {
 	if s := pl.Filter(context.Background(), nil, spreading(hardOn("rack", 1)), node); describeSpread(t, s) != "label" {
 		t.Errorf("got %v, want a missing label", s)
 	}
-	if s := pl.Filter(context.Background(), nil, spreading(), nodeinfo.New(nil)); s.Code() != framework.Error {
+	if s := pl.Filter(context.Background(), nil, spreading(), nodeinfo.New(nil)); s.Code() != fwk.Error {
 		t.Errorf("a NodeInfo without a node: got %v, want Error", s)
 	}
 }
@@ -471,7 +471,7 @@ func TestPodTopologySpreadFilterDoesNotAllocate(t *testing.T) {
 	infos := nodeinfo.Build(nodes, pods)
 	pl := &filter.PodTopologySpread{}
 	pod := spreading(hardOn("zone", 1), hardOn(v1.LabelHostname, 1))
-	state := framework.NewCycleState(infos)
+	state := fwk.NewCycleState(infos)
 	if _, s := pl.PreFilter(context.Background(), state, pod, infos); s != nil {
 		t.Fatal(s)
 	}
@@ -495,12 +495,12 @@ func BenchmarkPodTopologySpread(b *testing.B) {
 		b.Run(fmt.Sprintf("%dnodes/PreFilter", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, s := pl.PreFilter(ctx, framework.NewCycleState(infos), pod, infos); s != nil {
+				if _, s := pl.PreFilter(ctx, fwk.NewCycleState(infos), pod, infos); s != nil {
 					b.Fatal(s)
 				}
 			}
 		})
-		state := framework.NewCycleState(infos)
+		state := fwk.NewCycleState(infos)
 		if _, s := pl.PreFilter(ctx, state, pod, infos); s != nil {
 			b.Fatal(s)
 		}
@@ -527,7 +527,7 @@ func ExamplePodTopologySpread() {
 	})
 	pl := &filter.PodTopologySpread{}
 	ctx := context.Background()
-	state := framework.NewCycleState(infos)
+	state := fwk.NewCycleState(infos)
 	if _, s := pl.PreFilter(ctx, state, pod, infos); s != nil {
 		fmt.Println(s)
 		return

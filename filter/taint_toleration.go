@@ -6,7 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubesched/kubesched/feature"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/taints"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -16,7 +16,7 @@ import (
 // kube-scheduler no longer names the taint in it.
 const ErrReasonUntoleratedTaint = "node(s) had untolerated taint(s)"
 
-var untoleratedTaint = framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonUntoleratedTaint).WithPlugin(names.TaintToleration)
+var untoleratedTaint = fwk.NewStatus(fwk.UnschedulableAndUnresolvable, ErrReasonUntoleratedTaint).WithPlugin(names.TaintToleration)
 
 // TaintToleration rejects nodes with a NoSchedule or NoExecute taint the pod
 // does not tolerate (UnschedulableAndUnresolvable). PreferNoSchedule taints
@@ -31,22 +31,22 @@ type TaintToleration struct {
 }
 
 var (
-	_ framework.PreFilterPlugin = &TaintToleration{}
-	_ framework.FilterPlugin    = &TaintToleration{}
+	_ fwk.PreFilterPlugin = &TaintToleration{}
+	_ fwk.FilterPlugin    = &TaintToleration{}
 )
 
 // PreFilter does nothing and returns nil. kube-scheduler v1.37 gave the
 // plugin one (to skip pods whose resize is deferred, behind an alpha
 // gate), so a configuration lays it out at PreFilter too.
-func (*TaintToleration) PreFilter(context.Context, *framework.CycleState, *v1.Pod, []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (*TaintToleration) PreFilter(context.Context, *fwk.CycleState, *v1.Pod, []*nodeinfo.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	return nil, nil
 }
 
 // Name returns "TaintToleration".
 func (*TaintToleration) Name() string { return names.TaintToleration }
 
-// Filter implements [framework.FilterPlugin].
-func (pl *TaintToleration) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+// Filter implements [fwk.FilterPlugin].
+func (pl *TaintToleration) Filter(_ context.Context, _ *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *fwk.Status {
 	node := ni.Node()
 	if node == nil {
 		return errNilNode
@@ -58,7 +58,7 @@ func (pl *TaintToleration) Filter(_ context.Context, _ *framework.CycleState, po
 }
 
 // NodeLocal reports true: the verdict on a node depends on the pod and
-// that node alone (framework.NodeLocalPlugin).
+// that node alone (fwk.NodeLocalPlugin).
 func (*TaintToleration) NodeLocal(_ *v1.Pod) bool {
 	return true
 }

@@ -2,13 +2,14 @@ package filter
 
 import (
 	"context"
-	"github.com/kubesched/kubesched/feature"
 	"testing"
+
+	"github.com/kubesched/kubesched/feature"
+	"github.com/kubesched/kubesched/fwk"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -48,7 +49,7 @@ func TestTaintTolerationFilter(t *testing.T) {
 			t.Parallel()
 			got := (&TaintToleration{}).Filter(context.Background(), nil, tc.pod, tc.node)
 			if tc.wantR {
-				if got.Code() != framework.UnschedulableAndUnresolvable || got.Message() != ErrReasonUntoleratedTaint || got.Plugin() != "TaintToleration" {
+				if got.Code() != fwk.UnschedulableAndUnresolvable || got.Message() != ErrReasonUntoleratedTaint || got.Plugin() != "TaintToleration" {
 					t.Errorf("got %v, want UnschedulableAndUnresolvable %q", got, ErrReasonUntoleratedTaint)
 				}
 			} else if got != nil {

@@ -6,7 +6,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
+	"github.com/kubesched/kubesched/internal/cycle"
 	"github.com/kubesched/kubesched/internal/volumebinding"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -51,13 +52,13 @@ const (
 //   - a claim already being provisioned for another node fits no node.
 //
 // Claims, volumes, classes, CSINodes, CSIDrivers and capacities come from
-// [framework.CycleState.Listers]. Rejections are
+// [fwk.CycleState.Listers]. Rejections are
 // UnschedulableAndUnresolvable. The zero value is ready to use.
 type VolumeBinding struct{}
 
 var (
-	_ framework.PreFilterPlugin = &VolumeBinding{}
-	_ framework.FilterPlugin    = &VolumeBinding{}
+	_ fwk.PreFilterPlugin = &VolumeBinding{}
+	_ fwk.FilterPlugin    = &VolumeBinding{}
 )
 
 // Name returns "VolumeBinding".
@@ -72,7 +73,7 @@ func (*VolumeBinding) Name() string { return names.VolumeBinding }
 // class that does not exist); Error for a class without volumeBindingMode
 // or a failing lister. Like kube-scheduler's, it never narrows
 // the nodes.
-func (*VolumeBinding) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (*VolumeBinding) PreFilter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	claims, status := volumebinding.NewClaims(state.Listers(), pod)
 	if status != nil {
 		return nil, status
@@ -93,7 +94,7 @@ func (*VolumeBinding) PreFilter(_ context.Context, state *framework.CycleState, 
 // result in state (state may be nil) it looks the claims up itself and may
 // return any rejection PreFilter returns. It lists nothing when PreFilter
 // ran, modifies nothing and is safe for concurrent use.
-func (*VolumeBinding) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (*VolumeBinding) Filter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *fwk.Status {
 	if ni.Node() == nil {
 		return errNilNode
 	}
@@ -108,13 +109,13 @@ func (*VolumeBinding) Filter(_ context.Context, state *framework.CycleState, pod
 	return conflicts.Status()
 }
 
-// Reserve records in r what kube-scheduler's Reserve assumes when the pod
+// Reserve records in out what kube-scheduler's Reserve assumes when the pod
 // goes to nodeName: the volumes its unbound claims bind, read with
 // [Volumes], and the claims to provision, read with
 // [ProvisionedClaims]. A pod whose claims are all bound adds nothing. It
 // returns Error when nodeName is not in the cycle or the pod's volumes do
 // not fit there.
-func (*VolumeBinding) Reserve(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodeName string, r *framework.Result) *framework.Status {
+func (*VolumeBinding) Reserve(_ context.Context, state *fwk.CycleState, pod *v1.Pod, nodeName string, out *fwk.Outputs) *fwk.Status {
 	claims, status := volumebinding.ClaimsOf(state, pod)
 	if status != nil {
 		if status.IsSkip() {
@@ -125,9 +126,9 @@ func (*VolumeBinding) Reserve(_ context.Context, state *framework.CycleState, po
 	if claims == nil {
 		return nil
 	}
-	ni, ok := state.NodeInfo(nodeName)
+	ni, ok := cycle.Of(state).NodeInfo(nodeName)
 	if !ok {
-		return framework.AsStatus(fmt.Errorf("reserving volumes: node %q is not in the cycle", nodeName))
+		return fwk.AsStatus(fmt.Errorf("reserving volumes: node %q is not in the cycle", nodeName))
 	}
 	var placement volumebinding.Placement
 	conflicts, status := claims.Check(nodeName, ni.Labels(), &placement)
@@ -135,14 +136,16 @@ func (*VolumeBinding) Reserve(_ context.Context, state *framework.CycleState, po
 		return status
 	}
 	if conflicts != 0 {
-		return framework.AsStatus(fmt.Errorf("reserving volumes on node %q: %v", nodeName, conflicts.Status().Reasons()))
+		return fwk.AsStatus(fmt.Errorf("reserving volumes on node %q: %v", nodeName, conflicts.Status().Reasons()))
 	}
 	pvs, provisioned := placement.Assume(nodeName)
-	if r != nil && len(pvs) > 0 {
-		VolumesOutput.Set(&r.Outputs, append(Volumes(r), pvs...))
+	if out != nil && len(pvs) > 0 {
+		had, _ := VolumesOutput.Get(out)
+		VolumesOutput.Set(out, append(had, pvs...))
 	}
-	if r != nil && len(provisioned) > 0 {
-		ProvisionedClaimsOutput.Set(&r.Outputs, append(ProvisionedClaims(r), provisioned...))
+	if out != nil && len(provisioned) > 0 {
+		had, _ := ProvisionedClaimsOutput.Get(out)
+		ProvisionedClaimsOutput.Set(out, append(had, provisioned...))
 	}
 	return nil
 }

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubesched/kubesched/filter"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -76,21 +76,21 @@ func TestVolumeBinding(t *testing.T) {
 			return c
 		}(),
 	}
-	l, err := framework.NewListers(objs...)
+	l, err := fwk.NewListers(objs...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, b := hostNode("a", "zone-1"), hostNode("b", "zone-2")
-	reject := func(reasons ...string) *framework.Status {
-		return framework.NewStatus(framework.UnschedulableAndUnresolvable, reasons...).WithPlugin(names.VolumeBinding)
+	reject := func(reasons ...string) *fwk.Status {
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, reasons...).WithPlugin(names.VolumeBinding)
 	}
 
 	tests := []struct {
 		name          string
 		pod           *v1.Pod
 		node          *nodeinfo.NodeInfo
-		wantPreFilter *framework.Status
-		want          *framework.Status
+		wantPreFilter *fwk.Status
+		want          *fwk.Status
 		// details are what ExplainFilter says of the node.
 		details []string
 	}{
@@ -130,7 +130,7 @@ func TestVolumeBinding(t *testing.T) {
 		{
 			name: "a claim selector that does not parse is an error",
 			pod:  podWithClaims("bad-selector"), node: a,
-			want: framework.NewStatus(framework.Error, `error creating internal label selector for claim: default/bad-selector: "Bad" is not a valid label selector operator`).WithPlugin(names.VolumeBinding),
+			want: fwk.NewStatus(fwk.Error, `error creating internal label selector for claim: default/bad-selector: "Bad" is not a valid label selector operator`).WithPlugin(names.VolumeBinding),
 		},
 	}
 	for _, tt := range tests {
@@ -138,7 +138,7 @@ func TestVolumeBinding(t *testing.T) {
 			t.Parallel()
 			var pl filter.VolumeBinding
 			nodes := []*nodeinfo.NodeInfo{a, b}
-			state := framework.NewCycleState(nodes).SetListers(l)
+			state := fwk.NewCycleState(nodes).SetListers(l)
 			res, got := pl.PreFilter(context.Background(), state, tt.pod, nodes)
 			if !sameVolumeBindingStatus(got, tt.wantPreFilter) {
 				t.Fatalf("PreFilter = %v, want %v", got, tt.wantPreFilter)
@@ -159,7 +159,7 @@ func TestVolumeBinding(t *testing.T) {
 			if !slices.Equal(details, tt.details) {
 				t.Errorf("ExplainFilter = %q, want %q", details, tt.details)
 			}
-			fresh := framework.NewCycleState(nil).SetListers(l)
+			fresh := fwk.NewCycleState(nil).SetListers(l)
 			if got := pl.Filter(context.Background(), fresh, tt.pod, tt.node); !sameVolumeBindingStatus(got, tt.want) {
 				t.Errorf("Filter without PreFilter = %v, want %v", got, tt.want)
 			}
@@ -168,7 +168,7 @@ func TestVolumeBinding(t *testing.T) {
 }
 
 // sameVolumeBindingStatus compares code, each reason and the plugin.
-func sameVolumeBindingStatus(a, b *framework.Status) bool {
+func sameVolumeBindingStatus(a, b *fwk.Status) bool {
 	return a.Code() == b.Code() && slices.Equal(a.Reasons(), b.Reasons()) && a.Plugin() == b.Plugin()
 }
 
@@ -180,10 +180,10 @@ func TestVolumeBindingFilterWithNilState(t *testing.T) {
 		t.Errorf("Filter(no claims) = %v, want nil", got)
 	}
 	want := `persistentvolumeclaim "c" not found`
-	if got := pl.Filter(context.Background(), nil, podWithClaims("c"), node); got.Code() != framework.UnschedulableAndUnresolvable || got.Message() != want {
+	if got := pl.Filter(context.Background(), nil, podWithClaims("c"), node); got.Code() != fwk.UnschedulableAndUnresolvable || got.Message() != want {
 		t.Errorf("Filter(claim, nil state) = %v, want UnschedulableAndUnresolvable %q", got, want)
 	}
-	if got := pl.Filter(context.Background(), nil, podWithClaims(), nodeinfo.New(nil)); got.Code() != framework.Error {
+	if got := pl.Filter(context.Background(), nil, podWithClaims(), nodeinfo.New(nil)); got.Code() != fwk.Error {
 		t.Errorf("Filter(nil node) = %v, want Error", got)
 	}
 }

@@ -1,12 +1,11 @@
 package filter
 
 import (
+	"github.com/kubesched/kubesched/fwk"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
-
-	"github.com/kubesched/kubesched/framework"
 )
 
 // The lookups below stand in for client-go's Get: the listers only List,
@@ -17,11 +16,11 @@ import (
 // failing List gives Error.
 
 // findClaim returns the claim namespace/name.
-func findClaim(l framework.Lister[*v1.PersistentVolumeClaim], namespace, name string) (*v1.PersistentVolumeClaim, *framework.Status) {
+func findClaim(l fwk.Lister[*v1.PersistentVolumeClaim], namespace, name string) (*v1.PersistentVolumeClaim, *fwk.Status) {
 	if l != nil {
 		all, err := l.List(labels.Everything())
 		if err != nil {
-			return nil, framework.AsStatus(err)
+			return nil, fwk.AsStatus(err)
 		}
 		for _, c := range all {
 			if c.Namespace == namespace && c.Name == name {
@@ -33,11 +32,11 @@ func findClaim(l framework.Lister[*v1.PersistentVolumeClaim], namespace, name st
 }
 
 // findVolume returns the PersistentVolume name.
-func findVolume(l framework.Lister[*v1.PersistentVolume], name string) (*v1.PersistentVolume, *framework.Status) {
+func findVolume(l fwk.Lister[*v1.PersistentVolume], name string) (*v1.PersistentVolume, *fwk.Status) {
 	if l != nil {
 		all, err := l.List(labels.Everything())
 		if err != nil {
-			return nil, framework.AsStatus(err)
+			return nil, fwk.AsStatus(err)
 		}
 		for _, pv := range all {
 			if pv.Name == name {
@@ -49,11 +48,11 @@ func findVolume(l framework.Lister[*v1.PersistentVolume], name string) (*v1.Pers
 }
 
 // findClass returns the StorageClass name.
-func findClass(l framework.Lister[*storagev1.StorageClass], name string) (*storagev1.StorageClass, *framework.Status) {
+func findClass(l fwk.Lister[*storagev1.StorageClass], name string) (*storagev1.StorageClass, *fwk.Status) {
 	if l != nil {
 		all, err := l.List(labels.Everything())
 		if err != nil {
-			return nil, framework.AsStatus(err)
+			return nil, fwk.AsStatus(err)
 		}
 		for _, sc := range all {
 			if sc.Name == name {
@@ -64,6 +63,6 @@ func findClass(l framework.Lister[*storagev1.StorageClass], name string) (*stora
 	return nil, notFound(apierrors.NewNotFound(storagev1.Resource("storageclass"), name))
 }
 
-func notFound(err error) *framework.Status {
-	return framework.NewStatus(framework.UnschedulableAndUnresolvable, err.Error())
+func notFound(err error) *fwk.Status {
+	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())
 }

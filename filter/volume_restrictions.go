@@ -8,7 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -24,14 +24,14 @@ const (
 )
 
 var (
-	diskConflict = framework.NewStatus(framework.Unschedulable, ErrReasonDiskConflict).WithPlugin(names.VolumeRestrictions)
-	rwopConflict = framework.NewStatus(framework.Unschedulable, ErrReasonReadWriteOncePodConflict).WithPlugin(names.VolumeRestrictions)
+	diskConflict = fwk.NewStatus(fwk.Unschedulable, ErrReasonDiskConflict).WithPlugin(names.VolumeRestrictions)
+	rwopConflict = fwk.NewStatus(fwk.Unschedulable, ErrReasonReadWriteOncePodConflict).WithPlugin(names.VolumeRestrictions)
 	// noRestrictionsState is kube-scheduler's error for AddPod or RemovePod
 	// without PreFilter's state.
-	noRestrictionsState = framework.NewStatus(framework.Error, `cannot read "PreFilterVolumeRestrictions" from cycleState`).WithPlugin(names.VolumeRestrictions)
+	noRestrictionsState = fwk.NewStatus(fwk.Error, `cannot read "PreFilterVolumeRestrictions" from cycleState`).WithPlugin(names.VolumeRestrictions)
 )
 
-var volumeRestrictionsKey = framework.NewStateKey[*volumeRestrictionsState]()
+var volumeRestrictionsKey = fwk.NewStateKey[*volumeRestrictionsState]()
 
 // volumeRestrictionsState is the pod's ReadWriteOncePod claims and how
 // many uses of them by placed pods there are.
@@ -68,13 +68,13 @@ func (s *volumeRestrictionsState) update(pod *v1.Pod, sign int) {
 // [ErrReasonDiskConflict]. It also rejects every node, Unschedulable with
 // [ErrReasonReadWriteOncePodConflict], when a ReadWriteOncePod claim of
 // the pod is already used by a pod on any node of the cycle. Claims come
-// from [framework.CycleState.Listers]. The zero value is ready to use.
+// from [fwk.CycleState.Listers]. The zero value is ready to use.
 type VolumeRestrictions struct{}
 
 var (
-	_ framework.PreFilterPlugin     = &VolumeRestrictions{}
-	_ framework.PreFilterExtensions = &VolumeRestrictions{}
-	_ framework.FilterPlugin        = &VolumeRestrictions{}
+	_ fwk.PreFilterPlugin     = &VolumeRestrictions{}
+	_ fwk.PreFilterExtensions = &VolumeRestrictions{}
+	_ fwk.FilterPlugin        = &VolumeRestrictions{}
 )
 
 // Name returns "VolumeRestrictions".
@@ -86,7 +86,7 @@ func (*VolumeRestrictions) Name() string { return names.VolumeRestrictions }
 // claim is in use; UnschedulableAndUnresolvable with client-go's NotFound
 // message for a missing claim; Error when a lister fails. It never
 // narrows the nodes and never rejects for a conflict: Filter does.
-func (*VolumeRestrictions) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (*VolumeRestrictions) PreFilter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	s, status := newVolumeRestrictionsState(state, pod)
 	if status != nil {
 		return nil, status
@@ -100,7 +100,7 @@ func (*VolumeRestrictions) PreFilter(_ context.Context, state *framework.CycleSt
 
 // AddPod counts podToAdd's uses of the pod's ReadWriteOncePod claims. It
 // returns Error if PreFilter has not written its state.
-func (*VolumeRestrictions) AddPod(_ context.Context, state *framework.CycleState, _ *v1.Pod, podToAdd *nodeinfo.PodInfo, _ *nodeinfo.NodeInfo) *framework.Status {
+func (*VolumeRestrictions) AddPod(_ context.Context, state *fwk.CycleState, _ *v1.Pod, podToAdd *nodeinfo.PodInfo, _ *nodeinfo.NodeInfo) *fwk.Status {
 	s, ok := volumeRestrictionsKey.Read(state)
 	if !ok {
 		return noRestrictionsState
@@ -111,7 +111,7 @@ func (*VolumeRestrictions) AddPod(_ context.Context, state *framework.CycleState
 
 // RemovePod uncounts podToRemove's uses of the pod's ReadWriteOncePod
 // claims. It returns Error if PreFilter has not written its state.
-func (*VolumeRestrictions) RemovePod(_ context.Context, state *framework.CycleState, _ *v1.Pod, podToRemove *nodeinfo.PodInfo, _ *nodeinfo.NodeInfo) *framework.Status {
+func (*VolumeRestrictions) RemovePod(_ context.Context, state *fwk.CycleState, _ *v1.Pod, podToRemove *nodeinfo.PodInfo, _ *nodeinfo.NodeInfo) *fwk.Status {
 	s, ok := volumeRestrictionsKey.Read(state)
 	if !ok {
 		return noRestrictionsState
@@ -128,7 +128,7 @@ func (*VolumeRestrictions) RemovePod(_ context.Context, state *framework.CycleSt
 // PreFilter's state (state may be nil) it computes it and may return any
 // status PreFilter returns. It modifies nothing and is safe for
 // concurrent use.
-func (*VolumeRestrictions) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (*VolumeRestrictions) Filter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *fwk.Status {
 	if ni.Node() == nil {
 		return errNilNode
 	}
@@ -164,7 +164,7 @@ func diskConflicts(pod *v1.Pod, ni *nodeinfo.NodeInfo) iter.Seq2[*v1.Volume, *v1
 }
 
 // restrictionsStateOf returns PreFilter's state, or computes it.
-func restrictionsStateOf(state *framework.CycleState, pod *v1.Pod) (*volumeRestrictionsState, *framework.Status) {
+func restrictionsStateOf(state *fwk.CycleState, pod *v1.Pod) (*volumeRestrictionsState, *fwk.Status) {
 	if s, ok := volumeRestrictionsKey.Read(state); ok {
 		return s, nil
 	}
@@ -173,7 +173,7 @@ func restrictionsStateOf(state *framework.CycleState, pod *v1.Pod) (*volumeRestr
 
 // newVolumeRestrictionsState finds the pod's ReadWriteOncePod claims and
 // counts those used by a pod on any node of state.
-func newVolumeRestrictionsState(state *framework.CycleState, pod *v1.Pod) (*volumeRestrictionsState, *framework.Status) {
+func newVolumeRestrictionsState(state *fwk.CycleState, pod *v1.Pod) (*volumeRestrictionsState, *fwk.Status) {
 	claims := state.Listers().PersistentVolumeClaims
 	s := &volumeRestrictionsState{rwopClaims: sets.New[string]()}
 	for i := range pod.Spec.Volumes {

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubesched/kubesched/filter"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -49,11 +49,11 @@ func onNode(name string, pods ...*v1.Pod) *nodeinfo.NodeInfo {
 
 func TestVolumeRestrictions(t *testing.T) {
 	t.Parallel()
-	status := func(code framework.Code, reason string) *framework.Status {
-		return framework.NewStatus(code, reason).WithPlugin(names.VolumeRestrictions)
+	status := func(code fwk.Code, reason string) *fwk.Status {
+		return fwk.NewStatus(code, reason).WithPlugin(names.VolumeRestrictions)
 	}
-	disk := status(framework.Unschedulable, filter.ErrReasonDiskConflict)
-	rwop := status(framework.Unschedulable, filter.ErrReasonReadWriteOncePodConflict)
+	disk := status(fwk.Unschedulable, filter.ErrReasonDiskConflict)
+	rwop := status(fwk.Unschedulable, filter.ErrReasonReadWriteOncePodConflict)
 	claims := []*v1.PersistentVolumeClaim{
 		claim("once", "pv", "", v1.ReadWriteOncePod),
 		claim("many", "pv", "", v1.ReadWriteMany),
@@ -66,12 +66,12 @@ func TestVolumeRestrictions(t *testing.T) {
 		pod           *v1.Pod
 		node          *nodeinfo.NodeInfo
 		others        []*nodeinfo.NodeInfo
-		wantPreFilter *framework.Status
-		want          *framework.Status
+		wantPreFilter *fwk.Status
+		want          *fwk.Status
 	}{
 		{name: "a pod without volumes is skipped", pod: podWithVolumes(), node: onNode("n"), wantPreFilter: skip},
 		{name: "a pod with only an unused read-write-once-pod claim is skipped", pod: podWithVolumes(claimSource("once")), node: onNode("n"), wantPreFilter: skip},
-		{name: "a missing claim is rejected", pod: podWithVolumes(claimSource("ghost")), node: onNode("n"), wantPreFilter: status(framework.UnschedulableAndUnresolvable, `persistentvolumeclaim "ghost" not found`)},
+		{name: "a missing claim is rejected", pod: podWithVolumes(claimSource("ghost")), node: onNode("n"), wantPreFilter: status(fwk.UnschedulableAndUnresolvable, `persistentvolumeclaim "ghost" not found`)},
 		{name: "a GCE disk fits a node without it", pod: podWithVolumes(gcePD("d", false)), node: onNode("n", podWithVolumes(gcePD("e", false)))},
 		{name: "the same GCE disk conflicts", pod: podWithVolumes(gcePD("d", false)), node: onNode("n", podWithVolumes(gcePD("d", true))), want: disk},
 		{name: "the same GCE disk read-only twice fits", pod: podWithVolumes(gcePD("d", true)), node: onNode("n", podWithVolumes(gcePD("d", true)))},
@@ -110,8 +110,8 @@ func TestVolumeRestrictions(t *testing.T) {
 			t.Parallel()
 			var pl filter.VolumeRestrictions
 			all := append([]*nodeinfo.NodeInfo{tt.node}, tt.others...)
-			l := framework.Listers{PersistentVolumeClaims: objects[*v1.PersistentVolumeClaim]{items: claims}}
-			state := framework.NewCycleState(all).SetListers(l)
+			l := fwk.Listers{PersistentVolumeClaims: objects[*v1.PersistentVolumeClaim]{items: claims}}
+			state := fwk.NewCycleState(all).SetListers(l)
 			_, got := pl.PreFilter(context.Background(), state, tt.pod, all)
 			if !sameStatus(got, tt.wantPreFilter) {
 				t.Fatalf("PreFilter = %v, want %v", got, tt.wantPreFilter)
@@ -122,7 +122,7 @@ func TestVolumeRestrictions(t *testing.T) {
 			if got := pl.Filter(context.Background(), state, tt.pod, tt.node); !sameStatus(got, tt.want) {
 				t.Errorf("Filter = %v, want %v", got, tt.want)
 			}
-			fresh := framework.NewCycleState(all).SetListers(l)
+			fresh := fwk.NewCycleState(all).SetListers(l)
 			if got := pl.Filter(context.Background(), fresh, tt.pod, tt.node); !sameStatus(got, tt.want) {
 				t.Errorf("Filter without PreFilter = %v, want %v", got, tt.want)
 			}
@@ -134,11 +134,11 @@ func TestVolumeRestrictionsAddRemovePod(t *testing.T) {
 	t.Parallel()
 	var pl filter.VolumeRestrictions
 	ctx := context.Background()
-	l := framework.Listers{PersistentVolumeClaims: objects[*v1.PersistentVolumeClaim]{items: []*v1.PersistentVolumeClaim{claim("once", "pv", "", v1.ReadWriteOncePod)}}}
+	l := fwk.Listers{PersistentVolumeClaims: objects[*v1.PersistentVolumeClaim]{items: []*v1.PersistentVolumeClaim{claim("once", "pv", "", v1.ReadWriteOncePod)}}}
 	pod := podWithVolumes(claimSource("once"), gcePD("d", false))
 	user := nodeinfo.NewPodInfo(podWithVolumes(claimSource("once")))
 	node := onNode("n")
-	state := framework.NewCycleState([]*nodeinfo.NodeInfo{node}).SetListers(l)
+	state := fwk.NewCycleState([]*nodeinfo.NodeInfo{node}).SetListers(l)
 	if _, s := pl.PreFilter(ctx, state, pod, state.AllNodes()); s != nil {
 		t.Fatalf("PreFilter = %v, want nil", s)
 	}
@@ -161,7 +161,7 @@ func TestVolumeRestrictionsAddRemovePod(t *testing.T) {
 	if s := pl.Filter(ctx, added, pod, node); s != nil {
 		t.Errorf("Filter after RemovePod = %v, want nil", s)
 	}
-	if s := pl.AddPod(ctx, framework.NewCycleState(nil), pod, user, node); s.Code() != framework.Error {
+	if s := pl.AddPod(ctx, fwk.NewCycleState(nil), pod, user, node); s.Code() != fwk.Error {
 		t.Errorf("AddPod without PreFilter = %v, want Error", s)
 	}
 }
@@ -176,7 +176,7 @@ func TestVolumeRestrictionsFilterWithNilState(t *testing.T) {
 	if got := pl.Filter(context.Background(), nil, podWithVolumes(gcePD("e", false)), node); got != nil {
 		t.Errorf("Filter = %v, want nil", got)
 	}
-	if got := pl.Filter(context.Background(), nil, podWithVolumes(), nodeinfo.New(nil)); got.Code() != framework.Error {
+	if got := pl.Filter(context.Background(), nil, podWithVolumes(), nodeinfo.New(nil)); got.Code() != fwk.Error {
 		t.Errorf("Filter(nil node) = %v, want Error", got)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/volumebinding"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -20,15 +20,15 @@ import (
 const ErrReasonVolumeZoneConflict = "node(s) had no available volume zone"
 
 var (
-	volumeZoneConflict    = framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonVolumeZoneConflict).WithPlugin(names.VolumeZone)
-	volumeZoneClaimNoName = framework.NewStatus(framework.UnschedulableAndUnresolvable, "PersistentVolumeClaim had no name").WithPlugin(names.VolumeZone)
-	volumeZoneNoPVNoClass = framework.NewStatus(framework.UnschedulableAndUnresolvable, "PersistentVolumeClaim had no pv name and storageClass name").WithPlugin(names.VolumeZone)
-	volumeZonePVNoName    = framework.NewStatus(framework.UnschedulableAndUnresolvable, "PersistentVolume had no name").WithPlugin(names.VolumeZone)
+	volumeZoneConflict    = fwk.NewStatus(fwk.UnschedulableAndUnresolvable, ErrReasonVolumeZoneConflict).WithPlugin(names.VolumeZone)
+	volumeZoneClaimNoName = fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "PersistentVolumeClaim had no name").WithPlugin(names.VolumeZone)
+	volumeZoneNoPVNoClass = fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "PersistentVolumeClaim had no pv name and storageClass name").WithPlugin(names.VolumeZone)
+	volumeZonePVNoName    = fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "PersistentVolume had no name").WithPlugin(names.VolumeZone)
 )
 
 // volumeZoneKey holds the zone and region constraints of the pod's bound
 // volumes, found once per cycle.
-var volumeZoneKey = framework.NewStateKey[[]volumeTopology]()
+var volumeZoneKey = fwk.NewStateKey[[]volumeTopology]()
 
 // volumeTopologyLabels are the PersistentVolume labels VolumeZone honours,
 // in the order it checks them. A beta key on a volume is also matched by
@@ -54,13 +54,13 @@ type volumeTopology struct {
 // (topology.kubernetes.io/* or failure-domain.beta.kubernetes.io/*) with
 // one of the label's values, which may be a set written "a__b". Nodes
 // with none of those labels fit any volume. Claims, volumes and classes
-// come from [framework.CycleState.Listers]. The rejection is
+// come from [fwk.CycleState.Listers]. The rejection is
 // UnschedulableAndUnresolvable. The zero value is ready to use.
 type VolumeZone struct{}
 
 var (
-	_ framework.PreFilterPlugin = &VolumeZone{}
-	_ framework.FilterPlugin    = &VolumeZone{}
+	_ fwk.PreFilterPlugin = &VolumeZone{}
+	_ fwk.FilterPlugin    = &VolumeZone{}
 )
 
 // Name returns "VolumeZone".
@@ -75,7 +75,7 @@ func (*VolumeZone) Name() string { return names.VolumeZone }
 // unbound claim has no class or its class no volume binding mode, or an
 // unbound claim's class binds immediately ("PersistentVolume had no
 // name"); Error when a lister fails. It never narrows the nodes.
-func (*VolumeZone) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (*VolumeZone) PreFilter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	topologies, status := podVolumeTopologies(state.Listers(), pod)
 	if status != nil {
 		return nil, status
@@ -93,7 +93,7 @@ func (*VolumeZone) PreFilter(_ context.Context, state *framework.CycleState, pod
 // Without PreFilter's result in state (state may be nil) it looks the
 // volumes up itself and may return any status PreFilter returns. It
 // modifies nothing and is safe for concurrent use.
-func (*VolumeZone) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (*VolumeZone) Filter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *fwk.Status {
 	if ni.Node() == nil {
 		return errNilNode
 	}
@@ -102,7 +102,7 @@ func (*VolumeZone) Filter(_ context.Context, state *framework.CycleState, pod *v
 	}
 	topologies, ok := volumeZoneKey.Read(state)
 	if !ok {
-		var status *framework.Status
+		var status *fwk.Status
 		if topologies, status = podVolumeTopologies(state.Listers(), pod); status != nil {
 			return status
 		}
@@ -133,7 +133,7 @@ func (*VolumeZone) Filter(_ context.Context, state *framework.CycleState, pod *v
 // podVolumeTopologies returns the topology labels of the volumes bound to
 // the pod's claims, or the status PreFilter documents. Claims are checked
 // in the order the pod lists them, and the first failure wins.
-func podVolumeTopologies(l framework.Listers, pod *v1.Pod) ([]volumeTopology, *framework.Status) {
+func podVolumeTopologies(l fwk.Listers, pod *v1.Pod) ([]volumeTopology, *fwk.Status) {
 	var out []volumeTopology
 	for i := range pod.Spec.Volumes {
 		src := pod.Spec.Volumes[i].PersistentVolumeClaim
@@ -158,7 +158,7 @@ func podVolumeTopologies(l framework.Listers, pod *v1.Pod) ([]volumeTopology, *f
 				return nil, status.WithPlugin(names.VolumeZone)
 			}
 			if class.VolumeBindingMode == nil {
-				return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable,
+				return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable,
 					fmt.Sprintf("VolumeBindingMode not set for StorageClass %q", className)).WithPlugin(names.VolumeZone)
 			}
 			if *class.VolumeBindingMode == storagev1.VolumeBindingWaitForFirstConsumer {

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubesched/kubesched/filter"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -65,7 +65,7 @@ func zonedNode(lbls map[string]string) *nodeinfo.NodeInfo {
 }
 
 var (
-	skip            = framework.NewStatus(framework.Skip)
+	skip            = fwk.NewStatus(fwk.Skip)
 	waitForConsumer = new(storagev1.VolumeBindingWaitForFirstConsumer)
 	immediate       = new(storagev1.VolumeBindingImmediate)
 )
@@ -77,8 +77,8 @@ const (
 	betaRegion = v1.LabelFailureDomainBetaRegion
 )
 
-func volumeListers(claims []*v1.PersistentVolumeClaim, pvs []*v1.PersistentVolume, classes []*storagev1.StorageClass) framework.Listers {
-	return framework.Listers{
+func volumeListers(claims []*v1.PersistentVolumeClaim, pvs []*v1.PersistentVolume, classes []*storagev1.StorageClass) fwk.Listers {
+	return fwk.Listers{
 		PersistentVolumeClaims: objects[*v1.PersistentVolumeClaim]{items: claims},
 		PersistentVolumes:      objects[*v1.PersistentVolume]{items: pvs},
 		StorageClasses:         objects[*storagev1.StorageClass]{items: classes},
@@ -86,18 +86,18 @@ func volumeListers(claims []*v1.PersistentVolumeClaim, pvs []*v1.PersistentVolum
 }
 
 // sameStatus compares code, reasons and plugin.
-func sameStatus(a, b *framework.Status) bool {
+func sameStatus(a, b *fwk.Status) bool {
 	return a.Code() == b.Code() && a.Message() == b.Message() && (a.IsSuccess() || a.IsSkip() || a.Plugin() == b.Plugin())
 }
 
 func TestVolumeZone(t *testing.T) {
 	t.Parallel()
-	status := func(code framework.Code, reason string) *framework.Status {
-		return framework.NewStatus(code, reason).WithPlugin(names.VolumeZone)
+	status := func(code fwk.Code, reason string) *fwk.Status {
+		return fwk.NewStatus(code, reason).WithPlugin(names.VolumeZone)
 	}
-	conflict := status(framework.UnschedulableAndUnresolvable, filter.ErrReasonVolumeZoneConflict)
-	unresolvable := func(reason string) *framework.Status {
-		return status(framework.UnschedulableAndUnresolvable, reason)
+	conflict := status(fwk.UnschedulableAndUnresolvable, filter.ErrReasonVolumeZoneConflict)
+	unresolvable := func(reason string) *fwk.Status {
+		return status(fwk.UnschedulableAndUnresolvable, reason)
 	}
 	pvs := []*v1.PersistentVolume{
 		volume("pv-a", map[string]string{gaZone: "zone-a"}),
@@ -129,9 +129,9 @@ func TestVolumeZone(t *testing.T) {
 		name          string
 		pod           *v1.Pod
 		node          *nodeinfo.NodeInfo
-		listers       *framework.Listers
-		wantPreFilter *framework.Status
-		want          *framework.Status
+		listers       *fwk.Listers
+		wantPreFilter *fwk.Status
+		want          *fwk.Status
 	}{
 		{name: "a pod without volumes is skipped", pod: podWithClaims(), node: zoneA, wantPreFilter: skip},
 		{
@@ -162,10 +162,10 @@ func TestVolumeZone(t *testing.T) {
 		{name: "an unbound claim of a class without binding mode is rejected", pod: podWithClaims("unset"), node: zoneA, wantPreFilter: unresolvable(`VolumeBindingMode not set for StorageClass "unset"`)},
 		{
 			name: "a failing lister is an error", pod: podWithClaims("a"), node: zoneA,
-			listers:       &framework.Listers{PersistentVolumeClaims: objects[*v1.PersistentVolumeClaim]{err: errors.New("boom")}},
-			wantPreFilter: status(framework.Error, "boom"),
+			listers:       &fwk.Listers{PersistentVolumeClaims: objects[*v1.PersistentVolumeClaim]{err: errors.New("boom")}},
+			wantPreFilter: status(fwk.Error, "boom"),
 		},
-		{name: "no listers means no claims", pod: podWithClaims("a"), node: zoneA, listers: &framework.Listers{}, wantPreFilter: unresolvable(`persistentvolumeclaim "a" not found`)},
+		{name: "no listers means no claims", pod: podWithClaims("a"), node: zoneA, listers: &fwk.Listers{}, wantPreFilter: unresolvable(`persistentvolumeclaim "a" not found`)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -175,7 +175,7 @@ func TestVolumeZone(t *testing.T) {
 				l = *tt.listers
 			}
 			var pl filter.VolumeZone
-			state := framework.NewCycleState([]*nodeinfo.NodeInfo{tt.node}).SetListers(l)
+			state := fwk.NewCycleState([]*nodeinfo.NodeInfo{tt.node}).SetListers(l)
 			_, got := pl.PreFilter(context.Background(), state, tt.pod, state.AllNodes())
 			if !sameStatus(got, tt.wantPreFilter) {
 				t.Fatalf("PreFilter = %v, want %v", got, tt.wantPreFilter)
@@ -191,7 +191,7 @@ func TestVolumeZone(t *testing.T) {
 				t.Errorf("ExplainFilter = %v, while Filter says %v", details, tt.want)
 			}
 			// Without PreFilter's state, Filter finds the volumes itself.
-			fresh := framework.NewCycleState(nil).SetListers(l)
+			fresh := fwk.NewCycleState(nil).SetListers(l)
 			if got := pl.Filter(context.Background(), fresh, tt.pod, tt.node); !sameStatus(got, tt.want) {
 				t.Errorf("Filter without PreFilter = %v, want %v", got, tt.want)
 			}
@@ -207,10 +207,10 @@ func TestVolumeZoneFilterWithNilState(t *testing.T) {
 		t.Errorf("Filter(no volumes) = %v, want nil", got)
 	}
 	want := `persistentvolumeclaim "a" not found`
-	if got := pl.Filter(context.Background(), nil, podWithClaims("a"), node); got.Code() != framework.UnschedulableAndUnresolvable || got.Message() != want {
+	if got := pl.Filter(context.Background(), nil, podWithClaims("a"), node); got.Code() != fwk.UnschedulableAndUnresolvable || got.Message() != want {
 		t.Errorf("Filter(claim, nil state) = %v, want UnschedulableAndUnresolvable %q", got, want)
 	}
-	if got := pl.Filter(context.Background(), nil, podWithClaims("a"), nodeinfo.New(nil)); got.Code() != framework.Error {
+	if got := pl.Filter(context.Background(), nil, podWithClaims("a"), nodeinfo.New(nil)); got.Code() != fwk.Error {
 		t.Errorf("Filter(nil node) = %v, want Error", got)
 	}
 }
@@ -248,7 +248,7 @@ func TestVolumeZoneExplainNamesTheVolumeAndTheNodesLabel(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var got []string
-			state := framework.NewCycleState(nil).SetListers(listers)
+			state := fwk.NewCycleState(nil).SetListers(listers)
 			for _, d := range (&filter.VolumeZone{}).ExplainFilter(context.Background(), state, tt.pod, zonedNode(tt.node)) {
 				got = append(got, d.Message)
 			}

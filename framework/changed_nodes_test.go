@@ -9,6 +9,8 @@ import (
 
 	"github.com/kubesched/kubesched/cache"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
+	"github.com/kubesched/kubesched/internal/cycle"
 	"github.com/kubesched/kubesched/internal/testcluster"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -16,7 +18,7 @@ import (
 // changeSpy is a PreFilter plugin that asks, each cycle, which nodes
 // changed since the version it saw last.
 type changeSpy struct {
-	since   framework.NodesVersion
+	since   cycle.Version
 	changed []int32
 	ok      bool
 	zero    bool // the version returned was the zero one
@@ -24,14 +26,14 @@ type changeSpy struct {
 
 func (*changeSpy) Name() string { return "ChangeSpy" }
 
-func (s *changeSpy) PreFilter(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodes []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
-	now, changed, ok := state.ChangedNodes(nodes, s.since)
-	s.changed, s.ok, s.zero = slices.Clone(changed), ok, now == framework.NodesVersion{}
+func (s *changeSpy) PreFilter(_ context.Context, state *fwk.CycleState, _ *v1.Pod, nodes []*nodeinfo.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	now, changed, ok := cycle.Of(state).ChangedNodes(nodes, s.since)
+	s.changed, s.ok, s.zero = slices.Clone(changed), ok, now == cycle.Version{}
 	s.since = now
 	return nil, nil
 }
 
-func (*changeSpy) PreFilterExtensions() framework.PreFilterExtensions { return nil }
+func (*changeSpy) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
 
 func TestChangedNodesNamesTheNodesAnInPlaceSnapshotChanged(t *testing.T) {
 	spy := &changeSpy{}

@@ -3,6 +3,7 @@ package framework
 import (
 	"sync"
 
+	"github.com/kubesched/kubesched/fwk"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -14,7 +15,7 @@ import (
 // computed once, so that the per-node and per-victim loops need not ask
 // each plugin again.
 type cyclePlugins struct {
-	filters    []FilterPlugin
+	filters    []fwk.FilterPlugin
 	extensions []namedExtensions
 	// at[i] is filters[i]'s position in Framework.filters, and local[i]
 	// its node-locality (see NodeLocalPlugin), nil for a filter never
@@ -26,7 +27,7 @@ type cyclePlugins struct {
 // namedExtensions is a PreFilter plugin's extensions, with its name.
 type namedExtensions struct {
 	name string
-	PreFilterExtensions
+	fwk.PreFilterExtensions
 }
 
 // skipSet records which PreFilter plugins returned Skip, by position.
@@ -77,7 +78,7 @@ func (f *Framework) cyclePlugins(skip skipSet) *cyclePlugins {
 			skipped[pl.Name()] = true
 			continue
 		}
-		if ext, ok := pl.(PreFilterExtensions); ok {
+		if ext, ok := pl.(fwk.PreFilterExtensions); ok {
 			cp.extensions = append(cp.extensions, namedExtensions{name: pl.Name(), PreFilterExtensions: ext})
 		}
 	}
@@ -97,8 +98,8 @@ func (f *Framework) cyclePlugins(skip skipSet) *cyclePlugins {
 }
 
 // nodeLocality returns pl's NodeLocal, or nil when pl never is node-local.
-func nodeLocality(pl Plugin) func(*v1.Pod) bool {
-	if nl, ok := pl.(NodeLocalPlugin); ok {
+func nodeLocality(pl fwk.Plugin) func(*v1.Pod) bool {
+	if nl, ok := pl.(fwk.NodeLocalPlugin); ok {
 		return nl.NodeLocal
 	}
 	return nil

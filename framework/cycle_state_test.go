@@ -14,17 +14,19 @@ import (
 
 	"github.com/kubesched/kubesched/cache"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
+	"github.com/kubesched/kubesched/internal/cycle"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
 func TestParallelChunksOutsideAFrameworkRunsEveryChunkOnWorkerZero(t *testing.T) {
 	t.Parallel()
-	for _, state := range []*framework.CycleState{nil, framework.NewCycleState(nil)} {
-		if got := state.Workers(100000); got != 1 {
+	for _, state := range []*fwk.CycleState{nil, fwk.NewCycleState(nil)} {
+		if got := cycle.Of(state).Workers(100000); got != 1 {
 			t.Errorf("Workers = %d outside a framework, want 1", got)
 		}
 		seen := make([]int, 5000)
-		state.ParallelChunks(context.Background(), len(seen), func(worker, start, end int) {
+		cycle.Of(state).ParallelChunks(context.Background(), len(seen), func(worker, start, end int) {
 			if worker != 0 {
 				t.Errorf("chunk [%d, %d) ran on worker %d, want 0", start, end, worker)
 			}
@@ -41,7 +43,7 @@ func TestParallelChunksOutsideAFrameworkRunsEveryChunkOnWorkerZero(t *testing.T)
 }
 
 // positionRecorder is a PreScore plugin that records, for the nodes it
-// is given, whether CycleState.NodePositions places each where the
+// is given, whether cycle.Hooks.NodePositions places each where the
 // cycle's node list holds it.
 type positionRecorder struct {
 	calls, wrong int
@@ -49,9 +51,9 @@ type positionRecorder struct {
 
 func (*positionRecorder) Name() string { return "PositionRecorder" }
 
-func (p *positionRecorder) PreScore(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodes []*nodeinfo.NodeInfo) *framework.Status {
+func (p *positionRecorder) PreScore(_ context.Context, state *fwk.CycleState, _ *v1.Pod, nodes []*nodeinfo.NodeInfo) *fwk.Status {
 	p.calls++
-	pos, ok := state.NodePositions(nodes)
+	pos, ok := cycle.Of(state).NodePositions(nodes)
 	if !ok {
 		p.wrong++
 		return nil
@@ -64,7 +66,7 @@ func (p *positionRecorder) PreScore(_ context.Context, state *framework.CycleSta
 	return nil
 }
 
-func (*positionRecorder) Score(context.Context, *framework.CycleState, *v1.Pod, *nodeinfo.NodeInfo) (int64, *framework.Status) {
+func (*positionRecorder) Score(context.Context, *fwk.CycleState, *v1.Pod, *nodeinfo.NodeInfo) (int64, *fwk.Status) {
 	return 0, nil
 }
 
@@ -87,20 +89,20 @@ func TestNodePositionsAreWhereTheCycleHoldsTheNodes(t *testing.T) {
 		t.Errorf("PreScore called %d times with %d nodes misplaced, want 2 calls and none misplaced", rec.calls, rec.wrong)
 	}
 
-	state := framework.NewCycleState(nodes)
-	if pos, ok := state.NodePositions([]*nodeinfo.NodeInfo{nodes[3], nodes[1]}); !ok || len(pos) != 2 || pos[0] != 3 || pos[1] != 1 {
+	state := fwk.NewCycleState(nodes)
+	if pos, ok := cycle.Of(state).NodePositions([]*nodeinfo.NodeInfo{nodes[3], nodes[1]}); !ok || len(pos) != 2 || pos[0] != 3 || pos[1] != 1 {
 		t.Errorf("outside a framework NodePositions = %v, %v; want [3 1], true", pos, ok)
 	}
-	if _, ok := state.NodePositions([]*nodeinfo.NodeInfo{nodes[0], nodeinfo.New(cpuNode("z", "1"))}); ok {
+	if _, ok := cycle.Of(state).NodePositions([]*nodeinfo.NodeInfo{nodes[0], nodeinfo.New(cpuNode("z", "1"))}); ok {
 		t.Error("NodePositions placed a node that is not in the cycle")
 	}
-	if _, ok := (*framework.CycleState)(nil).NodePositions(nodes); ok {
+	if _, ok := cycle.Of((*fwk.CycleState)(nil)).NodePositions(nodes); ok {
 		t.Error("NodePositions on a nil state placed nodes")
 	}
 }
 
 // generationsRecorder is a filter that records what
-// CycleState.NodeGenerations says of each node.
+// cycle.Hooks.NodeGenerations says of each node.
 type generationsRecorder struct {
 	mu  sync.Mutex
 	got map[string][]int64 // node: [its generation, the state's]
@@ -108,11 +110,11 @@ type generationsRecorder struct {
 
 func (*generationsRecorder) Name() string { return "GenerationsRecorder" }
 
-func (r *generationsRecorder) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
-	pos, _ := state.NodePositions([]*nodeinfo.NodeInfo{ni})
+func (r *generationsRecorder) Filter(_ context.Context, state *fwk.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) *fwk.Status {
+	pos, _ := cycle.Of(state).NodePositions([]*nodeinfo.NodeInfo{ni})
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if gens := state.NodeGenerations(state.AllNodes()); gens != nil {
+	if gens := cycle.Of(state).NodeGenerations(state.AllNodes()); gens != nil {
 		r.got[ni.Name()] = []int64{ni.Generation(), gens[pos[0]]}
 	} else {
 		r.got[ni.Name()] = nil
@@ -120,7 +122,7 @@ func (r *generationsRecorder) Filter(_ context.Context, state *framework.CycleSt
 	return nil
 }
 
-func (*generationsRecorder) Score(context.Context, *framework.CycleState, *v1.Pod, *nodeinfo.NodeInfo) (int64, *framework.Status) {
+func (*generationsRecorder) Score(context.Context, *fwk.CycleState, *v1.Pod, *nodeinfo.NodeInfo) (int64, *fwk.Status) {
 	return 0, nil
 }
 
@@ -173,7 +175,7 @@ func TestNodeGenerationsAreTheSnapshotsOwn(t *testing.T) {
 // each later plugin ran.
 type endSpy struct {
 	reject    bool
-	state     *framework.CycleState
+	state     *fwk.CycleState
 	asked     [2]bool // OnCycleEnd's answers for the state and its clone
 	ends      []string
 	endedLate bool // the cycle had ended when Filter or Reserve ran
@@ -181,24 +183,24 @@ type endSpy struct {
 
 func (*endSpy) Name() string { return "EndSpy" }
 
-func (s *endSpy) PreFilter(_ context.Context, state *framework.CycleState, _ *v1.Pod, _ []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (s *endSpy) PreFilter(_ context.Context, state *fwk.CycleState, _ *v1.Pod, _ []*nodeinfo.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	s.state = state
-	s.asked[0] = state.OnCycleEnd(func() { s.ends = append(s.ends, "state") })
-	s.asked[1] = state.Clone().OnCycleEnd(func() { s.ends = append(s.ends, "clone") })
+	s.asked[0] = cycle.Of(state).OnCycleEnd(func() { s.ends = append(s.ends, "state") })
+	s.asked[1] = cycle.Of(state.Clone()).OnCycleEnd(func() { s.ends = append(s.ends, "clone") })
 	return nil, nil
 }
 
-func (*endSpy) PreFilterExtensions() framework.PreFilterExtensions { return nil }
+func (*endSpy) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
 
-func (s *endSpy) Filter(context.Context, *framework.CycleState, *v1.Pod, *nodeinfo.NodeInfo) *framework.Status {
+func (s *endSpy) Filter(context.Context, *fwk.CycleState, *v1.Pod, *nodeinfo.NodeInfo) *fwk.Status {
 	s.endedLate = s.endedLate || len(s.ends) > 0
 	if s.reject {
-		return framework.NewStatus(framework.Unschedulable, "rejected by the spy")
+		return fwk.NewStatus(fwk.Unschedulable, "rejected by the spy")
 	}
 	return nil
 }
 
-func (s *endSpy) Reserve(context.Context, *framework.CycleState, *v1.Pod, string, *framework.Result) *framework.Status {
+func (s *endSpy) Reserve(context.Context, *fwk.CycleState, *v1.Pod, string, *framework.Result) *fwk.Status {
 	s.endedLate = s.endedLate || len(s.ends) > 0
 	return nil
 }
@@ -264,16 +266,16 @@ func TestOnCycleEndRunsOnceTheCycleIsOver(t *testing.T) {
 			if tc.wantEnds != nil && !slices.Equal(spy.ends, tc.wantEnds) {
 				t.Errorf("ran at the end: %v, want %v", spy.ends, tc.wantEnds)
 			}
-			if spy.state.OnCycleEnd(func() { t.Error("ran for a cycle that was over") }) {
+			if cycle.Of(spy.state).OnCycleEnd(func() { t.Error("ran for a cycle that was over") }) {
 				t.Error("OnCycleEnd reported true for a cycle that was over")
 			}
 		})
 	}
-	if framework.NewCycleState(nodes).OnCycleEnd(func() {}) {
+	if cycle.Of(fwk.NewCycleState(nodes)).OnCycleEnd(func() {}) {
 		t.Error("OnCycleEnd reported true for a state made with NewCycleState")
 	}
-	var none *framework.CycleState
-	if none.OnCycleEnd(func() {}) {
+	var none *fwk.CycleState
+	if cycle.Of(none).OnCycleEnd(func() {}) {
 		t.Error("OnCycleEnd reported true for a nil state")
 	}
 }

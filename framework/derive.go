@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kubesched/kubesched/fwk"
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	v1 "k8s.io/api/core/v1"
@@ -16,7 +17,7 @@ import (
 // and the new framework draw from one sequence, but keeps its own
 // search start and caches. Package sim uses it to serve plugins the
 // objects of a simulated cluster as they change.
-func (f *Framework) UsingListers(l Listers) *Framework {
+func (f *Framework) UsingListers(l fwk.Listers) *Framework {
 	g := &Framework{
 		preEnqueues: f.preEnqueues,
 		preFilters:  f.preFilters,
@@ -58,7 +59,7 @@ func (f *Framework) RunPreEnqueuePlugins(ctx context.Context, pod *v1.Pod) error
 // RunPreFilterPlugins starts a scheduling cycle for pod over the nodes
 // of snap, as [Framework.ScheduleSnapshot] does, and runs its PreFilter
 // plugins. It returns the cycle's state, with which
-// [CycleState.ExcludedByPreFilter] and
+// [framework.ExcludedByPreFilter] and
 // [Framework.RunFilterPluginsWithNominatedPods] judge nodes of snap one
 // at a time, and PreFilter's verdict: nil, or a rejection of every node
 // naming its plugin, or an Error for a plugin error, a bad call (nil
@@ -66,9 +67,9 @@ func (f *Framework) RunPreEnqueuePlugins(ctx context.Context, pod *v1.Pod) error
 // try (being deleted, turned down by a PreEnqueue plugin).
 //
 // This is how cluster-autoscaler checks a pod against chosen nodes.
-func (f *Framework) RunPreFilterPlugins(ctx context.Context, pod *v1.Pod, snap NodeSnapshot) (*CycleState, *Status) {
+func (f *Framework) RunPreFilterPlugins(ctx context.Context, pod *v1.Pod, snap NodeSnapshot) (*fwk.CycleState, *fwk.Status) {
 	if snap == nil {
-		return nil, AsStatus(errors.New("prefilter: nil snapshot"))
+		return nil, fwk.AsStatus(errors.New("prefilter: nil snapshot"))
 	}
 	idx, nodes := f.indexSnapshot(snap)
 	if err := f.checkCall(ctx, pod, len(nodes)); err != nil {
@@ -76,13 +77,14 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, pod *v1.Pod, snap N
 		if errors.As(err, &notTried) {
 			return nil, notTried.Status
 		}
-		return nil, AsStatus(err)
+		return nil, fwk.AsStatus(err)
 	}
 	state := f.newCycleState(nodes, idx)
 	result, status, narrowedBy := f.runPreFilter(ctx, state, pod, nodes)
 	if status == nil && !result.AllNodes() {
-		state.kept = result.NodeNames
-		state.excluded = NewStatus(UnschedulableAndUnresolvable, fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(narrowedBy)))
+		d := cycleOf(state)
+		d.kept = result.NodeNames
+		d.excluded = fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(narrowedBy)))
 	}
 	f.recordNominations(state, pod)
 	return state, status
@@ -94,13 +96,13 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, pod *v1.Pod, snap N
 // as [Framework.ScheduleSnapshot] does for the node it chooses. It
 // returns a Result naming the node, with what the plugins recorded
 // (DynamicResources' ResourceClaims), or the first plugin's failure.
-func (f *Framework) RunReservePlugins(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) (*Result, *Status) {
+func (f *Framework) RunReservePlugins(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, nodeName string) (*Result, *fwk.Status) {
 	if state == nil {
-		return nil, AsStatus(errors.New("reserve: nil cycle state"))
+		return nil, fwk.AsStatus(errors.New("reserve: nil cycle state"))
 	}
-	result := &Result{SuggestedHost: nodeName, EvaluatedNodes: 1, FeasibleNodes: 1, Diagnosis: Diagnosis{nodes: state.index}}
+	result := &Result{SuggestedHost: nodeName, EvaluatedNodes: 1, FeasibleNodes: 1, Diagnosis: Diagnosis{nodes: indexOf(state)}}
 	for _, pl := range f.reserves {
-		if s := pl.Reserve(ctx, state, pod, nodeName, result); s != nil && !s.IsSuccess() {
+		if s := pl.Reserve(ctx, state, pod, nodeName, &result.Outputs); s != nil && !s.IsSuccess() {
 			return nil, s.WithPlugin(pl.Name())
 		}
 	}

@@ -10,13 +10,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 )
 
 func TestUsingListersServesOtherObjectsToTheSamePlugins(t *testing.T) {
 	t.Parallel()
-	var got framework.Listers
+	var got fwk.Listers
 	f := mustNew(t, framework.WithPlugin(&capture{got: &got}, 0), framework.WithObjects(&v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "old"}}))
-	other, err := framework.NewListers(&v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "new"}})
+	other, err := fwk.NewListers(&v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "new"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func TestUsingListersSharesTheRandomSource(t *testing.T) {
 	a := mustNew(t, framework.WithRandSource(rand.NewPCG(3, 4)))
 	want := draws(a)
 	b := mustNew(t, framework.WithRandSource(rand.NewPCG(3, 4)))
-	if got := draws(b, b.UsingListers(framework.Listers{})); !slices.Equal(got, want) {
+	if got := draws(b, b.UsingListers(fwk.Listers{})); !slices.Equal(got, want) {
 		t.Errorf("draws alternating between a framework and its derivative %v, want one sequence %v", got, want)
 	}
 }
@@ -63,10 +64,10 @@ func TestRunPreFilterPlugins(t *testing.T) {
 		if status != nil {
 			t.Fatal(status)
 		}
-		if s := state.ExcludedByPreFilter("c"); s.Code() != framework.UnschedulableAndUnresolvable || s.Message() != "node(s) didn't satisfy plugin(s) [Narrow]" {
+		if s := framework.ExcludedByPreFilter(state, "c"); s.Code() != fwk.UnschedulableAndUnresolvable || s.Message() != "node(s) didn't satisfy plugin(s) [Narrow]" {
 			t.Errorf("ExcludedByPreFilter(c) = %v", s)
 		}
-		if s := state.ExcludedByPreFilter("a"); s != nil {
+		if s := framework.ExcludedByPreFilter(state, "a"); s != nil {
 			t.Errorf("ExcludedByPreFilter(a) = %v, want nil", s)
 		}
 		if s := f.RunFilterPluginsWithNominatedPods(ctx, state, &v1.Pod{}, snap.nodes[1]); s.Message() != "no b" {
@@ -79,7 +80,7 @@ func TestRunPreFilterPlugins(t *testing.T) {
 	})
 	t.Run("a PreFilter rejection of every node is returned", func(t *testing.T) {
 		t.Parallel()
-		f := mustNew(t, framework.WithPlugin(&fakeFilter{name: "No", preStatus: framework.NewStatus(framework.UnschedulableAndUnresolvable, "never")}, 0))
+		f := mustNew(t, framework.WithPlugin(&fakeFilter{name: "No", preStatus: fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "never")}, 0))
 		if _, status := f.RunPreFilterPlugins(ctx, &v1.Pod{}, snap); status.Message() != "never" || status.Plugin() != "No" {
 			t.Errorf("status = %v, want the plugin's rejection", status)
 		}
@@ -88,7 +89,7 @@ func TestRunPreFilterPlugins(t *testing.T) {
 		t.Parallel()
 		f := mustNew(t, framework.WithPlugin(gates{}, 0))
 		gated := &v1.Pod{Spec: v1.PodSpec{SchedulingGates: []v1.PodSchedulingGate{{Name: "example.com/wait"}}}}
-		if _, status := f.RunPreFilterPlugins(ctx, gated, snap); status.Code() != framework.UnschedulableAndUnresolvable {
+		if _, status := f.RunPreFilterPlugins(ctx, gated, snap); status.Code() != fwk.UnschedulableAndUnresolvable {
 			t.Errorf("status = %v, want the gate's verdict", status)
 		}
 	})
@@ -97,13 +98,13 @@ func TestRunPreFilterPlugins(t *testing.T) {
 		f := mustNew(t)
 		cancelled, cancel := context.WithCancel(ctx)
 		cancel()
-		for name, call := range map[string]func() *framework.Status{
-			"nil snapshot": func() *framework.Status { _, s := f.RunPreFilterPlugins(ctx, &v1.Pod{}, nil); return s },
-			"nil pod":      func() *framework.Status { _, s := f.RunPreFilterPlugins(ctx, nil, snap); return s },
-			"cancelled":    func() *framework.Status { _, s := f.RunPreFilterPlugins(cancelled, &v1.Pod{}, snap); return s },
-			"nil state":    func() *framework.Status { _, s := f.RunReservePlugins(ctx, nil, &v1.Pod{}, "a"); return s },
+		for name, call := range map[string]func() *fwk.Status{
+			"nil snapshot": func() *fwk.Status { _, s := f.RunPreFilterPlugins(ctx, &v1.Pod{}, nil); return s },
+			"nil pod":      func() *fwk.Status { _, s := f.RunPreFilterPlugins(ctx, nil, snap); return s },
+			"cancelled":    func() *fwk.Status { _, s := f.RunPreFilterPlugins(cancelled, &v1.Pod{}, snap); return s },
+			"nil state":    func() *fwk.Status { _, s := f.RunReservePlugins(ctx, nil, &v1.Pod{}, "a"); return s },
 		} {
-			if s := call(); s.Code() != framework.Error {
+			if s := call(); s.Code() != fwk.Error {
 				t.Errorf("%s: %v, want an Error", name, s)
 			}
 		}
@@ -114,9 +115,9 @@ func TestRunPreFilterPlugins(t *testing.T) {
 type gates struct{}
 
 func (gates) Name() string { return "Gates" }
-func (gates) PreEnqueue(_ context.Context, _ framework.Listers, pod *v1.Pod) *framework.Status {
+func (gates) PreEnqueue(_ context.Context, _ fwk.Listers, pod *v1.Pod) *fwk.Status {
 	if len(pod.Spec.SchedulingGates) > 0 {
-		return framework.NewStatus(framework.UnschedulableAndUnresolvable, "gated")
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "gated")
 	}
 	return nil
 }

@@ -12,24 +12,28 @@
 // scores live in a compact table that [Result.NodeScores] turns into a
 // list on demand.
 //
-// Plugins are small interfaces — [PreFilterPlugin], [FilterPlugin],
-// [PreScorePlugin], [ScorePlugin], [NormalizeScorePlugin] — each with a
-// Name; a plugin takes part in every phase whose interface it implements.
-// Verdicts are a [*Status], where nil means success, so "does not fit" is
-// never an error. Values a plugin computes once per pod live in a typed
-// [StateKey] slot of the [CycleState].
+// Plugins are written against package fwk, the plugin API below the
+// framework: small interfaces — fwk.PreFilterPlugin, fwk.FilterPlugin,
+// fwk.PreScorePlugin, fwk.ScorePlugin, fwk.NormalizeScorePlugin,
+// fwk.ReservePlugin — each with a Name; a plugin takes part in every
+// phase whose interface it implements. Verdicts are a *fwk.Status, where
+// nil means success, so "does not fit" is never an error. Values a
+// plugin computes once per pod live in a typed fwk.StateKey slot of the
+// fwk.CycleState. [PostFilterPlugin] is the framework's, since it reads
+// and writes a [FitError]; such a plugin reaches the framework running
+// its cycle with [Of].
 //
 // The cycle, in kube-scheduler's order:
 //
 //  1. PreFilter: each plugin checks the pod alone, may narrow the nodes
-//     ([PreFilterResult]) or reject the pod everywhere.
+//     ([fwk.PreFilterResult]) or reject the pod everywhere.
 //  2. Filter: every node (or, with percentageOfNodesToScore below 100,
 //     enough of them) runs the filters in order on a worker pool, stopping
 //     at the first rejection so the reported plugin is kube-scheduler's.
 //     Then each [Extender] ([WithExtender]) interested in the pod filters
 //     the nodes left, one after another, over HTTP.
 //  3. PreScore, Score, NormalizeScore on the feasible nodes; each score must
-//     end in [MinNodeScore, MaxNodeScore] and is multiplied by the plugin's
+//     end in [fwk.MinNodeScore, fwk.MaxNodeScore] and is multiplied by the plugin's
 //     weight. Prioritizing extenders add their weighted scores, scaled from
 //     0-10 to 0-100.
 //  4. The highest total wins; ties are broken at random.
@@ -48,16 +52,6 @@
 // resource, the taint, term or port in the way), every feasible node's
 // raw, normalized and weighted scores, and the nodes closest to fitting
 // ([Explanation.Closest]). [Framework.Plugins] lists the profile.
-//
-// PreFilter and PreScore plugins that count over every node can share the
-// framework's workers with [CycleState.ParallelChunks]; those that keep
-// per-node data can keep it in slices, by [CycleState.NodePositions];
-// those that remember per-node results across cycles can tell which
-// nodes changed
-// by [CycleState.NodeGenerations], or, over a snapshot updated in place,
-// be told ([CycleState.ChangedNodes]). Those that lend what they keep to
-// a cycle's state rather than copy it can take it back once the cycle
-// has ended ([CycleState.OnCycleEnd]).
 //
 // A framework remembers, per pod shape (a pod but its name and identity)
 // and node, what the in-tree plugins that judge a node by that node

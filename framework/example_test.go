@@ -13,6 +13,7 @@ import (
 	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/cache"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -22,12 +23,12 @@ type rackFilter struct{}
 
 func (rackFilter) Name() string { return "Rack" }
 
-func (rackFilter) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (rackFilter) Filter(_ context.Context, _ *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *fwk.Status {
 	want, ok := pod.Labels["rack"]
 	if !ok || ni.Node().Labels["rack"] == want {
 		return nil
 	}
-	return framework.NewStatus(framework.UnschedulableAndUnresolvable, "node(s) in another rack")
+	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "node(s) in another rack")
 }
 
 // A framework built from a single custom filter.
@@ -55,8 +56,8 @@ func ExampleNew() {
 // A StateKey gives a plugin a typed per-pod slot: written once in
 // PreFilter or PreScore, read for every node.
 func ExampleStateKey() {
-	key := framework.NewStateKey[[]string]()
-	state := framework.NewCycleState(nil)
+	key := fwk.NewStateKey[[]string]()
+	state := fwk.NewCycleState(nil)
 	key.Write(state, []string{"computed", "once"})
 	v, ok := key.Read(state)
 	fmt.Println(v, ok)
@@ -89,12 +90,12 @@ func (c namespaceCache) List(selector labels.Selector) ([]*v1.Namespace, error) 
 }
 
 // A controller passes its own listers; with client-go that is
-// framework.Listers{Namespaces: factory.Core().V1().Namespaces().Lister(), ...}.
+// fwk.Listers{Namespaces: factory.Core().V1().Namespaces().Lister(), ...}.
 // Here InterPodAffinity needs the namespaces' labels to see that the
 // running database is in a production namespace.
 func ExampleWithListers() {
 	cache := namespaceCache{"team-a": {ObjectMeta: metav1.ObjectMeta{Name: "team-a", Labels: map[string]string{"env": "prod"}}}}
-	f, err := kubesched.DefaultFramework(framework.WithListers(framework.Listers{Namespaces: cache}))
+	f, err := kubesched.DefaultFramework(framework.WithListers(fwk.Listers{Namespaces: cache}))
 	if err != nil {
 		fmt.Println(err)
 		return

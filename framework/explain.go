@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/parallel"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -21,10 +22,10 @@ import (
 // taint, term or port is in the way. [Framework.Explain] asks it about
 // each node the plugin rejected, with the cycle's state.
 type FilterExplainer interface {
-	FilterPlugin
+	fwk.FilterPlugin
 	// ExplainFilter returns the facts behind the plugin's rejection of ni,
 	// or nil when it has none to add. It must be safe for concurrent use.
-	ExplainFilter(ctx context.Context, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []Detail
+	ExplainFilter(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []Detail
 }
 
 // Detail is one fact behind a rejection, for people.
@@ -149,7 +150,7 @@ type NodeExplanation struct {
 	// Status is kube-scheduler's verdict on the node: the first rejection,
 	// worded and attributed as in the FitError's Diagnosis, or nil when
 	// the node is feasible.
-	Status *Status
+	Status *fwk.Status
 	// Filters holds every Filter plugin's verdict on the node, in the
 	// order of Explanation.Filters. This is kubesched's extra:
 	// kube-scheduler stops at the first rejection, so the plugins after it
@@ -178,7 +179,7 @@ type PluginVerdict struct {
 	Plugin string
 	// Status is the plugin's verdict on the node: nil when it passed,
 	// Skip when PreFilter skipped the plugin for this pod.
-	Status *Status
+	Status *fwk.Status
 	// Details are the facts behind a rejection, from a plugin that
 	// implements [FilterExplainer]; empty for a plugin that does not, and
 	// for any verdict but a rejection.
@@ -228,8 +229,8 @@ func (f *Framework) Explain(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.
 	for i, ni := range nodes {
 		e.Nodes[i].Name = ni.Name()
 	}
-	state := f.newCycleState(nodes, idx).endable()
-	defer state.end()
+	state := endable(f.newCycleState(nodes, idx))
+	defer endCycle(state)
 	preRes, status, narrowed := f.explainPreFilter(ctx, state, pod, nodes, e)
 	if status != nil {
 		if !status.IsRejected() {
@@ -241,7 +242,7 @@ func (f *Framework) Explain(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.
 		return e, nil
 	}
 	f.recordNominations(state, pod)
-	filters := state.plugins.filters
+	filters := cycleOf(state).plugins.filters
 	active := make(map[string]bool, len(filters))
 	for _, pl := range filters {
 		active[pl.Name()] = true
@@ -249,7 +250,7 @@ func (f *Framework) Explain(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.
 	for _, pl := range f.filters {
 		e.Filters = append(e.Filters, pl.Name())
 	}
-	var excluded *Status
+	var excluded *fwk.Status
 	if !preRes.AllNodes() {
 		// The verdict Schedule gave the nodes PreFilter ruled out, which
 		// names the plugin of a failed nominated node too.
@@ -291,13 +292,13 @@ func (f *Framework) Explain(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.
 
 // explainPreFilter runs the PreFilter plugins as runPreFilter does,
 // recording each one's verdict in e.
-func (f *Framework) explainPreFilter(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, e *Explanation) (*PreFilterResult, *Status, sets.Set[string]) {
+func (f *Framework) explainPreFilter(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, e *Explanation) (*fwk.PreFilterResult, *fwk.Status, sets.Set[string]) {
 	res, status, narrowed := f.runPreFilter(ctx, state, pod, nodes)
 	// runPreFilter stops at the first unresolvable rejection; the verdicts
 	// are read again from a state of its own, plugin by plugin, so that
 	// each plugin's own answer is shown.
-	probe := f.newCycleState(nodes, state.index).endable()
-	defer probe.end()
+	probe := endable(f.newCycleState(nodes, indexOf(state)))
+	defer endCycle(probe)
 	for _, pl := range f.preFilters {
 		r, s := pl.PreFilter(ctx, probe, pod, nodes)
 		v := PluginVerdict{Plugin: pl.Name()}
@@ -320,8 +321,8 @@ func (f *Framework) explainPreFilter(ctx context.Context, state *CycleState, pod
 
 // explainNode judges one node: kube-scheduler's verdict, then every
 // filter's.
-func (f *Framework) explainNode(ctx context.Context, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, nominated []*nodeinfo.PodInfo, active map[string]bool, excluded *Status, preRes *PreFilterResult, out *NodeExplanation) error {
-	filters := state.plugins.filters
+func (f *Framework) explainNode(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, nominated []*nodeinfo.PodInfo, active map[string]bool, excluded *fwk.Status, preRes *fwk.PreFilterResult, out *NodeExplanation) error {
+	filters := cycleOf(state).plugins.filters
 	// The pod's nominated node is filtered first, as in kube-scheduler,
 	// whatever PreFilter narrowed the search to.
 	kept := preRes.AllNodes() || preRes.NodeNames.Has(ni.Name()) || ni.Name() == pod.Status.NominatedNodeName
@@ -345,7 +346,7 @@ func (f *Framework) explainNode(ctx context.Context, state *CycleState, pod *v1.
 	for _, pl := range f.filters {
 		v := PluginVerdict{Plugin: pl.Name()}
 		if !active[pl.Name()] {
-			v.Status = NewStatus(Skip).WithPlugin(pl.Name())
+			v.Status = fwk.NewStatus(fwk.Skip).WithPlugin(pl.Name())
 			out.Filters = append(out.Filters, v)
 			continue
 		}
@@ -381,7 +382,7 @@ func (f *Framework) explainNode(ctx context.Context, state *CycleState, pod *v1.
 
 // explainScores scores every feasible node through the cycle's own
 // scoring, keeping each plugin's scores from before normalization.
-func (f *Framework) explainScores(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, idx nodeIndex, e *Explanation) error {
+func (f *Framework) explainScores(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, idx nodeIndex, e *Explanation) error {
 	var found searched
 	for i, ni := range nodes {
 		if e.Nodes[i].Status == nil {

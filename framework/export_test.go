@@ -1,5 +1,7 @@
 package framework
 
+import "github.com/kubesched/kubesched/internal/cycle"
+
 // WithoutMemos makes f keep no memos, so that tests can compare cycles
 // with and without them.
 func WithoutMemos(f *Framework) *Framework {
@@ -44,7 +46,7 @@ func MemosSettled(f *Framework) []bool {
 	defer f.memos.mu.Unlock()
 	var out []bool
 	for _, m := range f.memos.list {
-		out = append(out, m.settled != NodesVersion{})
+		out = append(out, m.settled != cycle.Version{})
 	}
 	return out
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/parallel"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -27,7 +28,7 @@ const ExtenderName = "Extender"
 // extenderScoreScale turns an extender's score, at most
 // extenderv1.MaxExtenderPriority (10), into the plugins' range, at most
 // MaxNodeScore (100).
-const extenderScoreScale = MaxNodeScore / extenderv1.MaxExtenderPriority
+const extenderScoreScale = fwk.MaxNodeScore / extenderv1.MaxExtenderPriority
 
 // Extender is a scheduler extender: a decision-maker outside the profile
 // that kube-scheduler consults after its filters (to narrow the feasible
@@ -192,11 +193,11 @@ func (f *Framework) filterWithExtenders(ctx context.Context, pod *v1.Pod, found 
 			return searched{}, err
 		}
 		for name, msg := range res.FailedAndUnresolvable {
-			d.SetNodeStatus(name, NewStatus(UnschedulableAndUnresolvable, msg))
+			d.SetNodeStatus(name, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, msg))
 		}
 		for name, msg := range res.Failed {
 			if _, both := res.FailedAndUnresolvable[name]; !both {
-				d.SetNodeStatus(name, NewStatus(Unschedulable, msg))
+				d.SetNodeStatus(name, fwk.NewStatus(fwk.Unschedulable, msg))
 			}
 		}
 		feasible = res.Nodes
@@ -344,8 +345,8 @@ func (f *Framework) Filter(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.N
 	if err != nil {
 		return nil, Diagnosis{}, fmt.Errorf("filter: %w", err)
 	}
-	state := f.newCycleState(nodes, idx).endable()
-	defer state.end()
+	state := endable(f.newCycleState(nodes, idx))
+	defer endCycle(state)
 	d := Diagnosis{nodes: idx}
 	preRes, status, narrowedBy := f.runPreFilter(ctx, state, pod, nodes)
 	if narrowedBy.Len() > 0 {
@@ -362,13 +363,13 @@ func (f *Framework) Filter(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.N
 	if !preRes.AllNodes() {
 		s.pos = f.narrow(idx, preRes, &d)
 	}
-	filters := state.plugins.filters
+	filters := cycleOf(state).plugins.filters
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	n := s.len()
-	statuses := make([]*Status, n)
-	var firstErr atomic.Pointer[Status]
+	statuses := make([]*fwk.Status, n)
+	var firstErr atomic.Pointer[fwk.Status]
 	parallel.Until(ctx, f.parallelism, n, func(j int) {
 		st := runFilters(ctx, filters, state, pod, nodes[s.position(j)])
 		if st.IsSuccess() || st.IsRejected() {
@@ -421,8 +422,8 @@ func (f *Framework) Score(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.No
 	if err != nil {
 		return nil, fmt.Errorf("score: %w", err)
 	}
-	state := f.newCycleState(nodes, idx).endable()
-	defer state.end()
+	state := endable(f.newCycleState(nodes, idx))
+	defer endCycle(state)
 	if _, s, _ := f.runPreFilter(ctx, state, pod, nodes); s != nil && !s.IsRejected() {
 		return nil, s.AsError()
 	}

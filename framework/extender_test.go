@@ -16,6 +16,7 @@ import (
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -127,7 +128,7 @@ func (e *fakeExtender) Bind(_ context.Context, b *v1.Binding) error {
 type podCount struct{}
 
 func (podCount) Name() string { return "PodCount" }
-func (podCount) Score(_ context.Context, _ *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+func (podCount) Score(_ context.Context, _ *fwk.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *fwk.Status) {
 	return int64(len(ni.Pods())), nil
 }
 
@@ -510,7 +511,7 @@ func TestFrameworkFilterGivesEveryNodeAVerdict(t *testing.T) {
 
 func TestFrameworkFilterAppliesAPreFilterRejectionToEveryNode(t *testing.T) {
 	t.Parallel()
-	f := mustNew(t, framework.WithPlugin(&fakeFilter{name: "F", preStatus: framework.NewStatus(framework.UnschedulableAndUnresolvable, "pod is odd")}, 0))
+	f := mustNew(t, framework.WithPlugin(&fakeFilter{name: "F", preStatus: fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "pod is odd")}, 0))
 	feasible, d, err := f.Filter(context.Background(), testPod, nodes("n1", "n2"))
 	if err != nil || len(feasible) != 0 || len(maps.Collect(d.Rejected())) != 2 || d.PreFilterMsg != "pod is odd" {
 		t.Errorf("Filter = %v, %+v, %v; want both nodes rejected by PreFilter", feasible, d, err)

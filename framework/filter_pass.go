@@ -7,6 +7,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/kubesched/kubesched/fwk"
+	"github.com/kubesched/kubesched/internal/cycle"
 	"github.com/kubesched/kubesched/internal/parallel"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -16,7 +18,8 @@ import (
 // and what they leave for collect.
 type filterPass struct {
 	f     *Framework
-	state *CycleState
+	state *fwk.CycleState
+	cycle *cycleData // the framework's, in state
 	pod   *v1.Pod
 	s     search
 	d     *Diagnosis
@@ -37,7 +40,7 @@ type filterPass struct {
 	// statuses and passed are by search index: the verdicts of the
 	// nodes rejected, and which nodes passed. Both come clean: a
 	// cycle's release clears what its searches used.
-	statuses []*Status
+	statuses []*fwk.Status
 	passed   []bool
 	// raw holds the early scores, when sc scores early.
 	raw []int64
@@ -53,14 +56,14 @@ type filterPass struct {
 	// settle is set when the pass, over every node, may leave the memo
 	// settled at version.
 	settle  bool
-	version NodesVersion
+	version cycle.Version
 
 	found, rejected atomic.Int64
 	// reached is one past the furthest search index a worker took up:
 	// a pass that stops early leaves the rest untouched, and neither
 	// collecting the verdicts nor clearing them visits it.
 	reached  atomic.Int64
-	firstErr atomic.Pointer[Status]
+	firstErr atomic.Pointer[fwk.Status]
 	// lost is set when some node's verdict could not be kept.
 	lost atomic.Bool
 }
@@ -72,12 +75,12 @@ type filterPass struct {
 // valid until sc is released. When sc scores early, each node that
 // passes is scored at once and sc keeps the scores of the returned
 // nodes.
-func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.Pod, s search, d *Diagnosis, sc *scoring) (searched, error) {
+func (f *Framework) filterNodes(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, s search, d *Diagnosis, sc *scoring) (searched, error) {
 	n := s.len()
 	if n == 0 {
 		return searched{}, nil
 	}
-	p := &filterPass{f: f, state: state, pod: pod, s: s, d: d, sc: sc, n: n, parent: ctx, ctx: ctx, cancel: func() {}}
+	p := &filterPass{f: f, state: state, cycle: cycleOf(state), pod: pod, s: s, d: d, sc: sc, n: n, parent: ctx, ctx: ctx, cancel: func() {}}
 	p.want = f.numFeasibleNodesToFind(n)
 	if len(f.scores) == 0 && !f.extendersRank() {
 		p.want = 1
@@ -97,7 +100,7 @@ func (f *Framework) filterNodes(ctx context.Context, state *CycleState, pod *v1.
 		p.raw = sc.earlyBuffer(n)
 	}
 	p.nominated, _ = nominatedPodsKey.Read(state)
-	p.kept = sc.memo != nil && len(sc.others) == 0 && state.gens != nil && len(p.nominated) == 0
+	p.kept = sc.memo != nil && len(sc.others) == 0 && p.cycle.gens != nil && len(p.nominated) == 0
 	p.settle = p.kept && s.pos == nil
 	defer func() { sc.buf.dirty = max(sc.buf.dirty, int(p.reached.Load())) }()
 
@@ -134,17 +137,17 @@ func (p *filterPass) fromMemo() (searched, bool, error) {
 	// (see memo.found: a pass that does not take this way leaves its
 	// nodes stale).
 	since, were, last := memo.settled, memo.rejected, memo.found
-	memo.settled, memo.found.runs = NodesVersion{}, nil
-	sc.settled, sc.fast = NodesVersion{}, false
+	memo.settled, memo.found.runs = cycle.Version{}, nil
+	sc.settled, sc.fast = cycle.Version{}, false
 	if !p.settle {
 		return searched{}, false, nil
 	}
-	version, changed, ok := p.state.ChangedNodes(p.s.nodes, since)
+	version, changed, ok := p.cycle.ChangedNodes(p.s.nodes, since)
 	p.version = version
 	every := false
 	if p.earlyStop {
 		switch {
-		case !ok && version != (NodesVersion{}) && memo.partial >= (n+want-1)/want:
+		case !ok && version != (cycle.Version{}) && memo.partial >= (n+want-1)/want:
 			// Passes that stop early have taken up about every node
 			// since the memo last settled, whose verdicts it mostly
 			// keeps: judging every node once settles it for the passes
@@ -162,7 +165,7 @@ func (p *filterPass) fromMemo() (searched, bool, error) {
 	if !ok {
 		return searched{}, false, nil
 	}
-	now, ok := memo.settle(p.ctx, p.state.plugins.filters, p.state.plugins.at, sc.local, sc.others, p.state.gens, p.state, p.pod, p.s.nodes, changed, were, sc.buf.rejected)
+	now, ok := memo.settle(p.ctx, p.cycle.plugins.filters, p.cycle.plugins.at, sc.local, sc.others, p.cycle.gens, p.state, p.pod, p.s.nodes, changed, were, sc.buf.rejected)
 	if !ok {
 		if every {
 			// Most likely too many nodes rejected, which is how it
@@ -256,8 +259,8 @@ func (p *filterPass) judge() {
 // verdict judges the node at position q of the search's nodes: the
 // memo's kept verdict for its generation when the pass may take it
 // (the node is then not read, and ni is nil), otherwise its filters'.
-func (p *filterPass) verdict(q int32) (st *Status, ni *nodeinfo.NodeInfo) {
-	memo, gens := p.sc.memo, p.state.gens
+func (p *filterPass) verdict(q int32) (st *fwk.Status, ni *nodeinfo.NodeInfo) {
+	memo, gens := p.sc.memo, p.cycle.gens
 	if p.kept && gens[q] != 0 && memo.gen[q] == gens[q] {
 		if memo.first[q] >= 0 {
 			st = memo.status[q]
@@ -272,7 +275,7 @@ func (p *filterPass) verdict(q int32) (st *Status, ni *nodeinfo.NodeInfo) {
 	if len(p.nominated) > 0 {
 		pods = p.nominated[ni.Name()]
 	}
-	filters := p.state.plugins.filters
+	filters := p.cycle.plugins.filters
 	switch {
 	case len(pods) > 0:
 		if memo != nil {
@@ -280,7 +283,7 @@ func (p *filterPass) verdict(q int32) (st *Status, ni *nodeinfo.NodeInfo) {
 		}
 		return p.f.runFiltersWithNominatedPods(p.ctx, filters, p.state, p.pod, ni, pods), ni
 	case memo != nil:
-		return memo.filter(p.ctx, filters, p.state.plugins.at, p.sc.local, p.sc.others, gens, p.state, p.pod, ni, q), ni
+		return memo.filter(p.ctx, filters, p.cycle.plugins.at, p.sc.local, p.sc.others, gens, p.state, p.pod, ni, q), ni
 	}
 	return runFilters(p.ctx, filters, p.state, p.pod, ni), ni
 }

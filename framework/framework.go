@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/kubesched/kubesched/fwk"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 )
@@ -30,10 +31,10 @@ const DefaultParallelism = 16
 var ErrNoNodesAvailable = errors.New("no nodes available to schedule pods")
 
 type scorePlugin struct {
-	ScorePlugin
+	fwk.ScorePlugin
 	name      string // cached: asked for once per node otherwise
 	weight    int64
-	normalize NormalizeScorePlugin // nil if the plugin does not normalize
+	normalize fwk.NormalizeScorePlugin // nil if the plugin does not normalize
 	// index is the plugin's position in Framework.scores, and local its
 	// node-locality (see memo); nil for a plugin never node-local.
 	index int
@@ -46,12 +47,12 @@ type scorePlugin struct {
 // one with [New] (or kubesched.DefaultFramework) and share it: Schedule is
 // safe for concurrent use.
 type Framework struct {
-	preEnqueues []PreEnqueuePlugin
-	preFilters  []PreFilterPlugin
-	filters     []FilterPlugin
-	preScores   []PreScorePlugin
+	preEnqueues []fwk.PreEnqueuePlugin
+	preFilters  []fwk.PreFilterPlugin
+	filters     []fwk.FilterPlugin
+	preScores   []fwk.PreScorePlugin
 	scores      []scorePlugin
-	reserves    []ReservePlugin
+	reserves    []fwk.ReservePlugin
 	postFilters []PostFilterPlugin
 	percentage  int32
 	parallelism int
@@ -67,7 +68,7 @@ type Framework struct {
 	snapIndex atomic.Pointer[snapshotIndex]
 	// scratch recycles per-cycle working slices (*scratch).
 	scratch   sync.Pool
-	listers   Listers
+	listers   fwk.Listers
 	extenders []Extender
 	nominator Nominator
 	// active caches the plugins cycles run after PreFilter.
@@ -128,7 +129,7 @@ func (f *Framework) notePlugin(name string, point ExtensionPoint, weight int32) 
 type Option func(*config) error
 
 type config struct {
-	listers     Listers
+	listers     fwk.Listers
 	extenders   []Extender
 	nominator   Nominator
 	plugins     []pluginWeight
@@ -140,7 +141,7 @@ type config struct {
 }
 
 type pluginWeight struct {
-	plugin Plugin
+	plugin fwk.Plugin
 	weight int32
 	// at is the one extension point the plugin was added at, or "" for
 	// every one it implements.
@@ -170,7 +171,7 @@ const (
 // the point's interface. A plugin added with [WithPlugin] as well takes
 // part in both ways, which at one point is an error (two plugins of one
 // name).
-func WithPluginAt(point ExtensionPoint, p Plugin, weight int32) Option {
+func WithPluginAt(point ExtensionPoint, p fwk.Plugin, weight int32) Option {
 	return func(c *config) error {
 		if p == nil {
 			return fmt.Errorf("WithPluginAt %s: nil plugin", point)
@@ -188,12 +189,12 @@ func WithPluginAt(point ExtensionPoint, p Plugin, weight int32) Option {
 // WithPlugin adds a plugin to the profile, after those already added. It
 // takes part in every phase whose interface it implements (PreEnqueue, PreFilter,
 // Filter, PreScore, Score, NormalizeScore); weight multiplies its scores and
-// may not be 0 if it is a [ScorePlugin], and is ignored otherwise. A
+// may not be 0 if it is a [fwk.ScorePlugin], and is ignored otherwise. A
 // negative weight, which kube-scheduler's configuration accepts, makes
 // the plugin's scores count against a node.
 // Filters run in the order added. Two plugins of the same phase may not
 // share a name.
-func WithPlugin(p Plugin, weight int32) Option {
+func WithPlugin(p fwk.Plugin, weight int32) Option {
 	return func(c *config) error {
 		if p == nil {
 			return errors.New("WithPlugin: nil plugin")
@@ -290,35 +291,35 @@ func New(opts ...Option) (*Framework, error) {
 		// implements: at every such point, or only at the one it was
 		// added at.
 		joins := func(point ExtensionPoint) bool { return pw.at == "" || pw.at == point }
-		if pl, ok := p.(PreEnqueuePlugin); ok && joins(PreEnqueue) {
+		if pl, ok := p.(fwk.PreEnqueuePlugin); ok && joins(PreEnqueue) {
 			if err := claim("PreEnqueue", name); err != nil {
 				return nil, err
 			}
 			f.preEnqueues = append(f.preEnqueues, pl)
 			f.notePlugin(name, PreEnqueue, 0)
 		}
-		if pl, ok := p.(PreFilterPlugin); ok && joins(PreFilter) {
+		if pl, ok := p.(fwk.PreFilterPlugin); ok && joins(PreFilter) {
 			if err := claim("PreFilter", name); err != nil {
 				return nil, err
 			}
 			f.preFilters = append(f.preFilters, pl)
 			f.notePlugin(name, PreFilter, 0)
 		}
-		if pl, ok := p.(FilterPlugin); ok && joins(Filter) {
+		if pl, ok := p.(fwk.FilterPlugin); ok && joins(Filter) {
 			if err := claim("Filter", name); err != nil {
 				return nil, err
 			}
 			f.filters = append(f.filters, pl)
 			f.notePlugin(name, Filter, 0)
 		}
-		if pl, ok := p.(PreScorePlugin); ok && joins(PreScore) {
+		if pl, ok := p.(fwk.PreScorePlugin); ok && joins(PreScore) {
 			if err := claim("PreScore", name); err != nil {
 				return nil, err
 			}
 			f.preScores = append(f.preScores, pl)
 			f.notePlugin(name, PreScore, 0)
 		}
-		if pl, ok := p.(ScorePlugin); ok && joins(Score) {
+		if pl, ok := p.(fwk.ScorePlugin); ok && joins(Score) {
 			if err := claim("Score", name); err != nil {
 				return nil, err
 			}
@@ -326,12 +327,12 @@ func New(opts ...Option) (*Framework, error) {
 				return nil, fmt.Errorf("score plugin %q has weight 0; give it 1 or more (a configuration's 0 is 1)", name)
 			}
 			sp := scorePlugin{ScorePlugin: pl, name: name, weight: int64(pw.weight), index: len(f.scores), local: nodeLocality(pl)}
-			sp.normalize, _ = p.(NormalizeScorePlugin)
+			sp.normalize, _ = p.(fwk.NormalizeScorePlugin)
 			sp.batch, _ = p.(batchScorer)
 			f.scores = append(f.scores, sp)
 			f.notePlugin(name, Score, pw.weight)
 		}
-		if pl, ok := p.(ReservePlugin); ok && joins(Reserve) {
+		if pl, ok := p.(fwk.ReservePlugin); ok && joins(Reserve) {
 			if err := claim("Reserve", name); err != nil {
 				return nil, err
 			}
@@ -350,23 +351,23 @@ func New(opts ...Option) (*Framework, error) {
 }
 
 // Implements reports whether p implements point's interface.
-func Implements(p Plugin, point ExtensionPoint) bool {
+func Implements(p fwk.Plugin, point ExtensionPoint) bool {
 	var ok bool
 	switch point {
 	case PreEnqueue:
-		_, ok = p.(PreEnqueuePlugin)
+		_, ok = p.(fwk.PreEnqueuePlugin)
 	case PreFilter:
-		_, ok = p.(PreFilterPlugin)
+		_, ok = p.(fwk.PreFilterPlugin)
 	case Filter:
-		_, ok = p.(FilterPlugin)
+		_, ok = p.(fwk.FilterPlugin)
 	case PostFilter:
 		_, ok = p.(PostFilterPlugin)
 	case PreScore:
-		_, ok = p.(PreScorePlugin)
+		_, ok = p.(fwk.PreScorePlugin)
 	case Score:
-		_, ok = p.(ScorePlugin)
+		_, ok = p.(fwk.ScorePlugin)
 	case Reserve:
-		_, ok = p.(ReservePlugin)
+		_, ok = p.(fwk.ReservePlugin)
 	}
 	return ok
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -21,27 +22,27 @@ import (
 type fakeFilter struct {
 	name   string
 	reject map[string]string
-	code   framework.Code
+	code   fwk.Code
 	// pre, if set, is returned from PreFilter.
-	pre       *framework.PreFilterResult
-	preStatus *framework.Status
+	pre       *fwk.PreFilterResult
+	preStatus *fwk.Status
 	calls     sync.Map
 }
 
 func (f *fakeFilter) Name() string { return f.name }
 
-func (f *fakeFilter) PreFilter(context.Context, *framework.CycleState, *v1.Pod, []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (f *fakeFilter) PreFilter(context.Context, *fwk.CycleState, *v1.Pod, []*nodeinfo.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	return f.pre, f.preStatus
 }
 
-func (f *fakeFilter) Filter(_ context.Context, _ *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (f *fakeFilter) Filter(_ context.Context, _ *fwk.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) *fwk.Status {
 	f.calls.Store(ni.Node().Name, true)
 	if reason, ok := f.reject[ni.Node().Name]; ok {
 		code := f.code
-		if code == framework.Success {
-			code = framework.Unschedulable
+		if code == fwk.Success {
+			code = fwk.Unschedulable
 		}
-		return framework.NewStatus(code, reason)
+		return fwk.NewStatus(code, reason)
 	}
 	return nil
 }
@@ -50,24 +51,24 @@ func (f *fakeFilter) Filter(_ context.Context, _ *framework.CycleState, _ *v1.Po
 type fakeScore struct {
 	name      string
 	scores    map[string]int64
-	preStatus *framework.Status
+	preStatus *fwk.Status
 	normalize bool
 }
 
 func (f *fakeScore) Name() string { return f.name }
 
-func (f *fakeScore) PreScore(context.Context, *framework.CycleState, *v1.Pod, []*nodeinfo.NodeInfo) *framework.Status {
+func (f *fakeScore) PreScore(context.Context, *fwk.CycleState, *v1.Pod, []*nodeinfo.NodeInfo) *fwk.Status {
 	return f.preStatus
 }
 
-func (f *fakeScore) Score(_ context.Context, _ *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+func (f *fakeScore) Score(_ context.Context, _ *fwk.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *fwk.Status) {
 	return f.scores[ni.Node().Name], nil
 }
 
 // halving normalizes by halving every score, to show normalization runs before weights.
 type halving struct{ fakeScore }
 
-func (h *halving) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, _ []*nodeinfo.NodeInfo, scores []int64) *framework.Status {
+func (h *halving) NormalizeScore(_ context.Context, _ *fwk.CycleState, _ *v1.Pod, _ []*nodeinfo.NodeInfo, scores []int64) *fwk.Status {
 	for i := range scores {
 		scores[i] /= 2
 	}
@@ -171,7 +172,7 @@ func TestScheduleSkipsScoringWhenOneNodeIsFeasible(t *testing.T) {
 func TestScheduleLeavesSkippedScorePluginsOutOfTheScores(t *testing.T) {
 	t.Parallel()
 	f := mustNew(t,
-		framework.WithPlugin(&fakeScore{name: "Skipped", preStatus: framework.NewStatus(framework.Skip), scores: map[string]int64{"n1": 100}}, 1),
+		framework.WithPlugin(&fakeScore{name: "Skipped", preStatus: fwk.NewStatus(fwk.Skip), scores: map[string]int64{"n1": 100}}, 1),
 		framework.WithPlugin(&fakeScore{name: "Kept", scores: map[string]int64{"n2": 10}}, 1),
 	)
 	res, err := f.Schedule(context.Background(), testPod, nodes("n1", "n2"))
@@ -239,7 +240,7 @@ func TestScheduleWithTheSameSeedChoosesTheSameNodes(t *testing.T) {
 func TestScheduleReportsKubeSchedulersFitErrorWhenNothingFits(t *testing.T) {
 	t.Parallel()
 	f := mustNew(t,
-		framework.WithPlugin(&fakeFilter{name: "Taints", code: framework.UnschedulableAndUnresolvable,
+		framework.WithPlugin(&fakeFilter{name: "Taints", code: fwk.UnschedulableAndUnresolvable,
 			reject: map[string]string{"n1": "node(s) had untolerated taint(s)", "n2": "node(s) had untolerated taint(s)"}}, 0),
 		framework.WithPlugin(&fakeFilter{name: "Fit", reject: map[string]string{"n3": "Insufficient cpu", "n1": "Insufficient cpu"}}, 0),
 	)
@@ -253,7 +254,7 @@ func TestScheduleReportsKubeSchedulersFitErrorWhenNothingFits(t *testing.T) {
 	if err.Error() != want {
 		t.Errorf("message = %q, want %q", err.Error(), want)
 	}
-	if s := fitErr.Diagnosis.NodeStatus("n1"); s.Plugin() != "Taints" || s.Code() != framework.UnschedulableAndUnresolvable {
+	if s := fitErr.Diagnosis.NodeStatus("n1"); s.Plugin() != "Taints" || s.Code() != fwk.UnschedulableAndUnresolvable {
 		t.Errorf("n1 status = %v, want Taints/UnschedulableAndUnresolvable", s)
 	}
 	if !fitErr.Diagnosis.UnschedulablePlugins.Equal(sets.New("Taints", "Fit")) {
@@ -273,39 +274,39 @@ func TestPreFilter(t *testing.T) {
 	}{
 		{
 			name:    "a PreFilter rejection rejects the pod on every node with its own message",
-			plugins: []*fakeFilter{{name: "P", preStatus: framework.NewStatus(framework.UnschedulableAndUnresolvable, "pod is broken")}},
+			plugins: []*fakeFilter{{name: "P", preStatus: fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "pod is broken")}},
 			wantErr: "0/3 nodes are available: pod is broken.",
 		},
 		{
 			name: "an Unschedulable PreFilter does not stop later PreFilters but still rejects",
 			plugins: []*fakeFilter{
-				{name: "P1", preStatus: framework.NewStatus(framework.Unschedulable, "first")},
+				{name: "P1", preStatus: fwk.NewStatus(fwk.Unschedulable, "first")},
 				{name: "P2"},
 			},
 			wantErr: "0/3 nodes are available: first.",
 		},
 		{
 			name:          "a PreFilterResult limits filtering to the nodes it names",
-			plugins:       []*fakeFilter{{name: "P", pre: &framework.PreFilterResult{NodeNames: sets.New("n2", "missing")}}},
+			plugins:       []*fakeFilter{{name: "P", pre: &fwk.PreFilterResult{NodeNames: sets.New("n2", "missing")}}},
 			wantHosts:     sets.New("n2"),
 			wantEvaluated: 1,
 		},
 		{
 			name: "disjoint PreFilterResults reject every node",
 			plugins: []*fakeFilter{
-				{name: "P1", pre: &framework.PreFilterResult{NodeNames: sets.New("n1")}},
-				{name: "P2", pre: &framework.PreFilterResult{NodeNames: sets.New("n2")}},
+				{name: "P1", pre: &fwk.PreFilterResult{NodeNames: sets.New("n1")}},
+				{name: "P2", pre: &fwk.PreFilterResult{NodeNames: sets.New("n2")}},
 			},
 			wantErr: "0/3 nodes are available: node(s) didn't satisfy plugin(s) [P1 P2] simultaneously.",
 		},
 		{
 			name:    "a PreFilterResult naming no existing node rejects all with the plugin named",
-			plugins: []*fakeFilter{{name: "P", pre: &framework.PreFilterResult{NodeNames: sets.New("elsewhere")}}},
+			plugins: []*fakeFilter{{name: "P", pre: &fwk.PreFilterResult{NodeNames: sets.New("elsewhere")}}},
 			wantErr: "0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [P].",
 		},
 		{
 			name:          "a PreFilter Skip disables that plugin's Filter",
-			plugins:       []*fakeFilter{{name: "P", preStatus: framework.NewStatus(framework.Skip), reject: map[string]string{"n1": "x", "n2": "x", "n3": "x"}}},
+			plugins:       []*fakeFilter{{name: "P", preStatus: fwk.NewStatus(fwk.Skip), reject: map[string]string{"n1": "x", "n2": "x", "n3": "x"}}},
 			wantHosts:     sets.New("n1", "n2", "n3"),
 			wantEvaluated: 3,
 		},
@@ -341,7 +342,7 @@ func TestPreFilter(t *testing.T) {
 
 type badScore struct{ fakeScore }
 
-func (b *badScore) Score(context.Context, *framework.CycleState, *v1.Pod, *nodeinfo.NodeInfo) (int64, *framework.Status) {
+func (b *badScore) Score(context.Context, *fwk.CycleState, *v1.Pod, *nodeinfo.NodeInfo) (int64, *fwk.Status) {
 	return 101, nil
 }
 
@@ -367,7 +368,7 @@ func TestScheduleErrors(t *testing.T) {
 		{name: "a cancelled context is an error", ctx: cancelled, pod: testPod, nodes: nodes("a", "b"), wantErr: "context canceled"},
 		{
 			name: "a filter returning Error fails scheduling", pod: testPod, nodes: nodes("a", "b"),
-			plugins: []framework.Option{framework.WithPlugin(&fakeFilter{name: "F", code: framework.Error, reject: map[string]string{"b": "boom"}}, 0)},
+			plugins: []framework.Option{framework.WithPlugin(&fakeFilter{name: "F", code: fwk.Error, reject: map[string]string{"b": "boom"}}, 0)},
 			wantErr: `running "F" filter plugin: boom`,
 		},
 		{
@@ -550,8 +551,8 @@ func TestConcurrentSchedulesOnOneFramework(t *testing.T) {
 func TestANominatedNodeLeftOutByPreFilterKeepsItsOwnRejection(t *testing.T) {
 	t.Parallel()
 	f := mustNew(t,
-		framework.WithPlugin(&fakeFilter{name: "Narrow", pre: &framework.PreFilterResult{NodeNames: sets.New("n1")}}, 0),
-		framework.WithPlugin(&fakeFilter{name: "Taints", code: framework.UnschedulableAndUnresolvable, reject: map[string]string{"n1": "tainted", "n3": "tainted"}}, 0),
+		framework.WithPlugin(&fakeFilter{name: "Narrow", pre: &fwk.PreFilterResult{NodeNames: sets.New("n1")}}, 0),
+		framework.WithPlugin(&fakeFilter{name: "Taints", code: fwk.UnschedulableAndUnresolvable, reject: map[string]string{"n1": "tainted", "n3": "tainted"}}, 0),
 		framework.WithPlugin(&fakeScore{name: "S"}, 1))
 	pod := testPod.DeepCopy()
 	pod.Status.NominatedNodeName = "n3"
@@ -566,11 +567,11 @@ func TestANominatedNodeLeftOutByPreFilterKeepsItsOwnRejection(t *testing.T) {
 // framework scores nodes while filtering them.
 type podOnly struct{ fakeScore }
 
-func (*podOnly) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool { return true }
+func (*podOnly) PodOnlyPreScore(*fwk.CycleState, *v1.Pod) bool { return true }
 
 type podOnlyHalving struct{ halving }
 
-func (*podOnlyHalving) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool { return true }
+func (*podOnlyHalving) PodOnlyPreScore(*fwk.CycleState, *v1.Pod) bool { return true }
 
 // failingScore fails to score the named node.
 type failingScore struct {
@@ -578,9 +579,9 @@ type failingScore struct {
 	failOn string
 }
 
-func (f *failingScore) Score(ctx context.Context, s *framework.CycleState, p *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+func (f *failingScore) Score(ctx context.Context, s *fwk.CycleState, p *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *fwk.Status) {
 	if ni.Name() == f.failOn {
-		return 0, framework.AsStatus(errors.New("cannot score"))
+		return 0, fwk.AsStatus(errors.New("cannot score"))
 	}
 	return f.podOnly.Score(ctx, s, p, ni)
 }
@@ -588,7 +589,7 @@ func (f *failingScore) Score(ctx context.Context, s *framework.CycleState, p *v1
 func TestScoringWhileFilteringGivesTheSameScores(t *testing.T) {
 	t.Parallel()
 	table := map[string]int64{"node-0001": 40, "node-0002": 90, "node-0003": 10}
-	run := func(pl framework.Plugin) []framework.NodePluginScores {
+	run := func(pl fwk.Plugin) []framework.NodePluginScores {
 		f := mustNew(t,
 			framework.WithPlugin(&fakeFilter{name: "F", reject: map[string]string{"node-0000": "no"}}, 0),
 			framework.WithPlugin(pl, 2),
@@ -625,9 +626,9 @@ func TestScoreErrorsMatterOnlyWhenScoringHappens(t *testing.T) {
 		for _, early := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s (early %v)", tc.name, early), func(t *testing.T) {
 				t.Parallel()
-				var scorer framework.Plugin = &failingScore{podOnly: podOnly{fakeScore{name: "S"}}, failOn: "n1"}
+				var scorer fwk.Plugin = &failingScore{podOnly: podOnly{fakeScore{name: "S"}}, failOn: "n1"}
 				if !early {
-					scorer = &fakeScore{name: "S", preStatus: framework.AsStatus(errors.New("cannot prescore"))}
+					scorer = &fakeScore{name: "S", preStatus: fwk.AsStatus(errors.New("cannot prescore"))}
 				}
 				f := mustNew(t, framework.WithPlugin(&fakeFilter{name: "F", reject: tc.reject}, 0), framework.WithPlugin(scorer, 1))
 				res, err := f.Schedule(context.Background(), testPod, nodes("n1", "n2", "n3"))
@@ -679,7 +680,7 @@ func TestASearchThatFoundEnoughNodesStopsAtOnceAsKubeSchedulersWorkersDo(t *test
 			reject[name] = "odd"
 		}
 	}
-	filter := &fakeFilter{name: "Odd", reject: reject, code: framework.Unschedulable}
+	filter := &fakeFilter{name: "Odd", reject: reject, code: fwk.Unschedulable}
 	scorer := &filterScorer{name: "Flat"}
 	f, err := framework.New(framework.WithPlugin(filter, 0), framework.WithPluginAt(framework.Score, scorer, 1), framework.WithParallelism(1))
 	if err != nil {

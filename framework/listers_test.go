@@ -13,15 +13,17 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
+	"github.com/kubesched/kubesched/internal/cycle"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
 // capture is a plugin that records the listers it is given.
-type capture struct{ got *framework.Listers }
+type capture struct{ got *fwk.Listers }
 
 func (c *capture) Name() string { return "Capture" }
 
-func (c *capture) Filter(_ context.Context, s *framework.CycleState, _ *v1.Pod, _ *nodeinfo.NodeInfo) *framework.Status {
+func (c *capture) Filter(_ context.Context, s *fwk.CycleState, _ *v1.Pod, _ *nodeinfo.NodeInfo) *fwk.Status {
 	l := s.Listers()
 	*c.got = l
 	return nil
@@ -29,7 +31,7 @@ func (c *capture) Filter(_ context.Context, s *framework.CycleState, _ *v1.Pod, 
 
 func TestWithObjectsServesThemToPlugins(t *testing.T) {
 	t.Parallel()
-	var got framework.Listers
+	var got fwk.Listers
 	meta := func(name string, l map[string]string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: l}
 	}
@@ -92,8 +94,8 @@ func TestWithObjectsRejectsOtherKinds(t *testing.T) {
 
 func TestCloneKeepsTheOriginalsValues(t *testing.T) {
 	t.Parallel()
-	key := framework.NewStateKey[*counter]()
-	s := framework.NewCycleState(nil)
+	key := fwk.NewStateKey[*counter]()
+	s := fwk.NewCycleState(nil)
 	key.Write(s, &counter{n: 1})
 	c := s.Clone()
 	v, _ := key.Read(c)
@@ -121,11 +123,11 @@ func TestNodesWithPodAffinity(t *testing.T) {
 		}
 		return strings.Join(out, ",")
 	}
-	state := framework.NewCycleState(all)
+	state := fwk.NewCycleState(all)
 	other := append([]*nodeinfo.NodeInfo(nil), all[2], all[1])
 	for _, tc := range []struct {
 		name      string
-		state     *framework.CycleState
+		state     *fwk.CycleState
 		nodes     []*nodeinfo.NodeInfo
 		any, anti string
 	}{
@@ -133,10 +135,10 @@ func TestNodesWithPodAffinity(t *testing.T) {
 		{"another node list is filtered as given", state, other, "anti,affinity", "anti"},
 		{"without a state the list is filtered as given", nil, all, "affinity,anti", "anti"},
 	} {
-		if got := names(tc.state.NodesWithPodAffinity(tc.nodes)); got != tc.any {
+		if got := names(cycle.Of(tc.state).NodesWithPodAffinity(tc.nodes)); got != tc.any {
 			t.Errorf("%s: NodesWithPodAffinity = %s, want %s", tc.name, got, tc.any)
 		}
-		if got := names(tc.state.NodesWithRequiredPodAntiAffinity(tc.nodes)); got != tc.anti {
+		if got := names(cycle.Of(tc.state).NodesWithRequiredPodAntiAffinity(tc.nodes)); got != tc.anti {
 			t.Errorf("%s: NodesWithRequiredPodAntiAffinity = %s, want %s", tc.name, got, tc.anti)
 		}
 	}

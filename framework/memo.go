@@ -14,6 +14,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 
+	"github.com/kubesched/kubesched/fwk"
+	"github.com/kubesched/kubesched/internal/cycle"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -79,14 +81,14 @@ type memo struct {
 	// its status.
 	gen    []int64
 	first  []int16
-	status []*Status
-	// settled is the version of the node list (CycleState.ChangedNodes)
+	status []*fwk.Status
+	// settled is the version of the node list (cycle.Hooks.ChangedNodes)
 	// at which every position's verdict was kept, for the node there, and
 	// rejected were the positions, in order, where a node-local filter did
 	// not pass; the zero version when not so. A cycle that finds that
 	// still so of every node but those changed since judges those alone
 	// (see filterNodes).
-	settled  NodesVersion
+	settled  cycle.Version
 	rejected []int32
 	// found is what the last search with the memo settled found, from
 	// the search start foundFrom, for the rejected positions; its slices
@@ -102,7 +104,7 @@ type memo struct {
 	// cycle kept the scores of every node its search found; the zero
 	// version when not so. A settled search from that version finds only
 	// the changed nodes without kept scores (see scoring.prescore).
-	scoredAt NodesVersion
+	scoredAt cycle.Version
 
 	// scores is which of the framework's score plugins are remembered,
 	// by position in Framework.scores; sgen[p] the generation whose
@@ -182,7 +184,7 @@ func (ms *memos) take(pod *v1.Pod, n int, local filterSet, perNode int) *memo {
 		if m.filters != local {
 			m.filters = local
 			clear(m.gen)
-			m.settled, m.found = NodesVersion{}, searched{}
+			m.settled, m.found = cycle.Version{}, searched{}
 		}
 		return m
 	}
@@ -225,7 +227,7 @@ func (m *memo) reset(pod *v1.Pod, print uint64, n int, local filterSet) {
 	m.spec = marshalSpec(m.pod)
 	m.gen = grow(&m.gen, n)
 	clear(m.gen)
-	m.settled, m.found, m.partial = NodesVersion{}, searched{}, 0
+	m.settled, m.found, m.partial = cycle.Version{}, searched{}, 0
 	m.first = grow(&m.first, n)
 	m.status = grow(&m.status, n)
 	clear(m.status)
@@ -240,9 +242,9 @@ func (m *memo) reset(pod *v1.Pod, print uint64, n int, local filterSet) {
 // generation, and keeping it otherwise. at[i] is filters[i]'s position
 // in Framework.filters and local[i] whether it is node-local; others
 // lists the filters that are not, in order. gens, when not nil, are the
-// cycle's nodes' generations (CycleState.NodeGenerations), which spare
+// cycle's nodes' generations (cycle.Hooks.NodeGenerations), which spare
 // reading an unchanged node.
-func (m *memo) filter(ctx context.Context, filters []FilterPlugin, at []int, local []bool, others []int, gens []int64, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, p int32) *Status {
+func (m *memo) filter(ctx context.Context, filters []fwk.FilterPlugin, at []int, local []bool, others []int, gens []int64, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, p int32) *fwk.Status {
 	if gens == nil || m.gen[p] != gens[p] || m.gen[p] == 0 {
 		if !m.check(ctx, filters, at, local, state, pod, ni, p) {
 			return runFilters(ctx, filters, state, pod, ni)
@@ -274,7 +276,7 @@ func maxSettledRejected(n int) int { return max(64, n/8) }
 // positions were (in order), and returns the positions rejected now, in
 // order, and true; false when some node's verdict cannot be kept, is an
 // error, or too many nodes are rejected. out is reused for the result.
-func (m *memo) settle(ctx context.Context, filters []FilterPlugin, at []int, local []bool, others []int, gens []int64, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, changed, were, out []int32) ([]int32, bool) {
+func (m *memo) settle(ctx context.Context, filters []fwk.FilterPlugin, at []int, local []bool, others []int, gens []int64, state *fwk.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, changed, were, out []int32) ([]int32, bool) {
 	var now []int32 // changed nodes rejected
 	for _, p := range changed {
 		if gens[p] == 0 {
@@ -308,7 +310,7 @@ func (m *memo) settle(ctx context.Context, filters []FilterPlugin, at []int, loc
 // check brings position p's kept verdict up to date with ni, running the
 // node-local filters if it changed, and reports false for a node whose
 // verdict cannot be kept (generation 0).
-func (m *memo) check(ctx context.Context, filters []FilterPlugin, at []int, local []bool, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, p int32) bool {
+func (m *memo) check(ctx context.Context, filters []fwk.FilterPlugin, at []int, local []bool, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, p int32) bool {
 	gen := ni.Generation()
 	if gen == 0 {
 		m.gen[p] = 0
@@ -316,7 +318,7 @@ func (m *memo) check(ctx context.Context, filters []FilterPlugin, at []int, loca
 	}
 	if m.gen[p] != gen {
 		m.fresh.Add(1)
-		first, status := int16(-1), (*Status)(nil)
+		first, status := int16(-1), (*fwk.Status)(nil)
 		for i, pl := range filters {
 			if !local[i] {
 				continue
@@ -364,7 +366,7 @@ func (m *memo) bindScores(active []*scorePlugin, pod *v1.Pod) []int {
 		m.nonzero = make([]atomic.Int64, len(set))
 		m.bytes = grow(&m.bytes, len(set)*m.nodes)
 		m.dsum = grow(&m.dsum, m.nodes)
-		m.scoredAt = NodesVersion{}
+		m.scoredAt = cycle.Version{}
 	}
 	return slots
 }

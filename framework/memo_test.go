@@ -19,6 +19,7 @@ import (
 	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/cache"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/testcluster"
 	plugins "github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -306,7 +307,7 @@ type localScore struct{ bad string }
 
 func (*localScore) Name() string { return "LocalScore" }
 
-func (l *localScore) Score(_ context.Context, _ *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+func (l *localScore) Score(_ context.Context, _ *fwk.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *fwk.Status) {
 	if ni.Name() == l.bad {
 		return 101, nil
 	}
@@ -350,7 +351,7 @@ func TestAMemoWeighsEveryNodeAsACycleWithout(t *testing.T) {
 	for i := range frameworks {
 		ps := kubesched.DefaultPlugins()
 		for j := range ps {
-			if _, scores := ps[j].Plugin.(framework.ScorePlugin); scores {
+			if _, scores := ps[j].Plugin.(fwk.ScorePlugin); scores {
 				if w, ok := weights[ps[j].Plugin.Name()]; ok {
 					ps[j].Weight = w
 				}

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 
+	"github.com/kubesched/kubesched/internal/cycle"
 	"github.com/kubesched/kubesched/internal/parallel"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -22,7 +23,7 @@ import (
 // a method Generations() []int64 returning them in Nodes order (the same
 // slice each call, changing only with the nodes, as cache.Snapshot's):
 // then a cycle tells which nodes changed since it last looked without
-// reading every NodeInfo (see [CycleState.NodeGenerations]).
+// reading every NodeInfo (see [cycle.Hooks.NodeGenerations]).
 type NodeSnapshot interface {
 	// Nodes returns every node, in the order the search walks them. Every
 	// call returns the same slice, and neither it nor the NodeInfos it
@@ -121,7 +122,7 @@ func (x *snapshotIndex) podAffinity() *affinityNodes {
 			x.affinity.any, x.affinity.requiredAnti = s.NodesWithPodAffinity(), s.NodesWithRequiredPodAntiAffinity()
 			return
 		}
-		x.affinity.fill(x.nodes)
+		x.affinity.any, x.affinity.requiredAnti = cycle.AffinityNodes(x.nodes)
 	})
 	return &x.affinity
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -40,7 +41,7 @@ func (s *sliceSnapshot) Index(name string) (int, bool) {
 
 // narrowTo is a PreFilter plugin that keeps only the named nodes.
 func narrowTo(names ...string) *fakeFilter {
-	return &fakeFilter{name: "Narrow", pre: &framework.PreFilterResult{NodeNames: sets.New(names...)}}
+	return &fakeFilter{name: "Narrow", pre: &fwk.PreFilterResult{NodeNames: sets.New(names...)}}
 }
 
 func TestNarrowedNodesShareOneVerdict(t *testing.T) {
@@ -143,7 +144,7 @@ func TestNarrowedNodesShareOneVerdict(t *testing.T) {
 
 func TestAPreFilterRejectionIsEveryNodesVerdict(t *testing.T) {
 	t.Parallel()
-	reject := framework.NewStatus(framework.UnschedulableAndUnresolvable, "pod is odd")
+	reject := fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "pod is odd")
 	f := mustNew(t, framework.WithPlugin(&fakeFilter{name: "F", preStatus: reject}, 0))
 	_, err := f.ScheduleSnapshot(context.Background(), testPod, snapshotOf(manyNodes(300)))
 	var fitErr *framework.FitError
@@ -192,7 +193,7 @@ func TestScheduleSnapshotDecidesAsSchedule(t *testing.T) {
 		if !reflect.DeepEqual(got.NodeScores(), want.NodeScores()) {
 			t.Errorf("call %d: the scores differ", i)
 		}
-		if !maps.EqualFunc(maps.Collect(got.Diagnosis.Rejected()), maps.Collect(want.Diagnosis.Rejected()), func(a, b *framework.Status) bool { return a.String() == b.String() }) {
+		if !maps.EqualFunc(maps.Collect(got.Diagnosis.Rejected()), maps.Collect(want.Diagnosis.Rejected()), func(a, b *fwk.Status) bool { return a.String() == b.String() }) {
 			t.Errorf("call %d: the rejections differ", i)
 		}
 	}
@@ -314,7 +315,7 @@ func TestRejectedListsNodesInTheirOrder(t *testing.T) {
 
 	var byHand framework.Diagnosis
 	for _, name := range []string{"z", "b", "m"} {
-		byHand.SetNodeStatus(name, framework.NewStatus(framework.Unschedulable, "no"))
+		byHand.SetNodeStatus(name, fwk.NewStatus(fwk.Unschedulable, "no"))
 	}
 	byHand.SetNodeStatus("m", nil)
 	inOrder = nil
@@ -362,9 +363,9 @@ func TestAPlainSliceChangedInPlaceIsSeenByTheNextCall(t *testing.T) {
 type gate struct{}
 
 func (gate) Name() string { return "Gate" }
-func (gate) PreEnqueue(_ context.Context, _ framework.Listers, pod *v1.Pod) *framework.Status {
+func (gate) PreEnqueue(_ context.Context, _ fwk.Listers, pod *v1.Pod) *fwk.Status {
 	if pod.Labels["gated"] == "true" {
-		return framework.NewStatus(framework.UnschedulableAndUnresolvable, "gated")
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "gated")
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -33,7 +34,7 @@ type Nominator interface {
 // kube-scheduler's RunFilterPluginsWithNominatedPods does. On a node with
 // pods nominated to it whose priority is at least the pod's (the pod
 // itself aside), the filters run twice: first with those pods added to
-// the node and to the PreFilter state (through [PreFilterExtensions]),
+// the node and to the PreFilter state (through [fwk.PreFilterExtensions]),
 // then, if that passes, without them; the node is feasible only if both
 // pass, and a rejection reports the first pass that failed. Adding them
 // makes resource and anti-affinity checks stricter, leaving them out
@@ -59,11 +60,11 @@ func WithNominator(n Nominator) Option {
 // nominatedPodsKey holds, for the cycle's pod, the nominated pods that
 // count on each node: those of equal or higher priority, other than the
 // pod itself. It is written only when some node has one.
-var nominatedPodsKey = NewStateKey[map[string][]*nodeinfo.PodInfo]()
+var nominatedPodsKey = fwk.NewStateKey[map[string][]*nodeinfo.PodInfo]()
 
 // recordNominations keeps in state, for the cycle's pod, the nominations
 // that count for it on each node. Schedule calls it after PreFilter.
-func (f *Framework) recordNominations(state *CycleState, pod *v1.Pod) {
+func (f *Framework) recordNominations(state *fwk.CycleState, pod *v1.Pod) {
 	if f.nominator == nil {
 		return
 	}
@@ -95,10 +96,10 @@ func (f *Framework) recordNominations(state *CycleState, pod *v1.Pod) {
 // runFiltersWithNominatedPods is runFilters with kube-scheduler's two
 // passes, for a node with nominated pods that count for pod (see
 // [WithNominator]): the node must pass with them added, then without.
-func (f *Framework) runFiltersWithNominatedPods(ctx context.Context, filters []FilterPlugin, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, pods []*nodeinfo.PodInfo) *Status {
+func (f *Framework) runFiltersWithNominatedPods(ctx context.Context, filters []fwk.FilterPlugin, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, pods []*nodeinfo.PodInfo) *fwk.Status {
 	withState, withNode, err := f.addNominatedPods(ctx, state, pod, ni, pods)
 	if err != nil {
-		return AsStatus(err)
+		return fwk.AsStatus(err)
 	}
 	if s := runFilters(ctx, filters, withState, pod, withNode); !s.IsSuccess() {
 		return s
@@ -108,7 +109,7 @@ func (f *Framework) runFiltersWithNominatedPods(ctx context.Context, filters []F
 
 // addNominatedPods returns copies of state and ni with pods added, through
 // the PreFilterExtensions of the plugins that did not skip.
-func (f *Framework) addNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, pods []*nodeinfo.PodInfo) (*CycleState, *nodeinfo.NodeInfo, error) {
+func (f *Framework) addNominatedPods(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, pods []*nodeinfo.PodInfo) (*fwk.CycleState, *nodeinfo.NodeInfo, error) {
 	node := ni.Clone()
 	withState := state.Clone()
 	extensions := f.extensions(state)
@@ -125,20 +126,22 @@ func (f *Framework) addNominatedPods(ctx context.Context, state *CycleState, pod
 
 // filtersOf returns the Filter plugins state's cycle runs: all of f's for a
 // state that no cycle of f made.
-func (f *Framework) filtersOf(state *CycleState) []FilterPlugin {
-	if state.plugins == nil || state.fw != f {
+func (f *Framework) filtersOf(state *fwk.CycleState) []fwk.FilterPlugin {
+	d := cycleOf(state)
+	if d == nil || d.plugins == nil || d.fw != f {
 		return f.cyclePlugins(skipSet{}).filters
 	}
-	return state.plugins.filters
+	return d.plugins.filters
 }
 
 // extensions returns the PreFilterExtensions state's cycle runs: all of
 // f's for a state that no cycle of f made.
-func (f *Framework) extensions(state *CycleState) []namedExtensions {
-	if state.plugins == nil || state.fw != f {
+func (f *Framework) extensions(state *fwk.CycleState) []namedExtensions {
+	d := cycleOf(state)
+	if d == nil || d.plugins == nil || d.fw != f {
 		return f.cyclePlugins(skipSet{}).extensions
 	}
-	return state.plugins.extensions
+	return d.plugins.extensions
 }
 
 // samePod matches pods by UID, or by namespace and name when either has

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -166,35 +167,35 @@ type extensionSpy struct {
 
 func (*extensionSpy) Name() string { return "Spy" }
 
-func (s *extensionSpy) PreFilter(context.Context, *framework.CycleState, *v1.Pod, []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (s *extensionSpy) PreFilter(context.Context, *fwk.CycleState, *v1.Pod, []*nodeinfo.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	if s.skip {
-		return nil, framework.NewStatus(framework.Skip)
+		return nil, fwk.NewStatus(fwk.Skip)
 	}
 	return nil, nil
 }
 
-func (s *extensionSpy) Filter(_ context.Context, _ *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (s *extensionSpy) Filter(_ context.Context, _ *fwk.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) *fwk.Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.filters[ni.Name()]++
 	return nil
 }
 
-func (s *extensionSpy) AddPod(_ context.Context, _ *framework.CycleState, _ *v1.Pod, podToAdd *nodeinfo.PodInfo, node *nodeinfo.NodeInfo) *framework.Status {
+func (s *extensionSpy) AddPod(_ context.Context, _ *fwk.CycleState, _ *v1.Pod, podToAdd *nodeinfo.PodInfo, node *nodeinfo.NodeInfo) *fwk.Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.adds = append(s.adds, podToAdd.Pod.Name+"@"+node.Name())
 	if s.failAdd {
-		return framework.AsStatus(errors.New("spy failed"))
+		return fwk.AsStatus(errors.New("spy failed"))
 	}
 	return nil
 }
 
-func (*extensionSpy) RemovePod(context.Context, *framework.CycleState, *v1.Pod, *nodeinfo.PodInfo, *nodeinfo.NodeInfo) *framework.Status {
+func (*extensionSpy) RemovePod(context.Context, *fwk.CycleState, *v1.Pod, *nodeinfo.PodInfo, *nodeinfo.NodeInfo) *fwk.Status {
 	return nil
 }
 
-var _ framework.PreFilterExtensions = (*extensionSpy)(nil)
+var _ fwk.PreFilterExtensions = (*extensionSpy)(nil)
 
 // preFilterOnlySpy is an extensionSpy without a Filter: a PreFilter plugin
 // with extensions only.
@@ -202,15 +203,15 @@ type preFilterOnlySpy struct{ spy *extensionSpy }
 
 func (p preFilterOnlySpy) Name() string { return p.spy.Name() }
 
-func (p preFilterOnlySpy) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (p preFilterOnlySpy) PreFilter(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	return p.spy.PreFilter(ctx, state, pod, nodes)
 }
 
-func (p preFilterOnlySpy) AddPod(ctx context.Context, state *framework.CycleState, pod *v1.Pod, podToAdd *nodeinfo.PodInfo, node *nodeinfo.NodeInfo) *framework.Status {
+func (p preFilterOnlySpy) AddPod(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, podToAdd *nodeinfo.PodInfo, node *nodeinfo.NodeInfo) *fwk.Status {
 	return p.spy.AddPod(ctx, state, pod, podToAdd, node)
 }
 
-func (p preFilterOnlySpy) RemovePod(ctx context.Context, state *framework.CycleState, pod *v1.Pod, podToRemove *nodeinfo.PodInfo, node *nodeinfo.NodeInfo) *framework.Status {
+func (p preFilterOnlySpy) RemovePod(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, podToRemove *nodeinfo.PodInfo, node *nodeinfo.NodeInfo) *fwk.Status {
 	return p.spy.RemovePod(ctx, state, pod, podToRemove, node)
 }
 

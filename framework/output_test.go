@@ -7,27 +7,28 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
 func TestOutputsHoldOneValuePerKey(t *testing.T) {
 	t.Parallel()
-	first, second := framework.NewOutputKey[string](), framework.NewOutputKey[string]()
-	count := framework.NewOutputKey[int]()
+	first, second := fwk.NewOutputKey[string](), fwk.NewOutputKey[string]()
+	count := fwk.NewOutputKey[int]()
 	for _, tc := range []struct {
 		name string
-		set  func(o *framework.Outputs)
+		set  func(o *fwk.Outputs)
 		want map[string]any // by key name; absent keys are missing
 	}{
-		{name: "empty outputs hold nothing", set: func(*framework.Outputs) {}, want: map[string]any{}},
-		{name: "a value set is got back under its key alone", set: func(o *framework.Outputs) { first.Set(o, "a") }, want: map[string]any{"first": "a"}},
-		{name: "two keys of one type hold two values", set: func(o *framework.Outputs) { first.Set(o, "a"); second.Set(o, "b") }, want: map[string]any{"first": "a", "second": "b"}},
-		{name: "setting a key again replaces its value", set: func(o *framework.Outputs) { first.Set(o, "a"); count.Set(o, 1); first.Set(o, "c") }, want: map[string]any{"first": "c", "count": 1}},
-		{name: "the zero key holds nothing", set: func(o *framework.Outputs) { framework.OutputKey[string]{}.Set(o, "x") }, want: map[string]any{}},
+		{name: "empty outputs hold nothing", set: func(*fwk.Outputs) {}, want: map[string]any{}},
+		{name: "a value set is got back under its key alone", set: func(o *fwk.Outputs) { first.Set(o, "a") }, want: map[string]any{"first": "a"}},
+		{name: "two keys of one type hold two values", set: func(o *fwk.Outputs) { first.Set(o, "a"); second.Set(o, "b") }, want: map[string]any{"first": "a", "second": "b"}},
+		{name: "setting a key again replaces its value", set: func(o *fwk.Outputs) { first.Set(o, "a"); count.Set(o, 1); first.Set(o, "c") }, want: map[string]any{"first": "c", "count": 1}},
+		{name: "the zero key holds nothing", set: func(o *fwk.Outputs) { fwk.OutputKey[string]{}.Set(o, "x") }, want: map[string]any{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			var o framework.Outputs
+			var o fwk.Outputs
 			tc.set(&o)
 			got := map[string]any{}
 			if v, ok := first.Get(&o); ok {
@@ -60,17 +61,18 @@ func TestOutputsHoldOneValuePerKey(t *testing.T) {
 // node's label in the Result.
 type labelReserver struct{}
 
-var nodeZone = framework.NewOutputKey[string]()
+var nodeZone = fwk.NewOutputKey[string]()
 
 func (labelReserver) Name() string { return "LabelReserver" }
 
-func (labelReserver) Reserve(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeName string, r *framework.Result) *framework.Status {
-	ni, ok := state.NodeInfo(nodeName)
-	if !ok {
-		return framework.NewStatus(framework.Error, "no node "+nodeName)
+func (labelReserver) Reserve(_ context.Context, state *fwk.CycleState, _ *v1.Pod, nodeName string, out *fwk.Outputs) *fwk.Status {
+	for _, ni := range state.AllNodes() {
+		if ni.Name() == nodeName {
+			nodeZone.Set(out, ni.Labels()["zone"])
+			return nil
+		}
 	}
-	nodeZone.Set(&r.Outputs, ni.Labels()["zone"])
-	return nil
+	return fwk.NewStatus(fwk.Error, "no node "+nodeName)
 }
 
 func TestAReservePluginOfYourOwnLeavesItsOutputInTheResult(t *testing.T) {

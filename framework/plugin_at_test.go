@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -21,14 +22,14 @@ type filterScorer struct {
 
 func (p *filterScorer) Name() string { return p.name }
 
-func (p *filterScorer) Filter(_ context.Context, _ *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (p *filterScorer) Filter(_ context.Context, _ *fwk.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) *fwk.Status {
 	if p.reject[ni.Name()] {
-		return framework.NewStatus(framework.Unschedulable, p.name+" says no")
+		return fwk.NewStatus(fwk.Unschedulable, p.name+" says no")
 	}
 	return nil
 }
 
-func (p *filterScorer) Score(context.Context, *framework.CycleState, *v1.Pod, *nodeinfo.NodeInfo) (int64, *framework.Status) {
+func (p *filterScorer) Score(context.Context, *fwk.CycleState, *v1.Pod, *nodeinfo.NodeInfo) (int64, *fwk.Status) {
 	return p.score, nil
 }
 

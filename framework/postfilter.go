@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -16,16 +17,16 @@ import (
 // cycle: DefaultPreemption chooses pods to evict, DynamicResources a
 // ResourceClaim to deallocate. kubesched changes nothing in the cluster;
 // a plugin writes what kube-scheduler would do into fe (its Preemption
-// and ClearNomination, or its [Outputs] under keys of the plugin's own,
+// and ClearNomination, or its [fwk.Outputs] under keys of the plugin's own,
 // as DynamicResources its claim to deallocate) for the caller to act on.
 type PostFilterPlugin interface {
-	Plugin
+	fwk.Plugin
 	// PostFilter returns nil (Success) when it made the pod schedulable,
 	// which ends the PostFilter phase; Unschedulable, with a reason, when
 	// it could not, and the next plugin runs; UnschedulableAndUnresolvable
 	// or Error to end the phase with its message. fe.Diagnosis holds the
 	// verdict on every node; state is the cycle's, after Filter.
-	PostFilter(ctx context.Context, state *CycleState, pod *v1.Pod, fe *FitError) *Status
+	PostFilter(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, fe *FitError) *fwk.Status
 }
 
 // Preemption is DefaultPreemption's decision for a pod no node fits: the
@@ -83,7 +84,7 @@ const defaultPreemption = "DefaultPreemption"
 // empty message; UnschedulableAndUnresolvable or Error ends it with that
 // plugin's message; Unschedulable reasons are collected and joined.
 // Without PostFilter plugins, kube-scheduler clears the pod's nomination.
-func (f *Framework) runPostFilter(ctx context.Context, state *CycleState, pod *v1.Pod, fe *FitError) {
+func (f *Framework) runPostFilter(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, fe *FitError) {
 	if len(f.postFilters) == 0 {
 		fe.ClearNomination = true
 		f.recordPostFilter(pod, fe)
@@ -99,7 +100,7 @@ func (f *Framework) runPostFilter(ctx context.Context, state *CycleState, pod *v
 			fe.Diagnosis.PostFilterMsg = s.Message()
 			f.recordPostFilter(pod, fe)
 			return
-		case s.Code() == UnschedulableAndUnresolvable, !s.IsRejected():
+		case s.Code() == fwk.UnschedulableAndUnresolvable, !s.IsRejected():
 			fe.Diagnosis.PostFilterMsg = s.Message()
 			f.recordPostFilter(pod, fe)
 			return
@@ -143,35 +144,15 @@ func (f *Framework) recordPostFilter(pod *v1.Pod, fe *FitError) {
 	}
 }
 
-// Framework returns the framework running the cycle, through which
+// Of returns the framework running the cycle of state, through which
 // PostFilter plugins re-run filters as if pods were added or removed
 // (see [Framework.RunFilterPluginsWithNominatedPods]); nil for a state
 // made outside a framework.
-func (s *CycleState) Framework() *Framework {
-	if s == nil {
-		return nil
+func Of(state *fwk.CycleState) *Framework {
+	if d := cycleOf(state); d != nil {
+		return d.fw
 	}
-	return s.fw
-}
-
-// NodeInfo returns the cycle's node called name.
-func (s *CycleState) NodeInfo(name string) (*nodeinfo.NodeInfo, bool) {
-	if s == nil {
-		return nil, false
-	}
-	if s.index != nil {
-		i, ok := s.index.position(name)
-		if !ok {
-			return nil, false
-		}
-		return s.allNodes[i], true
-	}
-	for _, ni := range s.allNodes {
-		if ni.Name() == name {
-			return ni, true
-		}
-	}
-	return nil, false
+	return nil
 }
 
 // RunFilterPluginsWithNominatedPods runs the filters that take part in
@@ -180,7 +161,7 @@ func (s *CycleState) NodeInfo(name string) (*nodeinfo.NodeInfo, bool) {
 // returns the first rejection. PostFilter plugins use it on copies of
 // state and ni changed through [Framework.RunPreFilterExtensionAddPod]
 // and [Framework.RunPreFilterExtensionRemovePod].
-func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *Status {
+func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *fwk.Status {
 	filters := f.filtersOf(state)
 	nominated, _ := nominatedPodsKey.Read(state)
 	if pods := nominated[ni.Name()]; len(pods) > 0 {
@@ -192,10 +173,10 @@ func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state
 // RunPreFilterExtensionAddPod updates state as if podToAdd had been added
 // to ni (the caller adds it to ni), through the PreFilterExtensions of
 // the PreFilter plugins that did not return Skip in the cycle.
-func (f *Framework) RunPreFilterExtensionAddPod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podToAdd *nodeinfo.PodInfo, ni *nodeinfo.NodeInfo) *Status {
+func (f *Framework) RunPreFilterExtensionAddPod(ctx context.Context, state *fwk.CycleState, podToSchedule *v1.Pod, podToAdd *nodeinfo.PodInfo, ni *nodeinfo.NodeInfo) *fwk.Status {
 	for _, ext := range f.extensions(state) {
 		if s := ext.AddPod(ctx, state, podToSchedule, podToAdd, ni); !s.IsSuccess() {
-			return AsStatus(fmt.Errorf("running AddPod on PreFilter plugin %q: %w", ext.name, s.AsError()))
+			return fwk.AsStatus(fmt.Errorf("running AddPod on PreFilter plugin %q: %w", ext.name, s.AsError()))
 		}
 	}
 	return nil
@@ -205,10 +186,10 @@ func (f *Framework) RunPreFilterExtensionAddPod(ctx context.Context, state *Cycl
 // removed from ni (the caller removes it from ni), through the
 // PreFilterExtensions of the PreFilter plugins that did not return Skip
 // in the cycle.
-func (f *Framework) RunPreFilterExtensionRemovePod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podToRemove *nodeinfo.PodInfo, ni *nodeinfo.NodeInfo) *Status {
+func (f *Framework) RunPreFilterExtensionRemovePod(ctx context.Context, state *fwk.CycleState, podToSchedule *v1.Pod, podToRemove *nodeinfo.PodInfo, ni *nodeinfo.NodeInfo) *fwk.Status {
 	for _, ext := range f.extensions(state) {
 		if s := ext.RemovePod(ctx, state, podToSchedule, podToRemove, ni); !s.IsSuccess() {
-			return AsStatus(fmt.Errorf("running RemovePod on PreFilter plugin %q: %w", ext.name, s.AsError()))
+			return fwk.AsStatus(fmt.Errorf("running RemovePod on PreFilter plugin %q: %w", ext.name, s.AsError()))
 		}
 	}
 	return nil
@@ -230,6 +211,6 @@ func (f *Framework) Extenders() []Extender { return f.extenders }
 // are statuses, the nodes not named there sharing absent (which may be
 // nil), as kube-scheduler builds the FitError a PostFilter plugin reports
 // (DefaultPreemption's "preemption: 0/3 nodes are available: ...").
-func NewFitError(pod *v1.Pod, numAllNodes int, statuses map[string]*Status, absent *Status) *FitError {
+func NewFitError(pod *v1.Pod, numAllNodes int, statuses map[string]*fwk.Status, absent *fwk.Status) *FitError {
 	return &FitError{Pod: pod, NumAllNodes: numAllNodes, Diagnosis: Diagnosis{statuses: statuses, absent: absent}}
 }

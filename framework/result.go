@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kubesched/kubesched/fwk"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 )
@@ -32,7 +33,7 @@ type Result struct {
 	// when it binds the pod to SuggestedHost (package filter's Claims,
 	// ExtendedResourceClaimStatus, Volumes and ProvisionedClaims read
 	// them).
-	Outputs Outputs
+	Outputs fwk.Outputs
 
 	scores scoreTable
 }
@@ -308,10 +309,10 @@ type Diagnosis struct {
 	PostFilterMsg string
 
 	// statuses holds the verdict on each node rejected on its own.
-	statuses map[string]*Status
+	statuses map[string]*fwk.Status
 	// absent is the verdict on every node of nodes outside kept and
 	// statuses: the nodes PreFilter ruled out. Nil when there are none.
-	absent *Status
+	absent *fwk.Status
 	// kept are the nodes a PreFilterResult named; nil with absent set
 	// means PreFilter rejected the pod on every node.
 	kept sets.Set[string]
@@ -325,7 +326,7 @@ type Diagnosis struct {
 // passed every filter, one the search never reached (it stops once it has
 // found enough feasible nodes, and after a nominated node that fits), and
 // a name that is not one of the cycle's nodes.
-func (d *Diagnosis) NodeStatus(name string) *Status {
+func (d *Diagnosis) NodeStatus(name string) *fwk.Status {
 	if s, ok := d.statuses[name]; ok {
 		return s
 	}
@@ -343,13 +344,13 @@ func (d *Diagnosis) NodeStatus(name string) *Status {
 // SetNodeStatus records s as the verdict on the node called name, for a
 // Diagnosis built by hand, such as an extender's (package extender/server).
 // A nil s removes the node's own verdict.
-func (d *Diagnosis) SetNodeStatus(name string, s *Status) {
+func (d *Diagnosis) SetNodeStatus(name string, s *fwk.Status) {
 	if s == nil {
 		delete(d.statuses, name)
 		return
 	}
 	if d.statuses == nil {
-		d.statuses = map[string]*Status{}
+		d.statuses = map[string]*fwk.Status{}
 	}
 	d.statuses[name] = s
 }
@@ -357,7 +358,7 @@ func (d *Diagnosis) SetNodeStatus(name string, s *Status) {
 // reserve makes room for n more verdicts.
 func (d *Diagnosis) reserve(n int) {
 	if d.statuses == nil && n > 0 {
-		d.statuses = make(map[string]*Status, n)
+		d.statuses = make(map[string]*fwk.Status, n)
 	}
 }
 
@@ -366,8 +367,8 @@ func (d *Diagnosis) reserve(n int) {
 // name when it was built with [Diagnosis.SetNodeStatus]. The nodes a
 // PreFilter plugin ruled out are among them, so that it then visits every
 // node of the cycle.
-func (d *Diagnosis) Rejected() iter.Seq2[string, *Status] {
-	return func(yield func(string, *Status) bool) {
+func (d *Diagnosis) Rejected() iter.Seq2[string, *fwk.Status] {
+	return func(yield func(string, *fwk.Status) bool) {
 		if d.nodes != nil && d.absent != nil {
 			for i := range d.nodes.len() {
 				name := d.nodes.name(i)
@@ -396,7 +397,7 @@ func (d *Diagnosis) Rejected() iter.Seq2[string, *Status] {
 }
 
 // rejectAll records a PreFilter rejection, which is every node's verdict.
-func (d *Diagnosis) rejectAll(s *Status) {
+func (d *Diagnosis) rejectAll(s *fwk.Status) {
 	d.absent = s
 	d.PreFilterMsg = s.Message()
 	d.addPluginStatus(s)
@@ -404,7 +405,7 @@ func (d *Diagnosis) rejectAll(s *Status) {
 
 // addPluginStatus records the plugin of a rejection among the
 // UnschedulablePlugins.
-func (d *Diagnosis) addPluginStatus(s *Status) {
+func (d *Diagnosis) addPluginStatus(s *fwk.Status) {
 	if s.Plugin() == "" || !s.IsRejected() {
 		return
 	}
@@ -441,7 +442,7 @@ type FitError struct {
 	// the preemption: for DynamicResources, a claim to deallocate or to
 	// delete (package filter's ClaimToDeallocate and ClaimToDelete read
 	// them).
-	Outputs Outputs
+	Outputs fwk.Outputs
 }
 
 // Error returns kube-scheduler's message, for example
@@ -487,4 +488,4 @@ func withPostFilter(msg string, d *Diagnosis) string {
 }
 
 // A normalized score must fit the byte the score table keeps it in.
-const _ = uint8(MaxNodeScore - MinNodeScore)
+const _ = uint8(fwk.MaxNodeScore - fwk.MinNodeScore)

@@ -13,6 +13,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/kubesched/kubesched/fwk"
+	"github.com/kubesched/kubesched/internal/cycle"
 	"github.com/kubesched/kubesched/internal/parallel"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -69,7 +71,7 @@ func (f *Framework) checkCall(ctx context.Context, pod *v1.Pod, numNodes int) er
 		return fmt.Errorf("schedule: nil pod")
 	}
 	if pod.DeletionTimestamp != nil {
-		return &NotTriedError{Pod: pod, Status: NewStatus(UnschedulableAndUnresolvable, fmt.Sprintf("skip schedule deleting pod: %s/%s", pod.Namespace, pod.Name))}
+		return &NotTriedError{Pod: pod, Status: fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("skip schedule deleting pod: %s/%s", pod.Namespace, pod.Name))}
 	}
 	for _, pl := range f.preEnqueues {
 		if s := pl.PreEnqueue(ctx, f.listers, pod); s != nil {
@@ -84,7 +86,7 @@ func (f *Framework) checkCall(ctx context.Context, pod *v1.Pod, numNodes int) er
 
 // NotTriedError is returned by [Framework.Schedule] and
 // [Framework.ScheduleSnapshot] for a pod kube-scheduler never tries to
-// schedule: one being deleted, or one a [PreEnqueuePlugin] turns down,
+// schedule: one being deleted, or one a [fwk.PreEnqueuePlugin] turns down,
 // such as a pod with scheduling gates. Its message is kube-scheduler's:
 // "waiting for scheduling gates: [example.com/quota]" or "skip schedule
 // deleting pod: default/web-0". Use errors.As to reach it.
@@ -95,7 +97,7 @@ type NotTriedError struct {
 	// pod being deleted.
 	Plugin string
 	// Status is the verdict, with Plugin as its plugin.
-	Status *Status
+	Status *fwk.Status
 }
 
 // Error returns the status's message.
@@ -103,8 +105,8 @@ func (e *NotTriedError) Error() string { return e.Status.Message() }
 
 // schedule is the scheduling cycle over nodes, which idx indexes.
 func (f *Framework) schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, idx nodeIndex) (*Result, error) {
-	state := f.newCycleState(nodes, idx).endable()
-	defer state.end()
+	state := endable(f.newCycleState(nodes, idx))
+	defer endCycle(state)
 	d := Diagnosis{nodes: idx}
 
 	preRes, status, narrowedBy := f.runPreFilter(ctx, state, pod, nodes)
@@ -196,7 +198,7 @@ func (f *Framework) schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 		}
 	}
 	for _, pl := range f.reserves {
-		if s := pl.Reserve(ctx, state, pod, result.SuggestedHost, result); s != nil && !s.IsSuccess() {
+		if s := pl.Reserve(ctx, state, pod, result.SuggestedHost, &result.Outputs); s != nil && !s.IsSuccess() {
 			return nil, fmt.Errorf("running Reserve plugin %q: %w", pl.Name(), s.AsError())
 		}
 	}
@@ -204,17 +206,20 @@ func (f *Framework) schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 }
 
 // newCycleState returns the state of a scheduling cycle over nodes.
-func (f *Framework) newCycleState(nodes []*nodeinfo.NodeInfo, idx nodeIndex) *CycleState {
-	state := NewCycleState(nodes)
-	state.listers = &f.listers
-	state.parallelism = f.parallelism
-	state.index = idx
-	state.fw = f
-	state.plugins = f.cyclePlugins(skipSet{})
-	state.skipScore = make([]bool, len(f.scores))
-	if x, ok := idx.(*snapshotIndex); ok && x != nil {
-		state.gens = x.gens
+func (f *Framework) newCycleState(nodes []*nodeinfo.NodeInfo, idx nodeIndex) *fwk.CycleState {
+	state := fwk.NewCycleState(nodes).SetListers(f.listers)
+	d := &cycleData{
+		fw:          f,
+		allNodes:    nodes,
+		index:       idx,
+		parallelism: f.parallelism,
+		plugins:     f.cyclePlugins(skipSet{}),
+		skipScore:   make([]bool, len(f.scores)),
 	}
+	if x, ok := idx.(*snapshotIndex); ok && x != nil {
+		d.gens = x.gens
+	}
+	cycle.Key.Write(state, cycle.Hooks(d))
 	return state
 }
 
@@ -223,14 +228,14 @@ func (f *Framework) newCycleState(nodes []*nodeinfo.NodeInfo, idx nodeIndex) *Cy
 // once; Unschedulable is remembered while the rest still run; results
 // narrow the node set by intersection, and narrowing to nothing rejects.
 // It also returns the plugins that narrowed the node set.
-func (f *Framework) runPreFilter(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*PreFilterResult, *Status, sets.Set[string]) {
-	var result *PreFilterResult
-	var rejected *Status
+func (f *Framework) runPreFilter(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*fwk.PreFilterResult, *fwk.Status, sets.Set[string]) {
+	var result *fwk.PreFilterResult
+	var rejected *fwk.Status
 	narrowedBy := sets.New[string]()
 	var skip skipSet
 	defer func() {
 		if skip.bits != 0 || skip.rest != nil {
-			state.plugins = f.cyclePlugins(skip)
+			cycleOf(state).plugins = f.cyclePlugins(skip)
 		}
 	}()
 	for i, pl := range f.preFilters {
@@ -239,13 +244,13 @@ func (f *Framework) runPreFilter(ctx context.Context, state *CycleState, pod *v1
 		case s.IsSkip():
 			skip.add(i)
 			continue
-		case s.Code() == UnschedulableAndUnresolvable:
+		case s.Code() == fwk.UnschedulableAndUnresolvable:
 			return nil, s.WithPlugin(pl.Name()), nil
-		case s.Code() == Unschedulable:
+		case s.Code() == fwk.Unschedulable:
 			rejected = s.WithPlugin(pl.Name())
 			continue
 		case !s.IsSuccess():
-			return nil, AsStatus(fmt.Errorf("running PreFilter plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name()), nil
+			return nil, fwk.AsStatus(fmt.Errorf("running PreFilter plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name()), nil
 		}
 		if !r.AllNodes() {
 			narrowedBy.Insert(pl.Name())
@@ -260,7 +265,7 @@ func (f *Framework) runPreFilter(ctx context.Context, state *CycleState, pod *v1
 			if narrowedBy.Len() == 1 {
 				msg = fmt.Sprintf("node(s) didn't satisfy plugin %v", sets.List(narrowedBy)[0])
 			}
-			return nil, NewStatus(UnschedulableAndUnresolvable, msg), narrowedBy
+			return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, msg), narrowedBy
 		}
 	}
 	return result, rejected, narrowedBy
@@ -271,7 +276,7 @@ func (f *Framework) runPreFilter(ctx context.Context, state *CycleState, pod *v1
 // in d.UnschedulablePlugins, which by then also holds the rejecting
 // plugin of a nominated node that failed, as in kube-scheduler. That
 // node keeps its own verdict.
-func (f *Framework) narrow(idx nodeIndex, r *PreFilterResult, d *Diagnosis) []int32 {
+func (f *Framework) narrow(idx nodeIndex, r *fwk.PreFilterResult, d *Diagnosis) []int32 {
 	pos := make([]int32, 0, r.NodeNames.Len())
 	for name := range r.NodeNames {
 		if i, ok := idx.position(name); ok {
@@ -279,7 +284,7 @@ func (f *Framework) narrow(idx nodeIndex, r *PreFilterResult, d *Diagnosis) []in
 		}
 	}
 	slices.Sort(pos)
-	d.absent = NewStatus(UnschedulableAndUnresolvable, fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(d.UnschedulablePlugins)))
+	d.absent = fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(d.UnschedulablePlugins)))
 	d.kept = r.NodeNames
 	return pos
 }
@@ -323,7 +328,7 @@ type searched struct {
 
 // record records in d the verdicts of the nodes at positions rejected
 // of nodes: status[p] for position p.
-func record(d *Diagnosis, nodes []*nodeinfo.NodeInfo, rejected []int32, status []*Status) {
+func record(d *Diagnosis, nodes []*nodeinfo.NodeInfo, rejected []int32, status []*fwk.Status) {
 	d.reserve(len(rejected))
 	for _, p := range rejected {
 		d.SetNodeStatus(nodes[p].Name(), status[p])
@@ -503,7 +508,7 @@ func (f *Framework) advanceStart(processed, n int) {
 }
 
 // runFilters runs each filter on one node and returns the first rejection.
-func runFilters(ctx context.Context, filters []FilterPlugin, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *Status {
+func runFilters(ctx context.Context, filters []fwk.FilterPlugin, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) *fwk.Status {
 	for _, pl := range filters {
 		if s := pl.Filter(ctx, state, pod, ni); !s.IsSuccess() {
 			return filterStatus(pl, s)
@@ -514,10 +519,10 @@ func runFilters(ctx context.Context, filters []FilterPlugin, state *CycleState, 
 
 // filterStatus is the cycle's verdict when filter pl does not pass a
 // node with s: s, attributed to pl, or an error.
-func filterStatus(pl FilterPlugin, s *Status) *Status {
+func filterStatus(pl fwk.FilterPlugin, s *fwk.Status) *fwk.Status {
 	if !s.IsRejected() {
 		// Filters may only say yes or no; anything else is a fault.
-		return AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+		return fwk.AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
 	}
 	return s.WithPlugin(pl.Name())
 }
@@ -526,7 +531,7 @@ func filterStatus(pl FilterPlugin, s *Status) *Status {
 // (unless sc already scored them while filtering), applies weights, and
 // writes the scores into t, as kube-scheduler's prioritizeNodes does. It
 // returns each node's total, in sc's buffer.
-func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.Pod, found searched, sc *scoring, idx nodeIndex, t *scoreTable) ([]int64, error) {
+func (f *Framework) scoreNodes(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, found searched, sc *scoring, idx nodeIndex, t *scoreTable) ([]int64, error) {
 	nodes := found.nodes
 	n := len(nodes)
 	ctx, cancel := context.WithCancel(ctx)
@@ -594,10 +599,11 @@ func (f *Framework) scoreNodes(ctx context.Context, state *CycleState, pod *v1.P
 // score runs PreScore and Score over the nodes found, on the workers,
 // into sc's buffer: plugin p's score of the i-th node is
 // raw[p*stride+i]. active are the plugins that score the pod.
-func (f *Framework) score(ctx context.Context, state *CycleState, pod *v1.Pod, found searched, sc *scoring) (raw []int64, stride int, active []*scorePlugin, err error) {
+func (f *Framework) score(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, found searched, sc *scoring) (raw []int64, stride int, active []*scorePlugin, err error) {
 	nodes := found.nodes
 	n := len(nodes)
-	state.scoredNodes, state.scored = nodes, found.pos[:n]
+	d := cycleOf(state)
+	d.scoredNodes, d.scored = nodes, found.pos[:n]
 	if active, err = f.runPreScore(ctx, state, pod, nodes); err != nil {
 		return nil, 0, nil, err
 	}
@@ -766,9 +772,9 @@ func (w *weighing) add(pl *scorePlugin, tot []int64, table []uint8, scores []int
 		tot[i] += score * pl.weight
 		table[i] = uint8(score)
 	}
-	if highest > uint64(MaxNodeScore) {
+	if highest > uint64(fwk.MaxNodeScore) {
 		for _, score := range scores {
-			if score < MinNodeScore || score > MaxNodeScore {
+			if score < fwk.MinNodeScore || score > fwk.MaxNodeScore {
 				w.fail(invalidScore(pl, score))
 				return false
 			}
@@ -852,13 +858,14 @@ func clipRuns(runs [][2]int32, start, end int, buf [][2]int32) [][2]int32 {
 
 // runPreScore runs the PreScore plugins and returns the score plugins that
 // did not skip the pod.
-func (f *Framework) runPreScore(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) ([]*scorePlugin, error) {
-	clear(state.skipScore)
+func (f *Framework) runPreScore(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) ([]*scorePlugin, error) {
+	skipScore := cycleOf(state).skipScore
+	clear(skipScore)
 	for _, pl := range f.preScores {
 		s := pl.PreScore(ctx, state, pod, nodes)
 		if s.IsSkip() {
 			if i := slices.IndexFunc(f.scores, func(sp scorePlugin) bool { return sp.name == pl.Name() }); i >= 0 {
-				state.skipScore[i] = true
+				skipScore[i] = true
 			}
 			continue
 		}
@@ -868,7 +875,7 @@ func (f *Framework) runPreScore(ctx context.Context, state *CycleState, pod *v1.
 	}
 	active := make([]*scorePlugin, 0, len(f.scores))
 	for i := range f.scores {
-		if !state.skipScore[i] {
+		if !skipScore[i] {
 			active = append(active, &f.scores[i])
 		}
 	}
@@ -877,17 +884,17 @@ func (f *Framework) runPreScore(ctx context.Context, state *CycleState, pod *v1.
 
 // normalizeError is kube-scheduler's error for plugin pl's
 // NormalizeScore failing with s.
-func normalizeError(pl *scorePlugin, s *Status) error {
+func normalizeError(pl *scorePlugin, s *fwk.Status) error {
 	return fmt.Errorf("running Normalize on Score plugins: plugin %q failed with: %w", pl.name, s.AsError())
 }
 
 // invalidScore is kube-scheduler's error for plugin pl's normalized
 // score out of range.
 func invalidScore(pl *scorePlugin, score int64) error {
-	return fmt.Errorf("plugin %q returns an invalid score %d, it should in the range of [%d, %d] after normalizing", pl.name, score, MinNodeScore, MaxNodeScore)
+	return fmt.Errorf("plugin %q returns an invalid score %d, it should in the range of [%d, %d] after normalizing", pl.name, score, fwk.MinNodeScore, fwk.MaxNodeScore)
 }
 
-func scoreError(pl *scorePlugin, s *Status) error {
+func scoreError(pl *scorePlugin, s *fwk.Status) error {
 	return fmt.Errorf("running Score plugins: plugin %q failed with: %w", pl.name, s.AsError())
 }
 

@@ -7,6 +7,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/kubesched/kubesched/fwk"
+	"github.com/kubesched/kubesched/internal/cycle"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -20,10 +22,10 @@ import (
 // way; only PreScore's nodes argument differs (all nodes instead of the
 // feasible ones), which such a plugin ignores for such a pod.
 type podOnlyPreScorer interface {
-	PreScorePlugin
+	fwk.PreScorePlugin
 	// PodOnlyPreScore reports whether PreScore for pod ignores its nodes
 	// argument. It is called after PreFilter, with the cycle's state.
-	PodOnlyPreScore(state *CycleState, pod *v1.Pod) bool
+	PodOnlyPreScore(state *fwk.CycleState, pod *v1.Pod) bool
 }
 
 // batchScorer is implemented by Score plugins that work out every
@@ -31,11 +33,11 @@ type podOnlyPreScorer interface {
 // ScoreBatch for many nodes at a time instead of Score for each, sparing
 // the plugin a call and a look-up per node. The two must agree.
 type batchScorer interface {
-	ScorePlugin
+	fwk.ScorePlugin
 	// ScoreBatch sets scores[i] to the score of nodes[start+i], nodes
 	// being the list the cycle's PreScore was given, and reports true;
 	// or reports false, for the framework to ask Score node by node.
-	ScoreBatch(state *CycleState, start int, scores []int64) bool
+	ScoreBatch(state *fwk.CycleState, start int, scores []int64) bool
 }
 
 // scoring holds one cycle's raw scores and whether they are computed while
@@ -79,7 +81,7 @@ type scoring struct {
 	// those being changed (fast); fast is unset when it judged every
 	// node. checked is set when every node found without kept scores
 	// was scored before the chunks (see prescore).
-	settled, since NodesVersion
+	settled, since cycle.Version
 	changed        []int32
 	fast, checked  bool
 	// maybeUniform[k] is whether active plugin k, node-local and
@@ -94,12 +96,13 @@ type scoring struct {
 
 // useMemo takes the framework's memo for pod's shape over n nodes, if
 // any plugin is node-local for pod and the memo is free.
-func (sc *scoring) useMemo(state *CycleState, pod *v1.Pod, n int) {
+func (sc *scoring) useMemo(state *fwk.CycleState, pod *v1.Pod, n int) {
 	f := sc.f
-	if f.memos == nil || len(f.filters) > maxMemoFilters || state.plugins == nil {
+	d := cycleOf(state)
+	if f.memos == nil || len(f.filters) > maxMemoFilters || d == nil || d.plugins == nil {
 		return
 	}
-	cp := state.plugins
+	cp := d.plugins
 	local := make([]bool, len(cp.filters))
 	var set filterSet
 	some := false
@@ -210,7 +213,7 @@ func (sc *scoring) copyKept(k int, raw []int64, stride int, pos []int32) {
 // copying their scores out of the memo into the raw buffer as
 // scoreChunk would have. nodes, raw, stride and pos are as scoreNodes
 // has them.
-func (sc *scoring) uniform(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, raw []int64, stride int, pos []int32) ([]int64, error) {
+func (sc *scoring) uniform(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, raw []int64, stride int, pos []int32) ([]int64, error) {
 	var out []int64
 	m := sc.memo
 	for k, pl := range sc.active {
@@ -231,7 +234,7 @@ func (sc *scoring) uniform(ctx context.Context, state *CycleState, pod *v1.Pod, 
 		if s := pl.normalize.NormalizeScore(ctx, state, pod, nodes[:1], one); !s.IsSuccess() {
 			return nil, normalizeError(pl, s)
 		}
-		if one[0] < MinNodeScore || one[0] > MaxNodeScore {
+		if one[0] < fwk.MinNodeScore || one[0] > fwk.MaxNodeScore {
 			return nil, fmt.Errorf("applying score weights: %w", invalidScore(pl, one[0]))
 		}
 		out[k] = one[0]
@@ -249,7 +252,7 @@ func (f *Framework) newScoring() *scoring {
 // node, when the profile allows early scoring. A PreScore failure disables
 // early scoring for the cycle: the failure must surface only if scoring
 // happens, so PreScore runs again then.
-func (sc *scoring) scoreEarly(ctx context.Context, state *CycleState, pod *v1.Pod) {
+func (sc *scoring) scoreEarly(ctx context.Context, state *fwk.CycleState, pod *v1.Pod) {
 	f := sc.f
 	// With a memo, the node-local scores are copied from it plugin by
 	// plugin after filtering, without reading the nodes at all, which
@@ -293,7 +296,7 @@ func (sc *scoring) buffer(size int) []int64 {
 type scratch struct {
 	raw      []int64
 	totals   []int64
-	statuses []*Status
+	statuses []*fwk.Status
 	passed   []bool
 	feasible []*nodeinfo.NodeInfo
 	pos      []int32
@@ -329,7 +332,7 @@ func (sc *scoring) earlyBuffer(n int) []int64 {
 // scoreNode scores one node that passed the filters, the i-th of n
 // scored, while its data is at hand. Cycles with a memo do not score
 // early (see scoreEarly), so nothing here is remembered.
-func (sc *scoring) scoreNode(ctx context.Context, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, raw []int64, n, i int) {
+func (sc *scoring) scoreNode(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, raw []int64, n, i int) {
 	for k, pl := range sc.active {
 		score, s := pl.Score(ctx, state, pod, ni)
 		if !s.IsSuccess() {
@@ -346,7 +349,7 @@ func (sc *scoring) scoreNode(ctx context.Context, state *CycleState, pod *v1.Pod
 // node-local plugins' scores copied from the memo, the batch scorers
 // asked once for the chunk, and only the nodes whose scores the memo
 // lacks scored one by one. nodes are those PreScore was given.
-func (sc *scoring) scoreChunk(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, pos []int32, raw []int64, n, start, end int) {
+func (sc *scoring) scoreChunk(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, pos []int32, raw []int64, n, start, end int) {
 	m, slots := sc.memo, sc.slots
 	at := pos[start:end]
 	var missed []int
@@ -395,15 +398,15 @@ func (sc *scoring) scoreChunk(ctx context.Context, state *CycleState, pod *v1.Po
 // search counted the changes from. It sets sc.checked when it did, so
 // that scoreChunk looks no further. nodes, raw and n are as scoreChunk
 // has them.
-func (sc *scoring) prescore(ctx context.Context, state *CycleState, pod *v1.Pod, found searched, raw []int64, n int) {
+func (sc *scoring) prescore(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, found searched, raw []int64, n int) {
 	m := sc.memo
 	if m == nil {
 		return
 	}
 	// Extenders may leave out nodes the search found, whose scores are
 	// then not kept; cycles with them keep no such record.
-	complete := sc.slots != nil && sc.fast && sc.since != (NodesVersion{}) && m.scoredAt == sc.since && len(sc.f.extenders) == 0
-	m.scoredAt = NodesVersion{}
+	complete := sc.slots != nil && sc.fast && sc.since != (cycle.Version{}) && m.scoredAt == sc.since && len(sc.f.extenders) == 0
+	m.scoredAt = cycle.Version{}
 	if !complete {
 		return
 	}
@@ -425,14 +428,14 @@ func (sc *scoring) prescore(ctx context.Context, state *CycleState, pod *v1.Pod,
 // kept every score, that the memo has them at the version the search
 // settled at.
 func (sc *scoring) scored() {
-	if m := sc.memo; m != nil && sc.slots != nil && sc.settled != (NodesVersion{}) && !sc.unkept.Load() && len(sc.f.extenders) == 0 {
+	if m := sc.memo; m != nil && sc.slots != nil && sc.settled != (cycle.Version{}) && !sc.unkept.Load() && len(sc.f.extenders) == 0 {
 		m.scoredAt = sc.settled
 	}
 }
 
 // scoreLocal scores one node by the node-local plugins alone, keeping
 // the scores in the memo, for scoreChunk.
-func (sc *scoring) scoreLocal(ctx context.Context, state *CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, raw []int64, n, i int, p int32) {
+func (sc *scoring) scoreLocal(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, raw []int64, n, i int, p int32) {
 	m, slots := sc.memo, sc.slots
 	m.fresh.Add(1)
 	gen := m.gen[p]
@@ -453,7 +456,7 @@ func (sc *scoring) scoreLocal(ctx context.Context, state *CycleState, pod *v1.Po
 		// A plugin that does not normalize keeps only scores in range,
 		// which the weights are then applied to unchecked (see
 		// directScores); its others are checked as they come.
-		if score != int64(int32(score)) || pl.normalize == nil && (score < MinNodeScore || score > MaxNodeScore) {
+		if score != int64(int32(score)) || pl.normalize == nil && (score < fwk.MinNodeScore || score > fwk.MaxNodeScore) {
 			keep = false
 			continue
 		}
@@ -494,7 +497,7 @@ func (sc *scoring) keep(raw []int64, n, i, j int) {
 }
 
 // podOnlyPreScore reports whether every PreScore plugin is pod-only for pod.
-func (f *Framework) podOnlyPreScore(state *CycleState, pod *v1.Pod) bool {
+func (f *Framework) podOnlyPreScore(state *fwk.CycleState, pod *v1.Pod) bool {
 	for _, pl := range f.preScores {
 		if p, ok := pl.(podOnlyPreScorer); !ok || !p.PodOnlyPreScore(state, pod) {
 			return false

@@ -19,7 +19,7 @@ import (
 )
 
 // kept are the kinds Read keeps in Nodes, Pods and Objects: nodes, pods
-// and the objects framework.NewListers accepts, each in the one API
+// and the objects fwk.NewListers accepts, each in the one API
 // version its Go type is. The scheme knows these, workloads and the
 // older versions Read converts to these, and nothing else, so that an
 // object is kept exactly when the scheme recognizes its apiVersion and

@@ -47,7 +47,7 @@
 //
 // The objects kept, each in exactly this API version, are Nodes and Pods
 // (v1); in [Cluster.Objects], the kinds
-// [github.com/kubesched/kubesched/framework.NewListers] accepts: Namespaces, Services,
+// [github.com/kubesched/kubesched/fwk.NewListers] accepts: Namespaces, Services,
 // ReplicationControllers, PersistentVolumeClaims and PersistentVolumes
 // (v1); ReplicaSets and StatefulSets (apps/v1); StorageClasses, CSINodes,
 // CSIDrivers, CSIStorageCapacities and VolumeAttachments

@@ -22,14 +22,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/loader"
 )
 
 // TestKeptKindsAreThoseNewListersAccepts reads one object of every kind,
 // in every version, of the API groups whose objects kubesched reads, and
 // checks that the loader keeps as objects exactly those
-// framework.NewListers accepts, so that the two cannot drift apart, and
+// fwk.NewListers accepts, so that the two cannot drift apart, and
 // as workloads exactly Deployments, DaemonSets, Jobs and
 // ResourceClaimTemplates (which ExpandWorkloads reads); and that it
 // converts to resource.k8s.io/v1 exactly the older versions the API
@@ -60,7 +60,7 @@ func TestKeptKindsAreThoseNewListersAccepts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = framework.NewListers(obj)
+		_, err = fwk.NewListers(obj)
 		accepted[gvk] = err == nil
 		fmt.Fprintf(&input, "{\"apiVersion\": %q, \"kind\": %q, \"metadata\": {\"name\": \"x\"}}\n", gvk.GroupVersion(), gvk.Kind)
 	}
@@ -72,7 +72,7 @@ func TestKeptKindsAreThoseNewListersAccepts(t *testing.T) {
 	for _, o := range c.Objects {
 		kept[o.GetObjectKind().GroupVersionKind()] = true
 	}
-	if _, err := framework.NewListers(c.Objects...); err != nil {
+	if _, err := fwk.NewListers(c.Objects...); err != nil {
 		t.Error(err)
 	}
 	workloads := map[schema.GroupVersionKind]bool{}

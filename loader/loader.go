@@ -29,7 +29,7 @@ type Cluster struct {
 	Pods []*v1.Pod
 	// Objects are the other kinds kubesched's plugins read, as typed
 	// pointers, in input order: exactly the kinds
-	// framework.NewListers accepts (see the package documentation).
+	// fwk.NewListers accepts (see the package documentation).
 	Objects []runtime.Object
 	// Workloads are the controllers of pods that no plugin reads, as
 	// typed pointers, in input order: Deployments and DaemonSets

@@ -22,6 +22,8 @@ import (
 
 	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
+	"github.com/kubesched/kubesched/internal/cycle"
 	"github.com/kubesched/kubesched/internal/parallel"
 	"github.com/kubesched/kubesched/internal/requeue"
 	"github.com/kubesched/kubesched/internal/schedconfig"
@@ -107,8 +109,8 @@ func (*DefaultPreemption) Name() string { return names.DefaultPreemption }
 // helps, as upstream's: upstream's DefaultPreemption holds a pod back in
 // PreEnqueue while its asynchronous preemption runs, which kubesched does
 // not do, so the plugins that rejected a pod decide when it is retried.
-func (*DefaultPreemption) EventsToRegister(fs feature.Features, _ framework.Listers) []framework.ClusterEventWithHint {
-	return []framework.ClusterEventWithHint{requeue.For(fs).Assigned(framework.Delete, requeue.Never)}
+func (*DefaultPreemption) EventsToRegister(fs feature.Features, _ fwk.Listers) []fwk.ClusterEventWithHint {
+	return []fwk.ClusterEventWithHint{requeue.For(fs).Assigned(fwk.Delete, requeue.Never)}
 }
 
 // PostFilter looks for a node where preemption makes room for pod and
@@ -117,22 +119,22 @@ func (*DefaultPreemption) EventsToRegister(fs feature.Features, _ framework.List
 // message, prefixed "preemption: ", and fe.ClearNomination set when no
 // node would do. It needs the cycle's framework (state from
 // [framework.Framework.Schedule]); without one it returns Error.
-func (pl *DefaultPreemption) PostFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, fe *framework.FitError) *framework.Status {
+func (pl *DefaultPreemption) PostFilter(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, fe *framework.FitError) *fwk.Status {
 	s := pl.preempt(ctx, state, pod, fe)
 	if msg := s.Message(); msg != "" {
-		return framework.NewStatus(s.Code(), "preemption: "+msg)
+		return fwk.NewStatus(s.Code(), "preemption: "+msg)
 	}
 	return s
 }
 
 // preempt is kube-scheduler's Evaluator.Preempt, without acting.
-func (pl *DefaultPreemption) preempt(ctx context.Context, state *framework.CycleState, pod *v1.Pod, fe *framework.FitError) *framework.Status {
-	fw := state.Framework()
+func (pl *DefaultPreemption) preempt(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, fe *framework.FitError) *fwk.Status {
+	fw := framework.Of(state)
 	if fw == nil {
-		return framework.AsStatus(errors.New("no framework: DefaultPreemption runs inside a framework's cycle"))
+		return fwk.AsStatus(errors.New("no framework: DefaultPreemption runs inside a framework's cycle"))
 	}
 	if pod == nil {
-		return framework.AsStatus(errors.New("nil pod"))
+		return fwk.AsStatus(errors.New("nil pod"))
 	}
 	now := time.Now
 	if pl.now != nil {
@@ -142,38 +144,38 @@ func (pl *DefaultPreemption) preempt(ctx context.Context, state *framework.Cycle
 		stopAtFirst: feature.Of(pl.Features).BudgetStopsAtFirstViolation}
 
 	if ok, msg := e.eligible(&fe.Diagnosis); !ok {
-		return framework.NewStatus(framework.Unschedulable, msg)
+		return fwk.NewStatus(fwk.Unschedulable, msg)
 	}
 
 	all := state.AllNodes()
 	var potential []*nodeinfo.NodeInfo
 	for _, ni := range all {
-		if st := fe.Diagnosis.NodeStatus(ni.Name()); st != nil && st.Code() == framework.Unschedulable {
+		if st := fe.Diagnosis.NodeStatus(ni.Name()); st != nil && st.Code() == fwk.Unschedulable {
 			potential = append(potential, ni)
 		}
 	}
 	var candidates []*candidate
-	statuses := map[string]*framework.Status{}
+	statuses := map[string]*fwk.Status{}
 	if len(potential) > 0 {
 		budgets, err := listBudgets(state.Listers().PodDisruptionBudgets)
 		if err != nil {
-			return framework.AsStatus(err)
+			return fwk.AsStatus(err)
 		}
 		e.budgets = budgets
 		offset := fw.IntN(len(potential))
 		var errs []error
 		candidates, statuses, errs = e.dryRun(ctx, potential, offset, pl.numCandidates(int32(len(potential))))
 		if err := ctx.Err(); err != nil {
-			return framework.AsStatus(err)
+			return fwk.AsStatus(err)
 		}
 		if len(errs) > 0 && len(candidates) == 0 {
-			return framework.AsStatus(joinErrors(errs))
+			return fwk.AsStatus(joinErrors(errs))
 		}
 	}
 	if len(candidates) == 0 {
-		nf := framework.NewFitError(pod, len(all), statuses, framework.NewStatus(framework.UnschedulableAndUnresolvable, "Preemption is not helpful for scheduling"))
+		nf := framework.NewFitError(pod, len(all), statuses, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "Preemption is not helpful for scheduling"))
 		fe.ClearNomination = true
-		return framework.NewStatus(framework.Unschedulable, nf.Error())
+		return fwk.NewStatus(fwk.Unschedulable, nf.Error())
 	}
 
 	candidates, status := e.callExtenders(ctx, candidates)
@@ -182,7 +184,7 @@ func (pl *DefaultPreemption) preempt(ctx context.Context, state *framework.Cycle
 	}
 	best := e.selectCandidate(candidates)
 	if best == nil {
-		return framework.NewStatus(framework.Unschedulable, "no candidate node for preemption")
+		return fwk.NewStatus(fwk.Unschedulable, "no candidate node for preemption")
 	}
 	fe.Preemption = &framework.Preemption{
 		NominatedNodeName: best.node,
@@ -190,7 +192,7 @@ func (pl *DefaultPreemption) preempt(ctx context.Context, state *framework.Cycle
 		NumPDBViolations:  best.numPDBViolations,
 	}
 	if feature.Of(pl.Features).PreemptionMessageNamesVictims {
-		return framework.NewStatus(framework.Success, fmt.Sprintf("found a potential placement for pod on node %v, preempting %d victims", best.node, len(best.victims)))
+		return fwk.NewStatus(fwk.Success, fmt.Sprintf("found a potential placement for pod on node %v, preempting %d victims", best.node, len(best.victims)))
 	}
 	return nil
 }
@@ -210,7 +212,7 @@ func (pl *DefaultPreemption) numCandidates(numNodes int32) int32 {
 // evaluator is one PostFilter call's working state.
 type evaluator struct {
 	fw       *framework.Framework
-	state    *framework.CycleState
+	state    *fwk.CycleState
 	pod      *v1.Pod
 	priority int32
 	// now is the start time of pods that have none, fixed for the call
@@ -240,10 +242,10 @@ func (e *evaluator) eligible(d *framework.Diagnosis) (bool, string) {
 	}
 	// A name without a verdict is one kube-scheduler counts among the
 	// absent nodes, unresolvable.
-	if st := d.NodeStatus(name); st == nil || st.Code() == framework.UnschedulableAndUnresolvable {
+	if st := d.NodeStatus(name); st == nil || st.Code() == fwk.UnschedulableAndUnresolvable {
 		return true, ""
 	}
-	if ni, ok := e.state.NodeInfo(name); ok {
+	if ni, ok := cycle.Of(e.state).NodeInfo(name); ok {
 		for _, pi := range ni.Pods() {
 			if corev1helpers.PodPriority(pi.Pod) < e.priority && terminatingByPreemption(pi.Pod) {
 				return false, "not eligible due to a terminating pod on the nominated node."
@@ -271,7 +273,7 @@ func terminatingByPreemption(p *v1.Pod) bool {
 type nodeOutcome struct {
 	victims          []*v1.Pod
 	numPDBViolations int
-	status           *framework.Status
+	status           *fwk.Status
 }
 
 // minWindow is the fewest nodes the dry run hands its workers at a time.
@@ -289,11 +291,11 @@ const minWindow = 64
 // candidates still missing: where most nodes are candidates, as on a
 // full cluster, the first window is all the work, and the outcomes held
 // are as many as the nodes tried, not as the cluster's.
-func (e *evaluator) dryRun(ctx context.Context, nodes []*nodeinfo.NodeInfo, offset int, numCandidates int32) ([]*candidate, map[string]*framework.Status, []error) {
+func (e *evaluator) dryRun(ctx context.Context, nodes []*nodeinfo.NodeInfo, offset int, numCandidates int32) ([]*candidate, map[string]*fwk.Status, []error) {
 	n := len(nodes)
 	var (
 		nonViolating, violating []*candidate
-		statuses                = map[string]*framework.Status{}
+		statuses                = map[string]*fwk.Status{}
 		errs                    []error
 		// good and violated count the candidates without and with
 		// violations among the nodes tried, each up to numCandidates.
@@ -321,7 +323,7 @@ func (e *evaluator) dryRun(ctx context.Context, nodes []*nodeinfo.NodeInfo, offs
 			o := &outcomes[i]
 			name := nodes[(offset+lo+i)%n].Name()
 			if !o.status.IsSuccess() {
-				if o.status.Code() == framework.Error {
+				if o.status.Code() == fwk.Error {
 					errs = append(errs, o.status.AsError())
 				}
 				statuses[name] = o.status
@@ -366,7 +368,7 @@ func (e *evaluator) tryWindow(ctx context.Context, nodes []*nodeinfo.NodeInfo, f
 		ni := nodes[(from+i)%n]
 		victims, violations, st := e.selectVictims(ctx, ni)
 		if st.IsSuccess() && len(victims) == 0 {
-			st = framework.AsStatus(fmt.Errorf("expected at least one victim pod on node %q", ni.Name()))
+			st = fwk.AsStatus(fmt.Errorf("expected at least one victim pod on node %q", ni.Name()))
 		}
 		outcomes[i] = nodeOutcome{victims: victims, numPDBViolations: violations, status: st}
 		mu.Lock()
@@ -430,7 +432,7 @@ func (e *evaluator) sortByImportance(pods []*v1.Pod) {
 // selectVictims is kube-scheduler's SelectVictimsOnNode: the fewest pods
 // of lower priority to evict from ni for the pod to fit, most important
 // first, and how many of them a budget protects.
-func (e *evaluator) selectVictims(ctx context.Context, ni *nodeinfo.NodeInfo) ([]*v1.Pod, int, *framework.Status) {
+func (e *evaluator) selectVictims(ctx context.Context, ni *nodeinfo.NodeInfo) ([]*v1.Pod, int, *fwk.Status) {
 	var potential []victim
 	for _, pi := range ni.Pods() {
 		if prio := corev1helpers.PodPriority(pi.Pod); prio < e.priority {
@@ -441,19 +443,19 @@ func (e *evaluator) selectVictims(ctx context.Context, ni *nodeinfo.NodeInfo) ([
 		}
 	}
 	if len(potential) == 0 {
-		return nil, 0, framework.NewStatus(framework.UnschedulableAndUnresolvable, "No preemption victims found for incoming pod")
+		return nil, 0, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "No preemption victims found for incoming pod")
 	}
 	node := ni.Clone()
 	state := e.state.Clone()
-	remove := func(pi *nodeinfo.PodInfo) *framework.Status {
+	remove := func(pi *nodeinfo.PodInfo) *fwk.Status {
 		if err := node.RemovePod(pi.Pod); err != nil {
-			return framework.AsStatus(err)
+			return fwk.AsStatus(err)
 		}
 		return e.fw.RunPreFilterExtensionRemovePod(ctx, state, e.pod, pi, node)
 	}
 	for _, v := range potential {
 		if s := remove(v.pi); !s.IsSuccess() {
-			return nil, 0, framework.AsStatus(s.AsError())
+			return nil, 0, fwk.AsStatus(s.AsError())
 		}
 	}
 	if s := e.fw.RunFilterPluginsWithNominatedPods(ctx, state, e.pod, node); !s.IsSuccess() {
@@ -462,7 +464,7 @@ func (e *evaluator) selectVictims(ctx context.Context, ni *nodeinfo.NodeInfo) ([
 	sort.Sort(byImportance(potential))
 	violating, nonViolating := e.splitByBudgets(potential)
 	victims := make([]*v1.Pod, 0, len(potential))
-	reprieve := func(v victim) (bool, *framework.Status) {
+	reprieve := func(v victim) (bool, *fwk.Status) {
 		node.AddPodInfo(v.pi)
 		if s := e.fw.RunPreFilterExtensionAddPod(ctx, state, e.pod, v.pi, node); !s.IsSuccess() {
 			return false, s
@@ -480,7 +482,7 @@ func (e *evaluator) selectVictims(ctx context.Context, ni *nodeinfo.NodeInfo) ([
 	for _, v := range violating {
 		fits, s := reprieve(v)
 		if !s.IsSuccess() {
-			return nil, 0, framework.AsStatus(s.AsError())
+			return nil, 0, fwk.AsStatus(s.AsError())
 		}
 		if !fits {
 			numViolating++
@@ -488,7 +490,7 @@ func (e *evaluator) selectVictims(ctx context.Context, ni *nodeinfo.NodeInfo) ([
 	}
 	for _, v := range nonViolating {
 		if _, s := reprieve(v); !s.IsSuccess() {
-			return nil, 0, framework.AsStatus(s.AsError())
+			return nil, 0, fwk.AsStatus(s.AsError())
 		}
 	}
 	if len(violating) > 0 && len(nonViolating) > 0 {
@@ -535,7 +537,7 @@ func (b *budget) matches(pod *v1.Pod) bool {
 }
 
 // listBudgets lists the PodDisruptionBudgets and parses their selectors.
-func listBudgets(l framework.Lister[*policyv1.PodDisruptionBudget]) ([]budget, error) {
+func listBudgets(l fwk.Lister[*policyv1.PodDisruptionBudget]) ([]budget, error) {
 	if l == nil {
 		return nil, nil
 	}
@@ -698,7 +700,7 @@ func (e *evaluator) earliestStart(victims []*v1.Pod) time.Time {
 
 // callExtenders lets the extenders that support preemption narrow the
 // candidates, as kube-scheduler does. The result is sorted by node name.
-func (e *evaluator) callExtenders(ctx context.Context, cs []*candidate) ([]*candidate, *framework.Status) {
+func (e *evaluator) callExtenders(ctx context.Context, cs []*candidate) ([]*candidate, *fwk.Status) {
 	var exts []framework.PreemptionExtender
 	for _, ext := range e.fw.Extenders() {
 		if pe, ok := ext.(framework.PreemptionExtender); ok && pe.SupportsPreemption() && pe.IsInterested(e.pod) {
@@ -713,12 +715,12 @@ func (e *evaluator) callExtenders(ctx context.Context, cs []*candidate) ([]*cand
 		victims[c.node] = &extenderv1.Victims{Pods: c.victims, NumPDBViolations: int64(c.numPDBViolations)}
 	}
 	for _, ext := range exts {
-		got, err := ext.ProcessPreemption(ctx, e.pod, victims, e.state.NodeInfo)
+		got, err := ext.ProcessPreemption(ctx, e.pod, victims, cycle.Of(e.state).NodeInfo)
 		if err != nil {
 			if ext.IsIgnorable() {
 				continue
 			}
-			return nil, framework.AsStatus(err)
+			return nil, fwk.AsStatus(err)
 		}
 		for name, v := range got {
 			if v == nil || len(v.Pods) == 0 {
@@ -726,7 +728,7 @@ func (e *evaluator) callExtenders(ctx context.Context, cs []*candidate) ([]*cand
 					delete(got, name)
 					continue
 				}
-				return nil, framework.AsStatus(fmt.Errorf("expected at least one victim pod on node %q", name))
+				return nil, fwk.AsStatus(fmt.Errorf("expected at least one victim pod on node %q", name))
 			}
 		}
 		victims = got

@@ -18,6 +18,7 @@ import (
 	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 	"github.com/kubesched/kubesched/preemption"
 )
@@ -409,8 +410,8 @@ func TestACancelledContextStopsPreemption(t *testing.T) {
 
 func TestOutsideAFrameworkPostFilterIsAnError(t *testing.T) {
 	var pl preemption.DefaultPreemption
-	s := pl.PostFilter(context.Background(), framework.NewCycleState(nil), pod("p", "", "1", 1, t0), &framework.FitError{})
-	if s.Code() != framework.Error || !strings.Contains(s.Message(), "framework") {
+	s := pl.PostFilter(context.Background(), fwk.NewCycleState(nil), pod("p", "", "1", 1, t0), &framework.FitError{})
+	if s.Code() != fwk.Error || !strings.Contains(s.Message(), "framework") {
 		t.Errorf("status %v, want an Error naming the missing framework", s)
 	}
 }

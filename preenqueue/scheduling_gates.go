@@ -7,7 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubesched/kubesched/feature"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/requeue"
 	"github.com/kubesched/kubesched/names"
 )
@@ -18,20 +18,20 @@ import (
 // ready.
 type SchedulingGates struct{}
 
-var _ framework.PreEnqueuePlugin = &SchedulingGates{}
+var _ fwk.PreEnqueuePlugin = &SchedulingGates{}
 
 // Name returns "SchedulingGates".
 func (*SchedulingGates) Name() string { return names.SchedulingGates }
 
 // EventsToRegister: the pod's own update that removed its last gate.
-func (*SchedulingGates) EventsToRegister(fs feature.Features, _ framework.Listers) []framework.ClusterEventWithHint {
-	return []framework.ClusterEventWithHint{requeue.For(fs).Target(framework.UpdatePodSchedulingGatesEliminated, requeue.AlwaysQueue)}
+func (*SchedulingGates) EventsToRegister(fs feature.Features, _ fwk.Listers) []fwk.ClusterEventWithHint {
+	return []fwk.ClusterEventWithHint{requeue.For(fs).Target(fwk.UpdatePodSchedulingGatesEliminated, requeue.AlwaysQueue)}
 }
 
 // PreEnqueue returns nil for a pod without scheduling gates, and
 // UnschedulableAndUnresolvable "waiting for scheduling gates: [...]",
 // naming them in order, otherwise.
-func (*SchedulingGates) PreEnqueue(_ context.Context, _ framework.Listers, pod *v1.Pod) *framework.Status {
+func (*SchedulingGates) PreEnqueue(_ context.Context, _ fwk.Listers, pod *v1.Pod) *fwk.Status {
 	if len(pod.Spec.SchedulingGates) == 0 {
 		return nil
 	}
@@ -39,5 +39,5 @@ func (*SchedulingGates) PreEnqueue(_ context.Context, _ framework.Listers, pod *
 	for i, g := range pod.Spec.SchedulingGates {
 		gates[i] = g.Name
 	}
-	return framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("waiting for scheduling gates: %v", gates))
+	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("waiting for scheduling gates: %v", gates))
 }

@@ -6,7 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/preenqueue"
 )
 
@@ -28,7 +28,7 @@ func TestSchedulingGates(t *testing.T) {
 			for _, g := range tc.gates {
 				pod.Spec.SchedulingGates = append(pod.Spec.SchedulingGates, v1.PodSchedulingGate{Name: g})
 			}
-			s := (&preenqueue.SchedulingGates{}).PreEnqueue(context.Background(), framework.Listers{}, pod)
+			s := (&preenqueue.SchedulingGates{}).PreEnqueue(context.Background(), fwk.Listers{}, pod)
 			got := ""
 			if s != nil {
 				got = s.String()
@@ -36,7 +36,7 @@ func TestSchedulingGates(t *testing.T) {
 			if got != tc.want {
 				t.Errorf("PreEnqueue = %q, want %q", got, tc.want)
 			}
-			if tc.want != "" && s.Code() != framework.UnschedulableAndUnresolvable {
+			if tc.want != "" && s.Code() != fwk.UnschedulableAndUnresolvable {
 				t.Errorf("code %v, want UnschedulableAndUnresolvable", s.Code())
 			}
 		})

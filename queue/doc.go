@@ -9,11 +9,11 @@
 // plugins rejected, waiting for an event that could help, at most 5
 // minutes). Informer events feed it: pending pods with
 // [PriorityQueue.Add], [PriorityQueue.Update] and [PriorityQueue.Delete];
-// everything else as a [framework.ClusterEvent] to
+// everything else as a [fwk.ClusterEvent] to
 // [PriorityQueue.MoveAllToActiveOrBackoffQueue], which moves only the pods
 // rejected by a plugin registered for that event ([WithPluginEvents]) and
 // whose queueing hint says the event may help them. The registrations and
-// hints are the plugins' own ([framework.EnqueueExtensions]); the queue
+// hints are the plugins' own ([fwk.EnqueueExtensions]); the queue
 // knows no plugin. kubesched.Release.QueueOptions gives a queue a
 // kube-scheduler release's: its features, its default plugins'
 // registrations and hints (checked against upstream's in the conformance
@@ -24,7 +24,7 @@
 // DeviceTaintRule events, as in kube-scheduler, whose ResourceSlice
 // tracker reports a rule added, changed or deleted as an update of each
 // ResourceSlice whose devices' taints it changes: report it as a
-// {[framework.ResourceSlice], [framework.Update]} event (DynamicResources registers those
+// {[fwk.ResourceSlice], [fwk.Update]} event (DynamicResources registers those
 // without a hint, so the objects given do not matter).
 //
 // A queue behaves as the newest supported release (v1.37.2), whose

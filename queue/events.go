@@ -8,7 +8,7 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/kubesched/kubesched/feature"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/requeue"
 )
 
@@ -27,31 +27,31 @@ const (
 // features (the NodeDeclaredFeatures gate is on in every supported
 // release). An update changing none of these, such as a heartbeat,
 // raises none: it cannot make a pod schedulable. Nil nodes raise none.
-func NodeUpdateEvents(fs feature.Features, newNode, oldNode *v1.Node) []framework.ClusterEvent {
+func NodeUpdateEvents(fs feature.Features, newNode, oldNode *v1.Node) []fwk.ClusterEvent {
 	if newNode == nil || oldNode == nil {
 		return nil
 	}
-	var events []framework.ClusterEvent
-	add := func(changed bool, a framework.ActionType) {
+	var events []fwk.ClusterEvent
+	add := func(changed bool, a fwk.ActionType) {
 		if changed {
-			events = append(events, framework.ClusterEvent{Resource: framework.Node, ActionType: a})
+			events = append(events, fwk.ClusterEvent{Resource: fwk.Node, ActionType: a})
 		}
 	}
-	add(newNode.Spec.Unschedulable != oldNode.Spec.Unschedulable && !newNode.Spec.Unschedulable, framework.UpdateNodeTaint)
-	add(!equality.Semantic.DeepEqual(oldNode.Status.Allocatable, newNode.Status.Allocatable), framework.UpdateNodeAllocatable)
-	add(!equality.Semantic.DeepEqual(newNode.Labels, oldNode.Labels), framework.UpdateNodeLabel)
-	add(!equality.Semantic.DeepEqual(newNode.Spec.Taints, oldNode.Spec.Taints), framework.UpdateNodeTaint)
-	add(!equality.Semantic.DeepEqual(conditionStatuses(oldNode), conditionStatuses(newNode)), framework.UpdateNodeCondition)
-	add(!equality.Semantic.DeepEqual(oldNode.Annotations, newNode.Annotations), framework.UpdateNodeAnnotation)
+	add(newNode.Spec.Unschedulable != oldNode.Spec.Unschedulable && !newNode.Spec.Unschedulable, fwk.UpdateNodeTaint)
+	add(!equality.Semantic.DeepEqual(oldNode.Status.Allocatable, newNode.Status.Allocatable), fwk.UpdateNodeAllocatable)
+	add(!equality.Semantic.DeepEqual(newNode.Labels, oldNode.Labels), fwk.UpdateNodeLabel)
+	add(!equality.Semantic.DeepEqual(newNode.Spec.Taints, oldNode.Spec.Taints), fwk.UpdateNodeTaint)
+	add(!equality.Semantic.DeepEqual(conditionStatuses(oldNode), conditionStatuses(newNode)), fwk.UpdateNodeCondition)
+	add(!equality.Semantic.DeepEqual(oldNode.Annotations, newNode.Annotations), fwk.UpdateNodeAnnotation)
 	add(fs.ScaleUpAndPreemptionPolicyEvents && !equality.Semantic.DeepEqual(oldNode.Spec.PodPreemptionPolicy, newNode.Spec.PodPreemptionPolicy),
-		framework.UpdateNodePreemptionPolicy)
-	add(!slices.Equal(oldNode.Status.DeclaredFeatures, newNode.Status.DeclaredFeatures), framework.UpdateNodeDeclaredFeature)
+		fwk.UpdateNodePreemptionPolicy)
+	add(!slices.Equal(oldNode.Status.DeclaredFeatures, newNode.Status.DeclaredFeatures), fwk.UpdateNodeDeclaredFeature)
 	return events
 }
 
 // NodeSchedulingPropertiesChange is [NodeUpdateEvents] of the newest
 // supported release.
-func NodeSchedulingPropertiesChange(newNode, oldNode *v1.Node) []framework.ClusterEvent {
+func NodeSchedulingPropertiesChange(newNode, oldNode *v1.Node) []fwk.ClusterEvent {
 	return NodeUpdateEvents(feature.Default(), newNode, oldNode)
 }
 
@@ -75,35 +75,35 @@ func conditionStatuses(n *v1.Node) map[v1.NodeConditionType]v1.ConditionStatus {
 // update is of the pending pod whose hints are asked, as
 // [PriorityQueue.Update] raises it), and UnscheduledPod else. Nil pods
 // raise none.
-func PodUpdateEvents(fs feature.Features, newPod, oldPod *v1.Pod, target bool) []framework.ClusterEvent {
+func PodUpdateEvents(fs feature.Features, newPod, oldPod *v1.Pod, target bool) []fwk.ClusterEvent {
 	if newPod == nil || oldPod == nil {
 		return nil
 	}
-	r := framework.UnscheduledPod
+	r := fwk.UnscheduledPod
 	switch {
 	case newPod.Spec.NodeName != "":
-		r = framework.AssignedPod
+		r = fwk.AssignedPod
 	case target && fs.PodEventsByRole:
-		r = framework.TargetPod
+		r = fwk.TargetPod
 	}
-	var events []framework.ClusterEvent
-	add := func(changed bool, a framework.ActionType) {
+	var events []fwk.ClusterEvent
+	add := func(changed bool, a fwk.ActionType) {
 		if changed {
-			events = append(events, framework.ClusterEvent{Resource: r, ActionType: a})
+			events = append(events, fwk.ClusterEvent{Resource: r, ActionType: a})
 		}
 	}
 	newReqs := resourcehelper.PodRequests(newPod, requeue.PodRequestOptions)
 	oldReqs := resourcehelper.PodRequests(oldPod, requeue.PodRequestOptions)
-	add(!equality.Semantic.DeepEqual(newPod.Labels, oldPod.Labels), framework.UpdatePodLabel)
-	add(lowered(newReqs, oldReqs), framework.UpdatePodScaleDown)
-	add(fs.ScaleUpAndPreemptionPolicyEvents && lowered(oldReqs, newReqs), framework.UpdatePodScaleUp)
-	add(len(newPod.Spec.SchedulingGates) == 0 && len(oldPod.Spec.SchedulingGates) != 0, framework.UpdatePodSchedulingGatesEliminated)
-	add(len(newPod.Spec.Tolerations) != len(oldPod.Spec.Tolerations), framework.UpdatePodToleration)
+	add(!equality.Semantic.DeepEqual(newPod.Labels, oldPod.Labels), fwk.UpdatePodLabel)
+	add(lowered(newReqs, oldReqs), fwk.UpdatePodScaleDown)
+	add(fs.ScaleUpAndPreemptionPolicyEvents && lowered(oldReqs, newReqs), fwk.UpdatePodScaleUp)
+	add(len(newPod.Spec.SchedulingGates) == 0 && len(oldPod.Spec.SchedulingGates) != 0, fwk.UpdatePodSchedulingGatesEliminated)
+	add(len(newPod.Spec.Tolerations) != len(oldPod.Spec.Tolerations), fwk.UpdatePodToleration)
 	add(!equality.Semantic.DeepEqual(newPod.Status.ResourceClaimStatuses, oldPod.Status.ResourceClaimStatuses) ||
 		!equality.Semantic.DeepEqual(newPod.Status.ExtendedResourceClaimStatus, oldPod.Status.ExtendedResourceClaimStatus),
-		framework.UpdatePodGeneratedResourceClaim)
+		fwk.UpdatePodGeneratedResourceClaim)
 	if len(events) == 0 {
-		events = []framework.ClusterEvent{{Resource: r, ActionType: framework.Update}}
+		events = []fwk.ClusterEvent{{Resource: r, ActionType: fwk.Update}}
 	}
 	return events
 }
@@ -113,7 +113,7 @@ func PodUpdateEvents(fs feature.Features, newPod, oldPod *v1.Pod, target bool) [
 // an AssignedPod event when newPod is bound, an UnscheduledPod one
 // otherwise. The queue classifies the updates given to
 // [PriorityQueue.Update] itself.
-func PodSchedulingPropertiesChange(newPod, oldPod *v1.Pod) []framework.ClusterEvent {
+func PodSchedulingPropertiesChange(newPod, oldPod *v1.Pod) []fwk.ClusterEvent {
 	return PodUpdateEvents(feature.Default(), newPod, oldPod, false)
 }
 

@@ -9,10 +9,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubesched/kubesched/feature"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 )
 
-func labels(events []framework.ClusterEvent) []string {
+func labels(events []fwk.ClusterEvent) []string {
 	var out []string
 	for _, e := range events {
 		out = append(out, e.Label())
@@ -129,21 +129,21 @@ func TestClusterEventMatch(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name               string
-		registered, actual framework.ClusterEvent
+		registered, actual fwk.ClusterEvent
 		want               bool
 	}{
-		{name: "the same event", registered: framework.EventNodeAdd, actual: framework.EventNodeAdd, want: true},
-		{name: "a specific update matches a registration for any update", registered: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Update}, actual: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeLabel}, want: true},
-		{name: "a general update does not match a specific registration", registered: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeLabel}, actual: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Update}},
-		{name: "another resource does not match", registered: framework.EventNodeAdd, actual: framework.ClusterEvent{Resource: framework.PersistentVolume, ActionType: framework.Add}},
-		{name: "Pod matches assigned pods", registered: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Delete}, actual: framework.EventAssignedPodDelete, want: true},
-		{name: "Pod matches unscheduled pods", registered: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodLabel}, actual: framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodLabel}, want: true},
-		{name: "Pod matches the target pod", registered: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodLabel}, actual: framework.ClusterEvent{Resource: framework.TargetPod, ActionType: framework.UpdatePodLabel}, want: true},
-		{name: "AssignedPod does not match the target pod", registered: framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.UpdatePodLabel}, actual: framework.ClusterEvent{Resource: framework.TargetPod, ActionType: framework.UpdatePodLabel}},
-		{name: "TargetPod does not match another pending pod", registered: framework.ClusterEvent{Resource: framework.TargetPod, ActionType: framework.Update}, actual: framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodLabel}},
-		{name: "a registration for any update matches a scale up", registered: framework.ClusterEvent{Resource: framework.TargetPod, ActionType: framework.Update}, actual: framework.ClusterEvent{Resource: framework.TargetPod, ActionType: framework.UpdatePodScaleUp}, want: true},
-		{name: "a wildcard registration matches everything", registered: framework.ClusterEvent{Resource: framework.WildCard, ActionType: framework.All}, actual: framework.EventNodeAdd, want: true},
-		{name: "a wildcard event matches only a wildcard registration", registered: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.All}, actual: framework.EventUnschedulableTimeout},
+		{name: "the same event", registered: fwk.EventNodeAdd, actual: fwk.EventNodeAdd, want: true},
+		{name: "a specific update matches a registration for any update", registered: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Update}, actual: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.UpdateNodeLabel}, want: true},
+		{name: "a general update does not match a specific registration", registered: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.UpdateNodeLabel}, actual: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Update}},
+		{name: "another resource does not match", registered: fwk.EventNodeAdd, actual: fwk.ClusterEvent{Resource: fwk.PersistentVolume, ActionType: fwk.Add}},
+		{name: "Pod matches assigned pods", registered: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.Delete}, actual: fwk.EventAssignedPodDelete, want: true},
+		{name: "Pod matches unscheduled pods", registered: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.UpdatePodLabel}, actual: fwk.ClusterEvent{Resource: fwk.UnscheduledPod, ActionType: fwk.UpdatePodLabel}, want: true},
+		{name: "Pod matches the target pod", registered: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.UpdatePodLabel}, actual: fwk.ClusterEvent{Resource: fwk.TargetPod, ActionType: fwk.UpdatePodLabel}, want: true},
+		{name: "AssignedPod does not match the target pod", registered: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.UpdatePodLabel}, actual: fwk.ClusterEvent{Resource: fwk.TargetPod, ActionType: fwk.UpdatePodLabel}},
+		{name: "TargetPod does not match another pending pod", registered: fwk.ClusterEvent{Resource: fwk.TargetPod, ActionType: fwk.Update}, actual: fwk.ClusterEvent{Resource: fwk.UnscheduledPod, ActionType: fwk.UpdatePodLabel}},
+		{name: "a registration for any update matches a scale up", registered: fwk.ClusterEvent{Resource: fwk.TargetPod, ActionType: fwk.Update}, actual: fwk.ClusterEvent{Resource: fwk.TargetPod, ActionType: fwk.UpdatePodScaleUp}, want: true},
+		{name: "a wildcard registration matches everything", registered: fwk.ClusterEvent{Resource: fwk.WildCard, ActionType: fwk.All}, actual: fwk.EventNodeAdd, want: true},
+		{name: "a wildcard event matches only a wildcard registration", registered: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.All}, actual: fwk.EventUnschedulableTimeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -156,14 +156,14 @@ func TestClusterEventMatch(t *testing.T) {
 
 func TestEventLabelsAreKubeSchedulers(t *testing.T) {
 	t.Parallel()
-	for e, want := range map[framework.ClusterEvent]string{
-		framework.EventNodeAdd:                                                                        "NodeAdd",
-		framework.EventAssignedPodDelete:                                                              "AssignedPodDelete",
-		framework.EventUnscheduledPodUpdate:                                                           "UnscheduledPodUpdate",
-		{Resource: framework.TargetPod, ActionType: framework.UpdatePodScaleUp}:                       "TargetPodUpdatePodScaleUp",
-		{Resource: framework.Node, ActionType: framework.UpdateNodePreemptionPolicy}:                  "NodeUpdateNodePreemptionPolicy",
-		framework.EventUnschedulableTimeout:                                                           "UnschedulableTimeout",
-		{Resource: framework.Node, ActionType: framework.UpdateNodeTaint | framework.UpdateNodeLabel}: "Node",
+	for e, want := range map[fwk.ClusterEvent]string{
+		fwk.EventNodeAdd:              "NodeAdd",
+		fwk.EventAssignedPodDelete:    "AssignedPodDelete",
+		fwk.EventUnscheduledPodUpdate: "UnscheduledPodUpdate",
+		{Resource: fwk.TargetPod, ActionType: fwk.UpdatePodScaleUp}:                 "TargetPodUpdatePodScaleUp",
+		{Resource: fwk.Node, ActionType: fwk.UpdateNodePreemptionPolicy}:            "NodeUpdateNodePreemptionPolicy",
+		fwk.EventUnschedulableTimeout:                                               "UnschedulableTimeout",
+		{Resource: fwk.Node, ActionType: fwk.UpdateNodeTaint | fwk.UpdateNodeLabel}: "Node",
 	} {
 		if got := e.Label(); got != want {
 			t.Errorf("Label = %q, want %q", got, want)
@@ -259,16 +259,16 @@ func TestNodeUpdateEventsByRelease(t *testing.T) {
 
 func TestActionTypeNames(t *testing.T) {
 	t.Parallel()
-	for a, want := range map[framework.ActionType]string{
-		framework.UpdateNodePreemptionPolicy:                      "UpdateNodePreemptionPolicy",
-		framework.UpdatePodScaleUp:                                "UpdatePodScaleUp",
-		framework.UpdatePodScaleDown | framework.UpdatePodScaleUp: "",
+	for a, want := range map[fwk.ActionType]string{
+		fwk.UpdateNodePreemptionPolicy:                "UpdateNodePreemptionPolicy",
+		fwk.UpdatePodScaleUp:                          "UpdatePodScaleUp",
+		fwk.UpdatePodScaleDown | fwk.UpdatePodScaleUp: "",
 	} {
 		if got := a.String(); got != want {
 			t.Errorf("String() = %q, want %q", got, want)
 		}
 	}
-	if framework.Update&(framework.UpdateNodePreemptionPolicy|framework.UpdatePodScaleUp) != framework.UpdateNodePreemptionPolicy|framework.UpdatePodScaleUp || framework.Update&(framework.Add|framework.Delete) != 0 {
-		t.Errorf("Update is %b, want every update kind and nothing else", framework.Update)
+	if fwk.Update&(fwk.UpdateNodePreemptionPolicy|fwk.UpdatePodScaleUp) != fwk.UpdateNodePreemptionPolicy|fwk.UpdatePodScaleUp || fwk.Update&(fwk.Add|fwk.Delete) != 0 {
+		t.Errorf("Update is %b, want every update kind and nothing else", fwk.Update)
 	}
 }

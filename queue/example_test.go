@@ -11,7 +11,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/kubesched/kubesched"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/queue"
 )
 
@@ -22,7 +22,7 @@ import (
 // registrations and hints.
 func Example() {
 	clock := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	opts := append(kubesched.QueueOptions(framework.Listers{}), queue.WithClock(clock))
+	opts := append(kubesched.QueueOptions(fwk.Listers{}), queue.WithClock(clock))
 	q, _ := queue.New(opts...)
 	q.Add(&v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
@@ -34,16 +34,16 @@ func Example() {
 	q.AddUnschedulableIfNotPresent(pi)
 	fmt.Println("unschedulable:", len(q.UnschedulablePods()))
 
-	q.MoveAllToActiveOrBackoffQueue(framework.EventAssignedPodDelete, nil, nil, nil)
+	q.MoveAllToActiveOrBackoffQueue(fwk.EventAssignedPodDelete, nil, nil, nil)
 	fmt.Println("after a pod was deleted:", len(q.UnschedulablePods()))
 
 	hdd := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "hdd", Labels: map[string]string{"disk": "hdd"}}}
-	q.MoveAllToActiveOrBackoffQueue(framework.EventNodeAdd, nil, hdd, nil)
+	q.MoveAllToActiveOrBackoffQueue(fwk.EventNodeAdd, nil, hdd, nil)
 	fmt.Println("after an hdd node was added:", len(q.UnschedulablePods()))
 
 	clock.Step(10 * time.Second) // past its backoff
 	ssd := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ssd", Labels: map[string]string{"disk": "ssd"}}}
-	q.MoveAllToActiveOrBackoffQueue(framework.EventNodeAdd, nil, ssd, nil)
+	q.MoveAllToActiveOrBackoffQueue(fwk.EventNodeAdd, nil, ssd, nil)
 	fmt.Println("after an ssd node was added:", len(q.PodsInActiveQ()), "active")
 	// Output:
 	// unschedulable: 1

@@ -4,16 +4,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kubesched/kubesched/feature"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 )
 
 type pluginHint struct {
 	plugin string
-	fn     framework.QueueingHintFn
+	fn     fwk.QueueingHintFn
 }
 
 type eventHints struct {
-	event framework.ClusterEvent
+	event fwk.ClusterEvent
 	hints []pluginHint
 }
 
@@ -21,15 +21,15 @@ type eventHints struct {
 type hintTable struct {
 	events     []eventHints
 	registered sets.Set[string]
-	byPlugin   map[string][]framework.ClusterEvent
+	byPlugin   map[string][]fwk.ClusterEvent
 }
 
 // newHintTable indexes pe. Before RegisteredEventsOnly, as kube-scheduler
 // did then, a node that becomes untainted counts as a new one for a
 // plugin registered for node additions but not taint updates.
-func newHintTable(pe framework.PluginEvents, fs feature.Features) hintTable {
-	t := hintTable{registered: sets.New[string](), byPlugin: map[string][]framework.ClusterEvent{}}
-	add := func(plugin string, e framework.ClusterEvent, fn framework.QueueingHintFn) {
+func newHintTable(pe fwk.PluginEvents, fs feature.Features) hintTable {
+	t := hintTable{registered: sets.New[string](), byPlugin: map[string][]fwk.ClusterEvent{}}
+	add := func(plugin string, e fwk.ClusterEvent, fn fwk.QueueingHintFn) {
 		t.byPlugin[plugin] = append(t.byPlugin[plugin], e)
 		for i := range t.events {
 			if t.events[i].event == e {
@@ -44,13 +44,13 @@ func newHintTable(pe framework.PluginEvents, fs feature.Features) hintTable {
 		nodeAdded, taintUpdated := false, false
 		for _, eh := range pe[plugin] {
 			add(plugin, eh.Event, eh.Hint)
-			if eh.Event.Resource == framework.Node {
-				nodeAdded = nodeAdded || eh.Event.ActionType&framework.Add != 0
-				taintUpdated = taintUpdated || eh.Event.ActionType&framework.UpdateNodeTaint != 0
+			if eh.Event.Resource == fwk.Node {
+				nodeAdded = nodeAdded || eh.Event.ActionType&fwk.Add != 0
+				taintUpdated = taintUpdated || eh.Event.ActionType&fwk.UpdateNodeTaint != 0
 			}
 		}
 		if nodeAdded && !taintUpdated && !fs.RegisteredEventsOnly {
-			add(plugin, framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeTaint}, nil)
+			add(plugin, fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.UpdateNodeTaint}, nil)
 		}
 	}
 	return t

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubesched/kubesched/feature"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/names"
 )
 
@@ -149,131 +149,131 @@ func TestDefaultHints(t *testing.T) {
 		name           string
 		plugin         string
 		pod            *v1.Pod
-		event          framework.ClusterEvent
+		event          fwk.ClusterEvent
 		oldObj, newObj any
 		objects        []runtime.Object // the listers'
-		want           framework.QueueingHint
+		want           fwk.QueueingHint
 	}{
 		{name: "a pod rejected for cpu is not retried when an unrelated node label changes",
-			plugin: names.NodeResourcesFit, pod: cpuHungry, event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeAllocatable},
-			oldObj: small, newObj: updated(small, withLabel("team", "a"), withAllocatable(v1.ResourceMemory, "8Gi")), want: framework.QueueSkip},
+			plugin: names.NodeResourcesFit, pod: cpuHungry, event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.UpdateNodeAllocatable},
+			oldObj: small, newObj: updated(small, withLabel("team", "a"), withAllocatable(v1.ResourceMemory, "8Gi")), want: fwk.QueueSkip},
 		{name: "a pod rejected for cpu is retried when a node's allocatable grows enough",
-			plugin: names.NodeResourcesFit, pod: cpuHungry, event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeAllocatable},
-			oldObj: small, newObj: updated(small, withCPU("4")), want: framework.Queue},
+			plugin: names.NodeResourcesFit, pod: cpuHungry, event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.UpdateNodeAllocatable},
+			oldObj: small, newObj: updated(small, withCPU("4")), want: fwk.Queue},
 		{name: "a pod rejected for cpu is not retried when a node grows too little",
-			plugin: names.NodeResourcesFit, pod: cpuHungry, event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeAllocatable},
-			oldObj: small, newObj: updated(small, withCPU("2500m")), want: framework.QueueSkip},
+			plugin: names.NodeResourcesFit, pod: cpuHungry, event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.UpdateNodeAllocatable},
+			oldObj: small, newObj: updated(small, withCPU("2500m")), want: fwk.QueueSkip},
 		{name: "a pod asking for cpu only is not retried when a node it already fitted gains memory",
-			plugin: names.NodeResourcesFit, pod: hintPod("modest", requesting(v1.ResourceCPU, "1")), event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeAllocatable},
-			oldObj: small, newObj: updated(small, withAllocatable(v1.ResourceMemory, "8Gi")), want: framework.QueueSkip},
+			plugin: names.NodeResourcesFit, pod: hintPod("modest", requesting(v1.ResourceCPU, "1")), event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.UpdateNodeAllocatable},
+			oldObj: small, newObj: updated(small, withAllocatable(v1.ResourceMemory, "8Gi")), want: fwk.QueueSkip},
 		{name: "a pod is retried when a node it fits gains pod slots",
-			plugin: names.NodeResourcesFit, pod: hintPod("modest", requesting(v1.ResourceCPU, "1")), event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeAllocatable},
-			oldObj: small, newObj: updated(small, withAllocatable(v1.ResourcePods, "111")), want: framework.Queue},
+			plugin: names.NodeResourcesFit, pod: hintPod("modest", requesting(v1.ResourceCPU, "1")), event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.UpdateNodeAllocatable},
+			oldObj: small, newObj: updated(small, withAllocatable(v1.ResourcePods, "111")), want: fwk.Queue},
 		{name: "a pod rejected for cpu is retried when a node with room is added",
-			plugin: names.NodeResourcesFit, pod: cpuHungry, event: framework.EventNodeAdd, newObj: hintNode("big", withCPU("8")), want: framework.Queue},
+			plugin: names.NodeResourcesFit, pod: cpuHungry, event: fwk.EventNodeAdd, newObj: hintNode("big", withCPU("8")), want: fwk.Queue},
 		{name: "a pod rejected for cpu is not retried when a node without room is added",
-			plugin: names.NodeResourcesFit, pod: cpuHungry, event: framework.EventNodeAdd, newObj: hintNode("other"), want: framework.QueueSkip},
+			plugin: names.NodeResourcesFit, pod: cpuHungry, event: fwk.EventNodeAdd, newObj: hintNode("other"), want: fwk.QueueSkip},
 		{name: "a pod rejected for cpu is retried when a bound pod is deleted",
-			plugin: names.NodeResourcesFit, pod: cpuHungry, event: framework.EventAssignedPodDelete, oldObj: hintPod("bound", onNode("small")), want: framework.Queue},
+			plugin: names.NodeResourcesFit, pod: cpuHungry, event: fwk.EventAssignedPodDelete, oldObj: hintPod("bound", onNode("small")), want: fwk.Queue},
 		{name: "a pod rejected for cpu is not retried when a pending pod that held no place is deleted",
-			plugin: names.NodeResourcesFit, pod: cpuHungry, event: framework.EventAssignedPodDelete, oldObj: hintPod("pending"), want: framework.QueueSkip},
+			plugin: names.NodeResourcesFit, pod: cpuHungry, event: fwk.EventAssignedPodDelete, oldObj: hintPod("pending"), want: fwk.QueueSkip},
 		{name: "a pod rejected for cpu is retried when a bound pod gives up cpu",
-			plugin: names.NodeResourcesFit, pod: cpuHungry, event: framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.UpdatePodScaleDown},
-			oldObj: hintPod("bound", onNode("small"), requesting(v1.ResourceCPU, "1")), newObj: hintPod("bound", onNode("small"), requesting(v1.ResourceCPU, "500m")), want: framework.Queue},
+			plugin: names.NodeResourcesFit, pod: cpuHungry, event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.UpdatePodScaleDown},
+			oldObj: hintPod("bound", onNode("small"), requesting(v1.ResourceCPU, "1")), newObj: hintPod("bound", onNode("small"), requesting(v1.ResourceCPU, "500m")), want: fwk.Queue},
 		{name: "a pod rejected for cpu is not retried when a bound pod gives up memory only",
-			plugin: names.NodeResourcesFit, pod: cpuHungry, event: framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.UpdatePodScaleDown},
-			oldObj: hintPod("bound", onNode("small"), requesting(v1.ResourceMemory, "1Gi")), newObj: hintPod("bound", onNode("small"), requesting(v1.ResourceMemory, "512Mi")), want: framework.QueueSkip},
+			plugin: names.NodeResourcesFit, pod: cpuHungry, event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.UpdatePodScaleDown},
+			oldObj: hintPod("bound", onNode("small"), requesting(v1.ResourceMemory, "1Gi")), newObj: hintPod("bound", onNode("small"), requesting(v1.ResourceMemory, "512Mi")), want: fwk.QueueSkip},
 		{name: "a pod asking for an extended resource is retried when a node without it is added once a DeviceClass provides it",
-			plugin: names.NodeResourcesFit, pod: gpuPod, event: framework.EventNodeAdd, newObj: hintNode("plain"), objects: []runtime.Object{gpuClass}, want: framework.Queue},
+			plugin: names.NodeResourcesFit, pod: gpuPod, event: fwk.EventNodeAdd, newObj: hintNode("plain"), objects: []runtime.Object{gpuClass}, want: fwk.Queue},
 		{name: "a pod asking for an extended resource is not retried when a node without it is added and no DeviceClass provides it",
-			plugin: names.NodeResourcesFit, pod: gpuPod, event: framework.EventNodeAdd, newObj: hintNode("plain"), want: framework.QueueSkip},
+			plugin: names.NodeResourcesFit, pod: gpuPod, event: fwk.EventNodeAdd, newObj: hintNode("plain"), want: fwk.QueueSkip},
 		{name: "a pod asking for an extended resource is retried when a DeviceClass providing it is added",
-			plugin: names.NodeResourcesFit, pod: gpuPod, event: framework.ClusterEvent{Resource: framework.DeviceClass, ActionType: framework.Add}, newObj: gpuClass, want: framework.Queue},
+			plugin: names.NodeResourcesFit, pod: gpuPod, event: fwk.ClusterEvent{Resource: fwk.DeviceClass, ActionType: fwk.Add}, newObj: gpuClass, want: fwk.Queue},
 		{name: "a pod rejected by NodeAffinity is retried when a node gains the label it needs",
-			plugin: names.NodeAffinity, pod: zoned, event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeLabel},
-			oldObj: small, newObj: updated(small, withLabel(v1.LabelTopologyZone, "a")), want: framework.Queue},
+			plugin: names.NodeAffinity, pod: zoned, event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.UpdateNodeLabel},
+			oldObj: small, newObj: updated(small, withLabel(v1.LabelTopologyZone, "a")), want: fwk.Queue},
 		{name: "a pod rejected by NodeAffinity is not retried when a node gains another label",
-			plugin: names.NodeAffinity, pod: zoned, event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeLabel},
-			oldObj: small, newObj: updated(small, withLabel(v1.LabelTopologyZone, "b")), want: framework.QueueSkip},
+			plugin: names.NodeAffinity, pod: zoned, event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.UpdateNodeLabel},
+			oldObj: small, newObj: updated(small, withLabel(v1.LabelTopologyZone, "b")), want: fwk.QueueSkip},
 		{name: "a pod rejected by NodeAffinity is not retried when a node that already matched changes another label",
-			plugin: names.NodeAffinity, pod: zoned, event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeLabel},
-			oldObj: hintNode("a", withLabel(v1.LabelTopologyZone, "a")), newObj: hintNode("a", withLabel(v1.LabelTopologyZone, "a"), withLabel("x", "y")), want: framework.QueueSkip},
+			plugin: names.NodeAffinity, pod: zoned, event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.UpdateNodeLabel},
+			oldObj: hintNode("a", withLabel(v1.LabelTopologyZone, "a")), newObj: hintNode("a", withLabel(v1.LabelTopologyZone, "a"), withLabel("x", "y")), want: fwk.QueueSkip},
 		{name: "a pod rejected by TaintToleration is retried when the taint is removed",
-			plugin: names.TaintToleration, pod: hintPod("p"), event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeTaint},
-			oldObj: hintNode("t", withTaint("dedicated")), newObj: hintNode("t"), want: framework.Queue},
+			plugin: names.TaintToleration, pod: hintPod("p"), event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.UpdateNodeTaint},
+			oldObj: hintNode("t", withTaint("dedicated")), newObj: hintNode("t"), want: fwk.Queue},
 		{name: "a pod rejected by TaintToleration is not retried when another untolerated taint remains",
-			plugin: names.TaintToleration, pod: hintPod("p"), event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeTaint},
-			oldObj: hintNode("t", withTaint("dedicated"), withTaint("gpu")), newObj: hintNode("t", withTaint("gpu")), want: framework.QueueSkip},
+			plugin: names.TaintToleration, pod: hintPod("p"), event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.UpdateNodeTaint},
+			oldObj: hintNode("t", withTaint("dedicated"), withTaint("gpu")), newObj: hintNode("t", withTaint("gpu")), want: fwk.QueueSkip},
 		{name: "a pod rejected by TaintToleration is retried when it gains a toleration itself",
-			plugin: names.TaintToleration, pod: hintPod("p"), event: framework.ClusterEvent{Resource: framework.TargetPod, ActionType: framework.UpdatePodToleration},
-			oldObj: hintPod("p"), newObj: hintPod("p", tolerating("dedicated")), want: framework.Queue},
+			plugin: names.TaintToleration, pod: hintPod("p"), event: fwk.ClusterEvent{Resource: fwk.TargetPod, ActionType: fwk.UpdatePodToleration},
+			oldObj: hintPod("p"), newObj: hintPod("p", tolerating("dedicated")), want: fwk.Queue},
 		{name: "a pod rejected by NodeUnschedulable is retried when the node is uncordoned",
-			plugin: names.NodeUnschedulable, pod: hintPod("p"), event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeTaint},
-			oldObj: hintNode("c", cordoned), newObj: hintNode("c"), want: framework.Queue},
+			plugin: names.NodeUnschedulable, pod: hintPod("p"), event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.UpdateNodeTaint},
+			oldObj: hintNode("c", cordoned), newObj: hintNode("c"), want: fwk.Queue},
 		{name: "a pod rejected by NodeUnschedulable is not retried when a cordoned node is added",
-			plugin: names.NodeUnschedulable, pod: hintPod("p"), event: framework.EventNodeAdd, newObj: hintNode("c", cordoned), want: framework.QueueSkip},
+			plugin: names.NodeUnschedulable, pod: hintPod("p"), event: fwk.EventNodeAdd, newObj: hintNode("c", cordoned), want: fwk.QueueSkip},
 		{name: "a pod rejected by NodeUnschedulable is not retried when it gains an unrelated toleration",
-			plugin: names.NodeUnschedulable, pod: hintPod("p"), event: framework.ClusterEvent{Resource: framework.TargetPod, ActionType: framework.UpdatePodToleration},
-			oldObj: hintPod("p"), newObj: hintPod("p", tolerating("dedicated")), want: framework.QueueSkip},
+			plugin: names.NodeUnschedulable, pod: hintPod("p"), event: fwk.ClusterEvent{Resource: fwk.TargetPod, ActionType: fwk.UpdatePodToleration},
+			oldObj: hintPod("p"), newObj: hintPod("p", tolerating("dedicated")), want: fwk.QueueSkip},
 		{name: "a pod rejected by NodePorts is retried when a bound pod holding its port is deleted",
-			plugin: names.NodePorts, pod: hintPod("p", hostPort(80)), event: framework.EventAssignedPodDelete, oldObj: hintPod("web", onNode("n"), hostPort(80)), want: framework.Queue},
+			plugin: names.NodePorts, pod: hintPod("p", hostPort(80)), event: fwk.EventAssignedPodDelete, oldObj: hintPod("web", onNode("n"), hostPort(80)), want: fwk.Queue},
 		{name: "a pod rejected by NodePorts is not retried when a bound pod holding another port is deleted",
-			plugin: names.NodePorts, pod: hintPod("p", hostPort(80)), event: framework.EventAssignedPodDelete, oldObj: hintPod("web", onNode("n"), hostPort(443)), want: framework.QueueSkip},
+			plugin: names.NodePorts, pod: hintPod("p", hostPort(80)), event: fwk.EventAssignedPodDelete, oldObj: hintPod("web", onNode("n"), hostPort(443)), want: fwk.QueueSkip},
 		{name: "a pod rejected by InterPodAffinity is retried when a pod it wants is bound",
-			plugin: names.InterPodAffinity, pod: affine, event: framework.EventAssignedPodAdd, newObj: hintPod("db", onNode("n"), labelled("app", "db")), want: framework.Queue},
+			plugin: names.InterPodAffinity, pod: affine, event: fwk.EventAssignedPodAdd, newObj: hintPod("db", onNode("n"), labelled("app", "db")), want: fwk.Queue},
 		{name: "a pod rejected by InterPodAffinity is not retried when an unrelated pod is bound",
-			plugin: names.InterPodAffinity, pod: affine, event: framework.EventAssignedPodAdd, newObj: hintPod("web", onNode("n")), want: framework.QueueSkip},
+			plugin: names.InterPodAffinity, pod: affine, event: fwk.EventAssignedPodAdd, newObj: hintPod("web", onNode("n")), want: fwk.QueueSkip},
 		{name: "a pod avoiding others is retried when a node is added",
-			plugin: names.InterPodAffinity, pod: hintPod("p", avoiding(v1.LabelHostname, map[string]string{"app": "db"})), event: framework.EventNodeAdd, newObj: hintNode("n"), want: framework.Queue},
+			plugin: names.InterPodAffinity, pod: hintPod("p", avoiding(v1.LabelHostname, map[string]string{"app": "db"})), event: fwk.EventNodeAdd, newObj: hintNode("n"), want: fwk.Queue},
 		{name: "a pod rejected by InterPodAffinity is not retried when a node without the topology key is added",
-			plugin: names.InterPodAffinity, pod: affine, event: framework.EventNodeAdd, newObj: hintNode("n"), want: framework.QueueSkip},
+			plugin: names.InterPodAffinity, pod: affine, event: fwk.EventNodeAdd, newObj: hintNode("n"), want: fwk.QueueSkip},
 		{name: "a pod rejected by PodTopologySpread is retried when a matching pod of its namespace is deleted",
-			plugin: names.PodTopologySpread, pod: spread, event: framework.EventAssignedPodDelete, oldObj: hintPod("web", onNode("n"), labelled("app", "web")), want: framework.Queue},
+			plugin: names.PodTopologySpread, pod: spread, event: fwk.EventAssignedPodDelete, oldObj: hintPod("web", onNode("n"), labelled("app", "web")), want: fwk.Queue},
 		{name: "a pod rejected by PodTopologySpread is not retried when a matching pod of another namespace is deleted",
-			plugin: names.PodTopologySpread, pod: spread, event: framework.EventAssignedPodDelete,
-			oldObj: hintPod("web", onNode("n"), labelled("app", "web"), func(p *v1.Pod) { p.Namespace = "other" }), want: framework.QueueSkip},
+			plugin: names.PodTopologySpread, pod: spread, event: fwk.EventAssignedPodDelete,
+			oldObj: hintPod("web", onNode("n"), labelled("app", "web"), func(p *v1.Pod) { p.Namespace = "other" }), want: fwk.QueueSkip},
 		{name: "a pod rejected by PodTopologySpread is not retried when a node without its topology key is added",
-			plugin: names.PodTopologySpread, pod: spread, event: framework.EventNodeAdd, newObj: hintNode("n"), want: framework.QueueSkip},
+			plugin: names.PodTopologySpread, pod: spread, event: fwk.EventNodeAdd, newObj: hintNode("n"), want: fwk.QueueSkip},
 		{name: "a pod rejected by VolumeBinding is retried when its claim is added",
-			plugin: names.VolumeBinding, pod: hintPod("p", withClaimVolume("data")), event: framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add},
-			newObj: &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default"}}, want: framework.Queue},
+			plugin: names.VolumeBinding, pod: hintPod("p", withClaimVolume("data")), event: fwk.ClusterEvent{Resource: fwk.PersistentVolumeClaim, ActionType: fwk.Add},
+			newObj: &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default"}}, want: fwk.Queue},
 		{name: "a pod rejected by VolumeBinding is not retried when a claim of another namespace is added",
-			plugin: names.VolumeBinding, pod: hintPod("p", withClaimVolume("data")), event: framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add},
-			newObj: &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "other"}}, want: framework.QueueSkip},
+			plugin: names.VolumeBinding, pod: hintPod("p", withClaimVolume("data")), event: fwk.ClusterEvent{Resource: fwk.PersistentVolumeClaim, ActionType: fwk.Add},
+			newObj: &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "other"}}, want: fwk.QueueSkip},
 		{name: "a pod rejected by VolumeZone is retried when a WaitForFirstConsumer class is added",
-			plugin: names.VolumeZone, pod: hintPod("p"), event: framework.ClusterEvent{Resource: framework.StorageClass, ActionType: framework.Add},
-			newObj: &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "late"}, VolumeBindingMode: &waitForConsumer}, want: framework.Queue},
+			plugin: names.VolumeZone, pod: hintPod("p"), event: fwk.ClusterEvent{Resource: fwk.StorageClass, ActionType: fwk.Add},
+			newObj: &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "late"}, VolumeBindingMode: &waitForConsumer}, want: fwk.Queue},
 		{name: "a pod rejected by VolumeZone is not retried when a PersistentVolume's zone labels are rewritten unchanged",
-			plugin: names.VolumeZone, pod: hintPod("p"), event: framework.ClusterEvent{Resource: framework.PersistentVolume, ActionType: framework.Update},
+			plugin: names.VolumeZone, pod: hintPod("p"), event: fwk.ClusterEvent{Resource: fwk.PersistentVolume, ActionType: fwk.Update},
 			oldObj: &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv", Labels: map[string]string{v1.LabelTopologyZone: "a__b"}}},
-			newObj: &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv", Labels: map[string]string{v1.LabelTopologyZone: "b__a", "x": "y"}}}, want: framework.QueueSkip},
+			newObj: &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv", Labels: map[string]string{v1.LabelTopologyZone: "b__a", "x": "y"}}}, want: fwk.QueueSkip},
 		{name: "a pod rejected by NodeVolumeLimits is retried when a CSINode's limit goes up",
-			plugin: names.NodeVolumeLimits, pod: hintPod("p"), event: framework.ClusterEvent{Resource: framework.CSINode, ActionType: framework.Update},
-			oldObj: csiNode(2), newObj: csiNode(3), want: framework.Queue},
+			plugin: names.NodeVolumeLimits, pod: hintPod("p"), event: fwk.ClusterEvent{Resource: fwk.CSINode, ActionType: fwk.Update},
+			oldObj: csiNode(2), newObj: csiNode(3), want: fwk.Queue},
 		{name: "a pod rejected by NodeVolumeLimits is not retried when a CSINode's limit goes down",
-			plugin: names.NodeVolumeLimits, pod: hintPod("p"), event: framework.ClusterEvent{Resource: framework.CSINode, ActionType: framework.Update},
-			oldObj: csiNode(3), newObj: csiNode(2), want: framework.QueueSkip},
+			plugin: names.NodeVolumeLimits, pod: hintPod("p"), event: fwk.ClusterEvent{Resource: fwk.CSINode, ActionType: fwk.Update},
+			oldObj: csiNode(3), newObj: csiNode(2), want: fwk.QueueSkip},
 		{name: "a pod rejected by DynamicResources is retried when its claim is deallocated",
-			plugin: names.DynamicResources, pod: claimed, event: framework.ClusterEvent{Resource: framework.ResourceClaim, ActionType: framework.Update},
-			oldObj: resourceClaim("gpu-claim", true), newObj: resourceClaim("gpu-claim", false), objects: []runtime.Object{resourceClaim("gpu-claim", false)}, want: framework.Queue},
+			plugin: names.DynamicResources, pod: claimed, event: fwk.ClusterEvent{Resource: fwk.ResourceClaim, ActionType: fwk.Update},
+			oldObj: resourceClaim("gpu-claim", true), newObj: resourceClaim("gpu-claim", false), objects: []runtime.Object{resourceClaim("gpu-claim", false)}, want: fwk.Queue},
 		{name: "a pod rejected by DynamicResources is not retried when another claim's labels change",
-			plugin: names.DynamicResources, pod: claimed, event: framework.ClusterEvent{Resource: framework.ResourceClaim, ActionType: framework.Update},
-			oldObj: resourceClaim("other", false), newObj: resourceClaim("other", false), objects: []runtime.Object{resourceClaim("gpu-claim", false), resourceClaim("other", false)}, want: framework.QueueSkip},
+			plugin: names.DynamicResources, pod: claimed, event: fwk.ClusterEvent{Resource: fwk.ResourceClaim, ActionType: fwk.Update},
+			oldObj: resourceClaim("other", false), newObj: resourceClaim("other", false), objects: []runtime.Object{resourceClaim("gpu-claim", false), resourceClaim("other", false)}, want: fwk.QueueSkip},
 		{name: "a pod rejected by DynamicResources is not retried by any claim while one of its claims is missing",
-			plugin: names.DynamicResources, pod: claimed, event: framework.ClusterEvent{Resource: framework.ResourceClaim, ActionType: framework.Update},
-			oldObj: resourceClaim("other", true), newObj: resourceClaim("other", false), want: framework.QueueSkip},
+			plugin: names.DynamicResources, pod: claimed, event: fwk.ClusterEvent{Resource: fwk.ResourceClaim, ActionType: fwk.Update},
+			oldObj: resourceClaim("other", true), newObj: resourceClaim("other", false), want: fwk.QueueSkip},
 		{name: "a gated pod is retried when its own gates are removed",
-			plugin: names.SchedulingGates, pod: hintPod("p"), event: framework.ClusterEvent{Resource: framework.TargetPod, ActionType: framework.UpdatePodSchedulingGatesEliminated},
-			oldObj: hintPod("p"), newObj: hintPod("p"), want: framework.Queue},
+			plugin: names.SchedulingGates, pod: hintPod("p"), event: fwk.ClusterEvent{Resource: fwk.TargetPod, ActionType: fwk.UpdatePodSchedulingGatesEliminated},
+			oldObj: hintPod("p"), newObj: hintPod("p"), want: fwk.Queue},
 		{name: "a pod rejected by NodeDeclaredFeatures is not retried when a node's features stay the same",
-			plugin: names.NodeDeclaredFeatures, pod: hintPod("p"), event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeDeclaredFeature},
-			oldObj: small, newObj: updated(small, withLabel("x", "y")), want: framework.QueueSkip},
+			plugin: names.NodeDeclaredFeatures, pod: hintPod("p"), event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.UpdateNodeDeclaredFeature},
+			oldObj: small, newObj: updated(small, withLabel("x", "y")), want: fwk.QueueSkip},
 		{name: "a hint that gets an object of the wrong type retries the pod",
-			plugin: names.NodeAffinity, pod: zoned, event: framework.EventNodeAdd, newObj: hintPod("not-a-node"), want: framework.Queue},
+			plugin: names.NodeAffinity, pod: zoned, event: fwk.EventNodeAdd, newObj: hintPod("not-a-node"), want: fwk.Queue},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			listers, err := framework.NewListers(tc.objects...)
+			listers, err := fwk.NewListers(tc.objects...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -290,22 +290,22 @@ func TestDefaultHints(t *testing.T) {
 
 // askHints asks the plugin's hints for the registrations matching event,
 // as the queue does: Queue if one says so (an error counts as Queue).
-func askHints(pe framework.PluginEvents, plugin string, event framework.ClusterEvent, pod *v1.Pod, oldObj, newObj any) (hint framework.QueueingHint, matched bool) {
-	hint = framework.QueueSkip
+func askHints(pe fwk.PluginEvents, plugin string, event fwk.ClusterEvent, pod *v1.Pod, oldObj, newObj any) (hint fwk.QueueingHint, matched bool) {
+	hint = fwk.QueueSkip
 	for _, eh := range pe[plugin] {
 		if !eh.Event.Match(event) {
 			continue
 		}
 		matched = true
-		h := framework.Queue
+		h := fwk.Queue
 		if eh.Hint != nil {
 			var err error
 			if h, err = eh.Hint(pod, oldObj, newObj); err != nil {
-				h = framework.Queue
+				h = fwk.Queue
 			}
 		}
-		if h == framework.Queue {
-			hint = framework.Queue
+		if h == fwk.Queue {
+			hint = fwk.Queue
 		}
 	}
 	return hint, matched
@@ -333,11 +333,11 @@ func TestQueueUsesHints(t *testing.T) {
 	for _, e := range NodeSchedulingPropertiesChange(updated(small, withLabel("team", "a")), small) {
 		q.MoveAllToActiveOrBackoffQueue(e, small, updated(small, withLabel("team", "a")), nil)
 	}
-	q.MoveAllToActiveOrBackoffQueue(framework.EventNodeAdd, nil, hintNode("tiny", withCPU("1")), nil)
+	q.MoveAllToActiveOrBackoffQueue(fwk.EventNodeAdd, nil, hintNode("tiny", withCPU("1")), nil)
 	if got := len(q.UnschedulablePods()); got != 1 {
 		t.Fatalf("after unrelated events, %d pods wait, want 1", got)
 	}
-	q.MoveAllToActiveOrBackoffQueue(framework.EventNodeAdd, nil, hintNode("big", withCPU("8")), nil)
+	q.MoveAllToActiveOrBackoffQueue(fwk.EventNodeAdd, nil, hintNode("big", withCPU("8")), nil)
 	if got := podNames(q.PodsInActiveQ()); len(got) != 1 {
 		t.Fatalf("after a node with room was added, active %v, want the pod", got)
 	}
@@ -349,7 +349,7 @@ func TestQueueUsesHints(t *testing.T) {
 func TestHintsReadTheirListers(t *testing.T) {
 	t.Parallel()
 	class := &resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: resourceapi.DeviceClassSpec{ExtendedResourceName: ptrTo("example.com/gpu")}}
-	listers, err := framework.NewListers(class)
+	listers, err := fwk.NewListers(class)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +367,7 @@ func TestHintsReadTheirListers(t *testing.T) {
 			mustAdd(t, q, hintPod("gpu", requesting("example.com/gpu", "1")))
 			pi := fail(t, q, names.NodeResourcesFit)
 			clock.Step(time.Minute)
-			q.MoveAllToActiveOrBackoffQueue(framework.EventNodeAdd, nil, hintNode("plain"), nil)
+			q.MoveAllToActiveOrBackoffQueue(fwk.EventNodeAdd, nil, hintNode("plain"), nil)
 			if got := len(q.UnschedulablePods()); got != tc.stuck {
 				t.Errorf("%d pods wait, want %d (pod %s)", got, tc.stuck, pi.Pod.Name)
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/podaffinity"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -66,7 +67,7 @@ type QueuedPodInfo struct {
 
 	key               string
 	backoffExpiration time.Time
-	gatingEvents      []framework.ClusterEvent
+	gatingEvents      []fwk.ClusterEvent
 }
 
 func (pi *QueuedPodInfo) gated() bool { return pi.GatingPlugin != "" }
@@ -143,11 +144,11 @@ func WithFeatures(fs feature.Features) Option {
 
 // WithPluginEvents sets which events move the pods each plugin rejected,
 // and the hints that decide: what the plugins' EventsToRegister return
-// ([framework.PluginEventsOf], kubesched.Release.PluginEvents for the
+// ([fwk.PluginEventsOf], kubesched.Release.PluginEvents for the
 // default plugins). Without it, or with a nil or empty pe, no plugin is
 // registered, and every event moves every pod a plugin rejected, as
 // kube-scheduler does for plugins that register nothing.
-func WithPluginEvents(pe framework.PluginEvents) Option {
+func WithPluginEvents(pe fwk.PluginEvents) Option {
 	return func(q *PriorityQueue) error {
 		q.pluginEvents = pe
 		return nil
@@ -158,7 +159,7 @@ func WithPluginEvents(pe framework.PluginEvents) Option {
 // kube-scheduler's are SchedulingGates then DynamicResources
 // (kubesched.Release.QueueOptions sets them). Register the events that
 // release the pods they gate with [WithPluginEvents].
-func WithPreEnqueuePlugins(plugins ...framework.PreEnqueuePlugin) Option {
+func WithPreEnqueuePlugins(plugins ...fwk.PreEnqueuePlugin) Option {
 	return func(q *PriorityQueue) error {
 		for _, pl := range plugins {
 			if pl == nil {
@@ -175,7 +176,7 @@ func WithPreEnqueuePlugins(plugins ...framework.PreEnqueuePlugin) Option {
 // [PriorityQueue.AssignedPodAdded] match the namespaceSelector of pending
 // pods' affinity terms through l.Namespaces. Pass the framework's, which
 // the hints of [WithPluginEvents] should read too.
-func WithListers(l framework.Listers) Option {
+func WithListers(l fwk.Listers) Option {
 	return func(q *PriorityQueue) error {
 		q.listers = l
 		return nil
@@ -194,11 +195,11 @@ func WithListers(l framework.Listers) Option {
 //     active queue is empty, Pop takes from the backoff queue rather than
 //     wait, as kube-scheduler does (SchedulerPopFromBackoffQ).
 //   - The unschedulable pool holds pods that plugins rejected, until an
-//     event that one of those plugins registered for ([PluginEvents])
+//     event that one of those plugins registered for ([fwk.PluginEvents])
 //     moves them to the active or backoff queue
 //     ([PriorityQueue.MoveAllToActiveOrBackoffQueue]), or until they have waited
 //     5 minutes ([PriorityQueue.FlushUnschedulablePodsLeftover]). Pods gated by a
-//     [framework.PreEnqueuePlugin] (scheduling gates) wait there too.
+//     [fwk.PreEnqueuePlugin] (scheduling gates) wait there too.
 //
 // A popped pod is "in flight" until [PriorityQueue.AddUnschedulableIfNotPresent]
 // or [PriorityQueue.Done]; events arriving meanwhile are remembered, so a pod
@@ -218,10 +219,10 @@ type PriorityQueue struct {
 	clock                                          clock.Clock
 	initialBackoff, maxBackoff, maxInUnschedulable time.Duration
 	features                                       feature.Features
-	pluginEvents                                   framework.PluginEvents
+	pluginEvents                                   fwk.PluginEvents
 	hints                                          hintTable
-	preEnqueue                                     []framework.PreEnqueuePlugin
-	listers                                        framework.Listers
+	preEnqueue                                     []fwk.PreEnqueuePlugin
+	listers                                        fwk.Listers
 	nominations                                    *framework.Nominations
 
 	active        *podHeap
@@ -246,7 +247,7 @@ type inFlightPod struct {
 }
 
 type inFlightEvent struct {
-	event          framework.ClusterEvent
+	event          fwk.ClusterEvent
 	oldObj, newObj any
 }
 
@@ -309,14 +310,14 @@ func (q *PriorityQueue) Add(pod *v1.Pod) error {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.add(pod, framework.EventUnscheduledPodAdd)
+	q.add(pod, fwk.EventUnscheduledPodAdd)
 	return nil
 }
 
 // add queues a pod the queue does not hold, as event: in the active queue,
 // or in the pool if gated. With NominationRecordedOnAdd its nomination is
 // recorded here, gated or not; before, moveToActive records it.
-func (q *PriorityQueue) add(pod *v1.Pod, event framework.ClusterEvent) {
+func (q *PriorityQueue) add(pod *v1.Pod, event fwk.ClusterEvent) {
 	if q.features.NominationRecordedOnAdd {
 		q.nominations.Add(pod, "")
 	}
@@ -367,7 +368,7 @@ func (q *PriorityQueue) Update(oldPod, newPod *v1.Pod) error {
 		}
 		return nil
 	}
-	q.add(newPod, framework.EventUnscheduledPodUpdate)
+	q.add(newPod, fwk.EventUnscheduledPodUpdate)
 	return nil
 }
 
@@ -522,13 +523,13 @@ type PreEnqueueCheck func(pod *v1.Pod) bool
 // queueing hints. preCheck, if not nil, holds back the pods it turns down
 // (see [github.com/kubesched/kubesched/filter.PreCheckForNode]). The event is also remembered for pods in
 // flight.
-func (q *PriorityQueue) MoveAllToActiveOrBackoffQueue(event framework.ClusterEvent, oldObj, newObj any, preCheck PreEnqueueCheck) {
+func (q *PriorityQueue) MoveAllToActiveOrBackoffQueue(event fwk.ClusterEvent, oldObj, newObj any, preCheck PreEnqueueCheck) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.moveAll(event, oldObj, newObj, preCheck)
 }
 
-func (q *PriorityQueue) moveAll(event framework.ClusterEvent, oldObj, newObj any, preCheck PreEnqueueCheck) {
+func (q *PriorityQueue) moveAll(event fwk.ClusterEvent, oldObj, newObj any, preCheck PreEnqueueCheck) {
 	pods := make([]*QueuedPodInfo, 0, len(q.unschedulable))
 	for _, pi := range q.unschedulable {
 		if preCheck == nil || preCheck(pi.Pod) {
@@ -552,20 +553,20 @@ func (q *PriorityQueue) AssignedPodAdded(pod *v1.Pod) {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.movePods(q.crossTopology(pod), framework.EventAssignedPodAdd, nil, pod)
+	q.movePods(q.crossTopology(pod), fwk.EventAssignedPodAdd, nil, pod)
 }
 
 // AssignedPodUpdated is [PriorityQueue.AssignedPodAdded] for an update of a bound
 // pod, with event from [PodSchedulingPropertiesChange]; a pod that
 // released resources (UpdatePodScaleDown) may help any pod, so that
 // event goes to every pod in the pool.
-func (q *PriorityQueue) AssignedPodUpdated(oldPod, newPod *v1.Pod, event framework.ClusterEvent) {
+func (q *PriorityQueue) AssignedPodUpdated(oldPod, newPod *v1.Pod, event fwk.ClusterEvent) {
 	if newPod == nil {
 		return
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if (framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodScaleDown}).Match(event) {
+	if (fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.UpdatePodScaleDown}).Match(event) {
 		q.moveAll(event, oldPod, newPod, nil)
 		return
 	}
@@ -632,7 +633,7 @@ func (q *PriorityQueue) FlushUnschedulablePodsLeftover() {
 		}
 	}
 	if len(stale) > 0 {
-		q.movePods(stale, framework.EventUnschedulableTimeout, nil, nil)
+		q.movePods(stale, fwk.EventUnschedulableTimeout, nil, nil)
 	}
 }
 
@@ -737,7 +738,7 @@ func (q *PriorityQueue) moveToActive(pi *QueuedPodInfo, event string, fromBackof
 	q.backoff.remove(pi.key)
 	q.errorBackoff.remove(pi.key)
 	q.active.addOrUpdate(pi)
-	if !q.features.NominationRecordedOnAdd && (event == framework.EventUnscheduledPodAdd.Label() || event == framework.EventUnscheduledPodUpdate.Label()) {
+	if !q.features.NominationRecordedOnAdd && (event == fwk.EventUnscheduledPodAdd.Label() || event == fwk.EventUnscheduledPodUpdate.Label()) {
 		q.nominations.Add(pi.Pod, "")
 	}
 	return true
@@ -784,7 +785,7 @@ func (q *PriorityQueue) runPreEnqueue(pi *QueuedPodInfo) {
 	pi.GatingPlugin, pi.gatingEvents = "", nil
 }
 
-func (q *PriorityQueue) admits(pl framework.PreEnqueuePlugin, pi *QueuedPodInfo) bool {
+func (q *PriorityQueue) admits(pl fwk.PreEnqueuePlugin, pi *QueuedPodInfo) bool {
 	if pl.PreEnqueue(context.Background(), q.listers, pi.Pod).IsSuccess() {
 		return true
 	}
@@ -806,7 +807,7 @@ const (
 
 // worthRequeuing decides whether event may make pi schedulable, asking
 // the hints of the plugins that rejected it.
-func (q *PriorityQueue) worthRequeuing(pi *QueuedPodInfo, event framework.ClusterEvent, oldObj, newObj any) strategy {
+func (q *PriorityQueue) worthRequeuing(pi *QueuedPodInfo, event fwk.ClusterEvent, oldObj, newObj any) strategy {
 	rejectors := pi.UnschedulablePlugins
 	if rejectors.Len() == 0 {
 		return afterBackoff
@@ -833,14 +834,14 @@ func (q *PriorityQueue) worthRequeuing(pi *QueuedPodInfo, event framework.Cluste
 			if !rejectors.Has(h.plugin) {
 				continue
 			}
-			hint := framework.Queue
+			hint := fwk.Queue
 			if h.fn != nil {
 				var err error
 				if hint, err = h.fn(pi.Pod, oldObj, newObj); err != nil {
-					hint = framework.Queue
+					hint = fwk.Queue
 				}
 			}
-			if hint == framework.Queue {
+			if hint == fwk.Queue {
 				return afterBackoff
 			}
 		}
@@ -884,7 +885,7 @@ func (q *PriorityQueue) requeue(pi *QueuedPodInfo, s strategy, event string) str
 
 // movePods moves the pods event may help out of the pool, and remembers
 // the event for the pods in flight.
-func (q *PriorityQueue) movePods(pods []*QueuedPodInfo, event framework.ClusterEvent, oldObj, newObj any) {
+func (q *PriorityQueue) movePods(pods []*QueuedPodInfo, event fwk.ClusterEvent, oldObj, newObj any) {
 	moved := false
 	for _, pi := range pods {
 		if pi.gated() && !matchesAny(pi.gatingEvents, event) {
@@ -907,7 +908,7 @@ func (q *PriorityQueue) movePods(pods []*QueuedPodInfo, event framework.ClusterE
 	}
 }
 
-func matchesAny(registered []framework.ClusterEvent, event framework.ClusterEvent) bool {
+func matchesAny(registered []fwk.ClusterEvent, event fwk.ClusterEvent) bool {
 	for _, r := range registered {
 		if r.Match(event) {
 			return true

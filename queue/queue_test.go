@@ -18,7 +18,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/kubesched/kubesched/feature"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/names"
 )
 
@@ -30,7 +30,7 @@ var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 func newTestQueue(t *testing.T, opts ...Option) (*PriorityQueue, *testingclock.FakeClock) {
 	t.Helper()
 	clock := testingclock.NewFakeClock(epoch)
-	all := append(defaultOptions(feature.Default(), framework.Listers{}), WithClock(clock))
+	all := append(defaultOptions(feature.Default(), fwk.Listers{}), WithClock(clock))
 	q, err := New(append(all, opts...)...)
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +176,7 @@ func TestFailedPodsWaitWhereKubeSchedulerPutsThem(t *testing.T) {
 			name:    "an event its plugin cares about, arriving while it was in flight, sends it to backoff",
 			plugins: []string{names.NodeAffinity},
 			duringFn: func(q *PriorityQueue) {
-				q.MoveAllToActiveOrBackoffQueue(framework.EventNodeAdd, nil, &v1.Node{}, nil)
+				q.MoveAllToActiveOrBackoffQueue(fwk.EventNodeAdd, nil, &v1.Node{}, nil)
 			},
 			want: "backoff",
 		},
@@ -184,7 +184,7 @@ func TestFailedPodsWaitWhereKubeSchedulerPutsThem(t *testing.T) {
 			name:    "an event only other plugins care about does not",
 			plugins: []string{names.NodeAffinity},
 			duringFn: func(q *PriorityQueue) {
-				q.MoveAllToActiveOrBackoffQueue(framework.EventAssignedPodDelete, &v1.Pod{}, nil, nil)
+				q.MoveAllToActiveOrBackoffQueue(fwk.EventAssignedPodDelete, &v1.Pod{}, nil, nil)
 			},
 			want: "unschedulable",
 		},
@@ -213,22 +213,22 @@ func TestFailedPodsWaitWhereKubeSchedulerPutsThem(t *testing.T) {
 
 func TestEventsMoveOnlyPodsTheirPluginsRejected(t *testing.T) {
 	t.Parallel()
-	nodeLabelled := framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeLabel}
+	nodeLabelled := fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.UpdateNodeLabel}
 	for _, tc := range []struct {
 		name     string
 		rejector string
-		event    framework.ClusterEvent
+		event    fwk.ClusterEvent
 		preCheck PreEnqueueCheck
 		moves    bool
 	}{
-		{name: "a new node helps a pod NodeAffinity rejected", rejector: names.NodeAffinity, event: framework.EventNodeAdd, moves: true},
+		{name: "a new node helps a pod NodeAffinity rejected", rejector: names.NodeAffinity, event: fwk.EventNodeAdd, moves: true},
 		{name: "a node's new labels help it too", rejector: names.NodeAffinity, event: nodeLabelled, moves: true},
-		{name: "a deleted pod does not", rejector: names.NodeAffinity, event: framework.EventAssignedPodDelete},
-		{name: "a deleted pod helps one NodeResourcesFit rejected", rejector: names.NodeResourcesFit, event: framework.EventAssignedPodDelete, moves: true},
-		{name: "a node losing a taint does not help a plugin waiting for new nodes", rejector: names.NodeName, event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeTaint}},
-		{name: "a plugin the queue does not know is helped by any event", rejector: "Custom", event: framework.ClusterEvent{Resource: framework.StorageClass, ActionType: framework.Add}, moves: true},
-		{name: "the wildcard event helps every pod", rejector: names.NodeAffinity, event: framework.ClusterEvent{Resource: framework.WildCard, ActionType: framework.All}, moves: true},
-		{name: "a pre-check can hold pods back", rejector: names.NodeAffinity, event: framework.EventNodeAdd, preCheck: func(*v1.Pod) bool { return false }},
+		{name: "a deleted pod does not", rejector: names.NodeAffinity, event: fwk.EventAssignedPodDelete},
+		{name: "a deleted pod helps one NodeResourcesFit rejected", rejector: names.NodeResourcesFit, event: fwk.EventAssignedPodDelete, moves: true},
+		{name: "a node losing a taint does not help a plugin waiting for new nodes", rejector: names.NodeName, event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.UpdateNodeTaint}},
+		{name: "a plugin the queue does not know is helped by any event", rejector: "Custom", event: fwk.ClusterEvent{Resource: fwk.StorageClass, ActionType: fwk.Add}, moves: true},
+		{name: "the wildcard event helps every pod", rejector: names.NodeAffinity, event: fwk.ClusterEvent{Resource: fwk.WildCard, ActionType: fwk.All}, moves: true},
+		{name: "a pre-check can hold pods back", rejector: names.NodeAffinity, event: fwk.EventNodeAdd, preCheck: func(*v1.Pod) bool { return false }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -282,7 +282,7 @@ func TestPopTakesFromBackoffWhenNothingIsActive(t *testing.T) {
 	q, _ := newTestQueue(t)
 	mustAdd(t, q, pendingPod("rejected", 0))
 	pi := pop(t, q)
-	q.MoveAllToActiveOrBackoffQueue(framework.EventNodeAdd, nil, nil, nil)
+	q.MoveAllToActiveOrBackoffQueue(fwk.EventNodeAdd, nil, nil, nil)
 	pi.UnschedulablePlugins = sets.New(names.NodeAffinity)
 	if err := q.AddUnschedulableIfNotPresent(pi); err != nil {
 		t.Fatal(err)
@@ -327,12 +327,12 @@ func TestSchedulingGatesHoldPodsUntilRemoved(t *testing.T) {
 	if got := where(q, "p"); got != "unschedulable" {
 		t.Fatalf("gated pod is in %s, want unschedulable", got)
 	}
-	q.MoveAllToActiveOrBackoffQueue(framework.EventNodeAdd, nil, nil, nil)
+	q.MoveAllToActiveOrBackoffQueue(fwk.EventNodeAdd, nil, nil, nil)
 	if got := where(q, "p"); got != "unschedulable" {
 		t.Fatalf("gated pod is in %s after a node event, want unschedulable", got)
 	}
 	other := pendingPod("other", 0)
-	q.MoveAllToActiveOrBackoffQueue(framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodSchedulingGatesEliminated}, other, other, nil)
+	q.MoveAllToActiveOrBackoffQueue(fwk.ClusterEvent{Resource: fwk.UnscheduledPod, ActionType: fwk.UpdatePodSchedulingGatesEliminated}, other, other, nil)
 	if got := where(q, "p"); got != "unschedulable" {
 		t.Fatalf("gated pod is in %s after another pod's gates went, want unschedulable", got)
 	}
@@ -476,7 +476,7 @@ func TestBadInputIsAnErrorNotAPanic(t *testing.T) {
 	q.Delete(nil)
 	q.Done(nil)
 	q.AssignedPodAdded(nil)
-	q.AssignedPodUpdated(nil, nil, framework.EventAssignedPodUpdate)
+	q.AssignedPodUpdated(nil, nil, fwk.EventAssignedPodUpdate)
 }
 
 // waitFor spins until cond holds; the deadline only guards against a
@@ -523,7 +523,7 @@ func (s *claimStore) List(k8slabels.Selector) ([]*resourceapi.ResourceClaim, err
 func TestPodsWithMissingClaimsWaitForTheClaim(t *testing.T) {
 	t.Parallel()
 	store := &claimStore{}
-	q, _ := newTestQueue(t, defaultOptions(feature.Default(), framework.Listers{ResourceClaims: store})...)
+	q, _ := newTestQueue(t, defaultOptions(feature.Default(), fwk.Listers{ResourceClaims: store})...)
 	pod := pendingPod("p", 0)
 	name := "gpu"
 	pod.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: &name}}
@@ -531,13 +531,13 @@ func TestPodsWithMissingClaimsWaitForTheClaim(t *testing.T) {
 	if got := where(q, "p"); got != "unschedulable" {
 		t.Fatalf("pod whose claim does not exist is in %s, want unschedulable (gated)", got)
 	}
-	q.MoveAllToActiveOrBackoffQueue(framework.EventNodeAdd, nil, nil, nil)
+	q.MoveAllToActiveOrBackoffQueue(fwk.EventNodeAdd, nil, nil, nil)
 	if got := where(q, "p"); got != "unschedulable" {
 		t.Fatalf("pod whose claim does not exist is in %s after a node event, want unschedulable", got)
 	}
 	claim := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: "gpu", Namespace: "default"}}
 	store.claims = append(store.claims, claim)
-	q.MoveAllToActiveOrBackoffQueue(framework.ClusterEvent{Resource: framework.ResourceClaim, ActionType: framework.Add}, nil, claim, nil)
+	q.MoveAllToActiveOrBackoffQueue(fwk.ClusterEvent{Resource: fwk.ResourceClaim, ActionType: fwk.Add}, nil, claim, nil)
 	if got := where(q, "p"); got != "active" {
 		t.Errorf("pod is in %s once its claim exists, want active", got)
 	}

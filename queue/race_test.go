@@ -10,7 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/names"
 )
 
@@ -41,7 +41,7 @@ func TestConcurrentUse(t *testing.T) {
 				if i%11 == 0 {
 					q.Delete(p)
 				}
-				q.MoveAllToActiveOrBackoffQueue(framework.EventAssignedPodDelete, nil, nil, nil)
+				q.MoveAllToActiveOrBackoffQueue(fwk.EventAssignedPodDelete, nil, nil, nil)
 				q.AssignedPodAdded(&v1.Pod{})
 				clock.Step(100 * time.Millisecond)
 				q.FlushBackoffQCompleted()

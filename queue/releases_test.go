@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	testingclock "k8s.io/utils/clock/testing"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/names"
 )
 
@@ -21,16 +21,16 @@ import (
 
 // describeRegistrations spells registrations as "Resource/Action|Action",
 // with " hint" when there is one; "Update" stands for every update kind.
-func describeRegistrations(events []framework.ClusterEventWithHint) []string {
+func describeRegistrations(events []fwk.ClusterEventWithHint) []string {
 	var out []string
 	for _, e := range events {
 		var actions []string
 		a := e.Event.ActionType
-		for bit := framework.ActionType(1); bit&framework.All != 0; bit <<= 1 {
+		for bit := fwk.ActionType(1); bit&fwk.All != 0; bit <<= 1 {
 			switch {
 			case a&bit == 0:
-			case a&framework.Update == framework.Update && bit&framework.Update != 0:
-				if bit == framework.UpdateNodeAllocatable {
+			case a&fwk.Update == fwk.Update && bit&fwk.Update != 0:
+				if bit == fwk.UpdateNodeAllocatable {
 					actions = append(actions, "Update")
 				}
 			default:
@@ -126,7 +126,7 @@ func TestPluginEventsForEachRelease(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := defaultPluginEvents(releaseFeatures(t, tc.release), framework.Listers{})
+			got := defaultPluginEvents(releaseFeatures(t, tc.release), fwk.Listers{})
 			want := map[string][]string{}
 			for _, m := range []map[string][]string{same, tc.want} {
 				for plugin, events := range m {
@@ -167,79 +167,79 @@ func TestHintsByRelease(t *testing.T) {
 		name           string
 		plugin         string
 		pod            *v1.Pod
-		event          framework.ClusterEvent // zero: the release's events of a pod update
+		event          fwk.ClusterEvent // zero: the release's events of a pod update
 		target         bool
 		oldObj, newObj any
-		want136        framework.QueueingHint
-		want137        framework.QueueingHint
+		want136        fwk.QueueingHint
+		want137        fwk.QueueingHint
 	}{
 		{name: "a bound pod deleted matching one of two anti-affinity terms helps from v1.37",
-			plugin: names.InterPodAffinity, pod: hintPod("p", twoAntiTerms), event: framework.EventAssignedPodDelete,
-			oldObj: hintPod("db", onNode("n"), labelled("app", "db")), want136: framework.QueueSkip, want137: framework.Queue},
+			plugin: names.InterPodAffinity, pod: hintPod("p", twoAntiTerms), event: fwk.EventAssignedPodDelete,
+			oldObj: hintPod("db", onNode("n"), labelled("app", "db")), want136: fwk.QueueSkip, want137: fwk.Queue},
 		{name: "a bound pod deleted matching both anti-affinity terms helps in both releases",
-			plugin: names.InterPodAffinity, pod: hintPod("p", twoAntiTerms), event: framework.EventAssignedPodDelete,
-			oldObj: hintPod("db", onNode("n"), labelled("app", "db"), labelled("tier", "cache")), want136: framework.Queue, want137: framework.Queue},
+			plugin: names.InterPodAffinity, pod: hintPod("p", twoAntiTerms), event: fwk.EventAssignedPodDelete,
+			oldObj: hintPod("db", onNode("n"), labelled("app", "db"), labelled("tier", "cache")), want136: fwk.Queue, want137: fwk.Queue},
 		{name: "a bound pod relabelled away from one of two anti-affinity terms helps from v1.37",
-			plugin: names.InterPodAffinity, pod: hintPod("p", twoAntiTerms), event: framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.UpdatePodLabel},
-			oldObj: hintPod("x", onNode("n"), labelled("app", "db")), newObj: hintPod("x", onNode("n")), want136: framework.QueueSkip, want137: framework.Queue},
+			plugin: names.InterPodAffinity, pod: hintPod("p", twoAntiTerms), event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.UpdatePodLabel},
+			oldObj: hintPod("x", onNode("n"), labelled("app", "db")), newObj: hintPod("x", onNode("n")), want136: fwk.QueueSkip, want137: fwk.Queue},
 		{name: "the pod's own relabelling helps it in both releases",
 			plugin: names.InterPodAffinity, pod: hintPod("p", twoAntiTerms), target: true,
-			oldObj: hintPod("p", twoAntiTerms), newObj: hintPod("p", twoAntiTerms, labelled("app", "other")), want136: framework.Queue, want137: framework.Queue},
+			oldObj: hintPod("p", twoAntiTerms), newObj: hintPod("p", twoAntiTerms, labelled("app", "other")), want136: fwk.Queue, want137: fwk.Queue},
 		{name: "the nominated pod's own relabelling seen as a bound pod's helps only in v1.36",
-			plugin: names.InterPodAffinity, pod: hintPod("p", twoAntiTerms, nominated), event: framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.UpdatePodLabel},
-			oldObj: hintPod("p", twoAntiTerms, nominated), newObj: hintPod("p", twoAntiTerms, nominated, labelled("x", "y")), want136: framework.Queue, want137: framework.QueueSkip},
+			plugin: names.InterPodAffinity, pod: hintPod("p", twoAntiTerms, nominated), event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.UpdatePodLabel},
+			oldObj: hintPod("p", twoAntiTerms, nominated), newObj: hintPod("p", twoAntiTerms, nominated, labelled("x", "y")), want136: fwk.Queue, want137: fwk.QueueSkip},
 		{name: "another pending pod's relabelling helps neither release",
 			plugin: names.InterPodAffinity, pod: hintPod("p", twoAntiTerms),
-			oldObj: hintPod("q"), newObj: hintPod("q", labelled("app", "db")), want136: framework.QueueSkip, want137: framework.QueueSkip},
+			oldObj: hintPod("q"), newObj: hintPod("q", labelled("app", "db")), want136: fwk.QueueSkip, want137: fwk.QueueSkip},
 		{name: "another pod's new toleration, seen as the target's in flight, helps a pod TaintToleration rejected from v1.37",
-			plugin: names.TaintToleration, pod: hintPod("p"), event: framework.ClusterEvent{Resource: framework.TargetPod, ActionType: framework.UpdatePodToleration},
-			oldObj: hintPod("q"), newObj: hintPod("q", tolerating("dedicated")), want136: framework.QueueSkip, want137: framework.Queue},
+			plugin: names.TaintToleration, pod: hintPod("p"), event: fwk.ClusterEvent{Resource: fwk.TargetPod, ActionType: fwk.UpdatePodToleration},
+			oldObj: hintPod("q"), newObj: hintPod("q", tolerating("dedicated")), want136: fwk.QueueSkip, want137: fwk.Queue},
 		{name: "the pod's own new toleration helps it in both releases",
 			plugin: names.TaintToleration, pod: hintPod("p"), target: true,
-			oldObj: hintPod("p"), newObj: hintPod("p", tolerating("dedicated")), want136: framework.Queue, want137: framework.Queue},
+			oldObj: hintPod("p"), newObj: hintPod("p", tolerating("dedicated")), want136: fwk.Queue, want137: fwk.Queue},
 		{name: "another pending pod's new toleration helps neither release",
 			plugin: names.TaintToleration, pod: hintPod("p"),
-			oldObj: hintPod("q"), newObj: hintPod("q", tolerating("dedicated")), want136: framework.QueueSkip, want137: framework.QueueSkip},
+			oldObj: hintPod("q"), newObj: hintPod("q", tolerating("dedicated")), want136: fwk.QueueSkip, want137: fwk.QueueSkip},
 		{name: "the pod scaling itself down helps it in both releases",
 			plugin: names.NodeResourcesFit, pod: hintPod("p", requesting(v1.ResourceCPU, "1")), target: true,
-			oldObj: hintPod("p", requesting(v1.ResourceCPU, "2")), newObj: hintPod("p", requesting(v1.ResourceCPU, "1")), want136: framework.Queue, want137: framework.Queue},
+			oldObj: hintPod("p", requesting(v1.ResourceCPU, "2")), newObj: hintPod("p", requesting(v1.ResourceCPU, "1")), want136: fwk.Queue, want137: fwk.Queue},
 		{name: "a bound pod scaling down cpu the pod wants helps in both releases",
 			plugin: names.NodeResourcesFit, pod: hintPod("p", requesting(v1.ResourceCPU, "1")),
 			oldObj: hintPod("b", onNode("n"), requesting(v1.ResourceCPU, "2")), newObj: hintPod("b", onNode("n"), requesting(v1.ResourceCPU, "1")),
-			want136: framework.Queue, want137: framework.Queue},
+			want136: fwk.Queue, want137: fwk.Queue},
 		{name: "the pod's own new toleration helps spreading that honours taints in both releases",
 			plugin: names.PodTopologySpread, pod: spread, target: true,
-			oldObj: spread, newObj: updatedPod(spread, tolerating("dedicated")), want136: framework.Queue, want137: framework.Queue},
+			oldObj: spread, newObj: updatedPod(spread, tolerating("dedicated")), want136: fwk.Queue, want137: fwk.Queue},
 		{name: "a bound pod's new toleration does not help spreading",
 			plugin: names.PodTopologySpread, pod: spread,
 			oldObj: hintPod("web", onNode("n"), labelled("app", "web")), newObj: hintPod("web", onNode("n"), labelled("app", "web"), tolerating("dedicated")),
-			want136: framework.QueueSkip, want137: framework.QueueSkip},
+			want136: fwk.QueueSkip, want137: fwk.QueueSkip},
 		{name: "an allocated claim deleted helps a pod DynamicResources rejected from v1.37",
-			plugin: names.DynamicResources, pod: hintPod("p", withResourceClaim("gpu-claim")), event: framework.ClusterEvent{Resource: framework.ResourceClaim, ActionType: framework.Delete},
-			oldObj: resourceClaim("other", true), want136: framework.QueueSkip, want137: framework.Queue},
+			plugin: names.DynamicResources, pod: hintPod("p", withResourceClaim("gpu-claim")), event: fwk.ClusterEvent{Resource: fwk.ResourceClaim, ActionType: fwk.Delete},
+			oldObj: resourceClaim("other", true), want136: fwk.QueueSkip, want137: fwk.Queue},
 		{name: "an unallocated claim deleted helps neither release",
-			plugin: names.DynamicResources, pod: hintPod("p", withResourceClaim("gpu-claim")), event: framework.ClusterEvent{Resource: framework.ResourceClaim, ActionType: framework.Delete},
-			oldObj: resourceClaim("other", false), want136: framework.QueueSkip, want137: framework.QueueSkip},
+			plugin: names.DynamicResources, pod: hintPod("p", withResourceClaim("gpu-claim")), event: fwk.ClusterEvent{Resource: fwk.ResourceClaim, ActionType: fwk.Delete},
+			oldObj: resourceClaim("other", false), want136: fwk.QueueSkip, want137: fwk.QueueSkip},
 		{name: "another pod's gates removed, seen as the target's, releases a gated pod from v1.37",
-			plugin: names.SchedulingGates, pod: hintPod("p"), event: framework.ClusterEvent{Resource: framework.TargetPod, ActionType: framework.UpdatePodSchedulingGatesEliminated},
-			oldObj: hintPod("q"), newObj: hintPod("q"), want136: framework.QueueSkip, want137: framework.Queue},
+			plugin: names.SchedulingGates, pod: hintPod("p"), event: fwk.ClusterEvent{Resource: fwk.TargetPod, ActionType: fwk.UpdatePodSchedulingGatesEliminated},
+			oldObj: hintPod("q"), newObj: hintPod("q"), want136: fwk.QueueSkip, want137: fwk.Queue},
 	} {
 		for _, release := range []struct {
 			version string
-			want    framework.QueueingHint
+			want    fwk.QueueingHint
 		}{{"1.36", tc.want136}, {"1.37", tc.want137}} {
 			t.Run(release.version+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
 				fs := releaseFeatures(t, release.version)
-				events := []framework.ClusterEvent{tc.event}
-				if tc.event == (framework.ClusterEvent{}) {
+				events := []fwk.ClusterEvent{tc.event}
+				if tc.event == (fwk.ClusterEvent{}) {
 					events = PodUpdateEvents(fs, tc.newObj.(*v1.Pod), tc.oldObj.(*v1.Pod), tc.target)
 				}
-				got := framework.QueueSkip
+				got := fwk.QueueSkip
 				for _, e := range events {
 					// No registration matching is QueueSkip: the pod stays.
-					if hint, _ := askHints(defaultPluginEvents(fs, framework.Listers{}), tc.plugin, e, tc.pod, tc.oldObj, tc.newObj); hint == framework.Queue {
-						got = framework.Queue
+					if hint, _ := askHints(defaultPluginEvents(fs, fwk.Listers{}), tc.plugin, e, tc.pod, tc.oldObj, tc.newObj); hint == fwk.Queue {
+						got = fwk.Queue
 					}
 				}
 				if got != release.want {
@@ -319,7 +319,7 @@ func TestQueueByRelease(t *testing.T) {
 		for _, release := range []struct{ version, want string }{{"1.36", tc.want136}, {"1.37", tc.want137}} {
 			t.Run(release.version+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
-				q, clock := newTestQueue(t, defaultOptions(releaseFeatures(t, release.version), framework.Listers{})...)
+				q, clock := newTestQueue(t, defaultOptions(releaseFeatures(t, release.version), fwk.Listers{})...)
 				if got := tc.run(t, q, clock); got != release.want {
 					t.Errorf("pod is in %s, want %s", got, release.want)
 				}
@@ -338,7 +338,7 @@ func TestGatedPodNominationByRelease(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			q, _ := newTestQueue(t, defaultOptions(releaseFeatures(t, tc.release), framework.Listers{})...)
+			q, _ := newTestQueue(t, defaultOptions(releaseFeatures(t, tc.release), fwk.Listers{})...)
 			gated := pendingPod("p", 0)
 			gated.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/wait"}}
 			gated.Status.NominatedNodeName = "n"
@@ -366,7 +366,7 @@ func TestGatedPodNominationByRelease(t *testing.T) {
 // comes first.
 func TestWithPluginEventsFollowsTheQueueRelease(t *testing.T) {
 	t.Parallel()
-	custom := framework.PluginEvents{"Custom": {{Event: framework.EventNodeAdd}}}
+	custom := fwk.PluginEvents{"Custom": {{Event: fwk.EventNodeAdd}}}
 	for _, tc := range []struct {
 		name  string
 		opts  []Option
@@ -381,7 +381,7 @@ func TestWithPluginEventsFollowsTheQueueRelease(t *testing.T) {
 			mustAdd(t, q, pendingPod("p", 0))
 			fail(t, q, "Custom")
 			clock.Step(time.Minute)
-			q.MoveAllToActiveOrBackoffQueue(framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeTaint}, nil, nil, nil)
+			q.MoveAllToActiveOrBackoffQueue(fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.UpdateNodeTaint}, nil, nil, nil)
 			want := "unschedulable"
 			if tc.moves {
 				want = "active"

@@ -1,5 +1,5 @@
 // Package score holds kube-scheduler's Score plugins: each ranks the nodes
-// that passed filtering, in [framework.MinNodeScore, framework.MaxNodeScore]
+// that passed filtering, in [fwk.MinNodeScore, fwk.MaxNodeScore]
 // after normalization. A plugin that also filters has the same name here and
 // in package filter, and both share one matching helper.
 //

@@ -5,15 +5,15 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/dra"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
 var (
-	_ framework.ScorePlugin          = &DynamicResources{}
-	_ framework.NormalizeScorePlugin = &DynamicResources{}
+	_ fwk.ScorePlugin          = &DynamicResources{}
+	_ fwk.NormalizeScorePlugin = &DynamicResources{}
 )
 
 // DynamicResources prefers nodes where the pod's prioritized-list
@@ -34,7 +34,7 @@ type DynamicResources struct{}
 func (*DynamicResources) Name() string { return names.DynamicResources }
 
 // Score returns the node's raw prioritized-list score.
-func (*DynamicResources) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+func (*DynamicResources) Score(_ context.Context, state *fwk.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *fwk.Status) {
 	s, _ := dra.StateKey.Read(state)
 	if s.Empty() || !s.Prioritized() {
 		return 0, nil // without reading the node: most pods have no claims
@@ -45,7 +45,7 @@ func (*DynamicResources) Score(_ context.Context, state *framework.CycleState, _
 // ScoreBatch sets every score to 0 without looking at the nodes when
 // the cycle has no prioritized claims to score, and reports false
 // otherwise, for [DynamicResources.Score] to answer.
-func (*DynamicResources) ScoreBatch(state *framework.CycleState, _ int, scores []int64) bool {
+func (*DynamicResources) ScoreBatch(state *fwk.CycleState, _ int, scores []int64) bool {
 	s, _ := dra.StateKey.Read(state)
 	if !s.Empty() && s.Prioritized() {
 		return false
@@ -56,13 +56,13 @@ func (*DynamicResources) ScoreBatch(state *framework.CycleState, _ int, scores [
 
 // NormalizeScore scales the scores so the highest becomes 100; all-zero
 // scores stay 0.
-func (*DynamicResources) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, _ []*nodeinfo.NodeInfo, scores []int64) *framework.Status {
+func (*DynamicResources) NormalizeScore(_ context.Context, _ *fwk.CycleState, _ *v1.Pod, _ []*nodeinfo.NodeInfo, scores []int64) *fwk.Status {
 	normalize(scores, false)
 	return nil
 }
 
 // NodeLocal reports whether the score of a node depends on the pod and
-// that node alone (framework.NodeLocalPlugin): for a pod without claims,
+// that node alone (fwk.NodeLocalPlugin): for a pod without claims,
 // asking for no resource a DeviceClass could provide, which scores 0 on
 // every node.
 func (*DynamicResources) NodeLocal(pod *v1.Pod) bool {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -79,12 +80,12 @@ func draPod(claims ...string) *v1.Pod {
 // node Filter rejected scores as Score says; the framework would not ask).
 func draScores(t *testing.T, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, objs ...runtime.Object) (raw, normalized []int64) {
 	t.Helper()
-	l, err := framework.NewListers(objs...)
+	l, err := fwk.NewListers(objs...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	state := framework.NewCycleState(nodes).SetListers(l)
+	state := fwk.NewCycleState(nodes).SetListers(l)
 	fl := &filter.DynamicResources{}
 	if _, s := fl.PreFilter(ctx, state, pod, nodes); !s.IsSuccess() && !s.IsSkip() {
 		t.Fatalf("PreFilter: %v", s)
@@ -156,10 +157,10 @@ func TestDynamicResourcesScoreWithoutFilterState(t *testing.T) {
 	ni := nodeinfo.New(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}})
 	tests := []struct {
 		name  string
-		state *framework.CycleState
+		state *fwk.CycleState
 	}{
 		{"a nil state scores 0", nil},
-		{"a state PreFilter never wrote to scores 0", framework.NewCycleState([]*nodeinfo.NodeInfo{ni})},
+		{"a state PreFilter never wrote to scores 0", fwk.NewCycleState([]*nodeinfo.NodeInfo{ni})},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -255,8 +256,8 @@ func TestDynamicResourcesScorePicksTheNodeWithTheFirstChoice(t *testing.T) {
 // no resource a DeviceClass could provide.
 func TestDynamicResourcesIsNodeLocalOnlyForPodsThatCannotHaveDevices(t *testing.T) {
 	t.Parallel()
-	var pl framework.Plugin = &DynamicResources{}
-	nl, ok := pl.(framework.NodeLocalPlugin)
+	var pl fwk.Plugin = &DynamicResources{}
+	nl, ok := pl.(fwk.NodeLocalPlugin)
 	if !ok {
 		t.Fatal("DynamicResources does not say for which pods it is node-local")
 	}

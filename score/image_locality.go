@@ -7,7 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubesched/kubesched/feature"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -22,7 +22,7 @@ const (
 
 // imageLocalityKey holds the pod's image names, normalized once per cycle,
 // and the cluster size.
-var imageLocalityKey = framework.NewStateKey[*imageLocalityPod]()
+var imageLocalityKey = fwk.NewStateKey[*imageLocalityPod]()
 
 // ImageLocality favours nodes that already hold the pod's images, weighting
 // each image by its size and by how widely it is spread over the cluster,
@@ -34,8 +34,8 @@ type ImageLocality struct {
 }
 
 var (
-	_ framework.PreScorePlugin = &ImageLocality{}
-	_ framework.ScorePlugin    = &ImageLocality{}
+	_ fwk.PreScorePlugin = &ImageLocality{}
+	_ fwk.ScorePlugin    = &ImageLocality{}
 )
 
 // Name returns "ImageLocality".
@@ -43,28 +43,28 @@ func (*ImageLocality) Name() string { return names.ImageLocality }
 
 // PodOnlyPreScore reports true: PreScore depends on the pod alone, so the
 // framework may score nodes while it filters them.
-func (*ImageLocality) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool { return true }
+func (*ImageLocality) PodOnlyPreScore(*fwk.CycleState, *v1.Pod) bool { return true }
 
 // PreScore records the pod's normalized image names and the number of
 // nodes in the cycle (all of them, not only the feasible ones, as
 // kube-scheduler counts its snapshot) in state, so that Score does no
 // string work per node. It always returns nil: kube-scheduler never skips
 // this plugin. A nil state is left alone.
-func (pl *ImageLocality) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) *framework.Status {
+func (pl *ImageLocality) PreScore(_ context.Context, state *fwk.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) *fwk.Status {
 	if state != nil {
 		imageLocalityKey.Write(state, newImageLocalityPod(pod, len(state.AllNodes()), feature.Of(pl.Features).ImageVolumesInThreshold))
 	}
 	return nil
 }
 
-// Score returns the node's score in [framework.MinNodeScore,
-// framework.MaxNodeScore]: for each image of the pod the node holds, its
+// Score returns the node's score in [fwk.MinNodeScore,
+// fwk.MaxNodeScore]: for each image of the pod the node holds, its
 // size spread by the share of nodes holding it, summed, clamped and
 // scaled; or Error if ni has no node. Without PreScore's record it computes the pod's data itself,
 // counting the cycle's nodes from state; with a nil state the node is taken
 // to be the whole cluster. It does not allocate once PreScore has run,
 // modifies nothing, and is safe for concurrent use.
-func (pl *ImageLocality) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+func (pl *ImageLocality) Score(_ context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *fwk.Status) {
 	if ni.Node() == nil {
 		return 0, errNilNode
 	}
@@ -144,7 +144,7 @@ func (p *imageLocalityPod) score(ni *nodeinfo.NodeInfo) int64 {
 	} else if sum > ceiling {
 		sum = ceiling
 	}
-	return framework.MaxNodeScore * (sum - imageLocalityMinThreshold) / (ceiling - imageLocalityMinThreshold)
+	return fwk.MaxNodeScore * (sum - imageLocalityMinThreshold) / (ceiling - imageLocalityMinThreshold)
 }
 
 // normalizedImageName adds the ":latest" tag the runtime assumes when a
@@ -158,7 +158,7 @@ func normalizedImageName(name string) string {
 }
 
 // NodeLocal reports true: the score of a node depends on the pod, the
-// number of nodes and that node alone (framework.NodeLocalPlugin).
+// number of nodes and that node alone (fwk.NodeLocalPlugin).
 func (*ImageLocality) NodeLocal(_ *v1.Pod) bool {
 	return true
 }

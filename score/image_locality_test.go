@@ -8,7 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 	"github.com/kubesched/kubesched/score"
 )
@@ -295,7 +295,7 @@ func TestImageLocality(t *testing.T) {
 
 	t.Run("PreScore records the count of all nodes even when one is feasible", func(t *testing.T) {
 		t.Parallel()
-		state := framework.NewCycleState(all)
+		state := fwk.NewCycleState(all)
 		if s := (&score.ImageLocality{}).PreScore(ctx, state, pod, all[:1]); s != nil {
 			t.Fatalf("PreScore = %v, want nil", s)
 		}
@@ -307,7 +307,7 @@ func TestImageLocality(t *testing.T) {
 	})
 	t.Run("Score without PreScore counts the state's nodes", func(t *testing.T) {
 		t.Parallel()
-		got, s := (&score.ImageLocality{}).Score(ctx, framework.NewCycleState(all), pod, holder)
+		got, s := (&score.ImageLocality{}).Score(ctx, fwk.NewCycleState(all), pod, holder)
 		if s != nil || got != 5 {
 			t.Errorf("Score = %d, %v; want 5, nil", got, s)
 		}
@@ -322,7 +322,7 @@ func TestImageLocality(t *testing.T) {
 	})
 	t.Run("a node without the image scores 0", func(t *testing.T) {
 		t.Parallel()
-		got, s := (&score.ImageLocality{}).Score(ctx, framework.NewCycleState(all), pod, all[1])
+		got, s := (&score.ImageLocality{}).Score(ctx, fwk.NewCycleState(all), pod, all[1])
 		if s != nil || got != 0 {
 			t.Errorf("Score = %d, %v; want 0, nil", got, s)
 		}
@@ -336,7 +336,7 @@ func TestImageLocality(t *testing.T) {
 	for what, ni := range map[string]*nodeinfo.NodeInfo{"nil NodeInfo": nil, "NodeInfo without node": nodeinfo.New(nil)} {
 		t.Run("Score given a "+what+" returns Error", func(t *testing.T) {
 			t.Parallel()
-			if _, s := (&score.ImageLocality{}).Score(ctx, nil, pod, ni); s.Code() != framework.Error {
+			if _, s := (&score.ImageLocality{}).Score(ctx, nil, pod, ni); s.Code() != fwk.Error {
 				t.Errorf("Score = %v, want Error", s)
 			}
 		})
@@ -367,7 +367,7 @@ func BenchmarkImageLocality(b *testing.B) {
 				n := int64(containers)
 				want = 100 * (n*400*mib - 23*mib) / (n*1000*mib - 23*mib)
 			}
-			state := framework.NewCycleState([]*nodeinfo.NodeInfo{node})
+			state := fwk.NewCycleState([]*nodeinfo.NodeInfo{node})
 			b.Run(fmt.Sprintf("%dcontainers/present=%v", containers, present), func(b *testing.B) {
 				if s := pl.PreScore(ctx, state, pod, state.AllNodes()); s != nil {
 					b.Fatalf("PreScore = %v", s)

@@ -10,7 +10,8 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/feature"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
+	"github.com/kubesched/kubesched/internal/cycle"
 	"github.com/kubesched/kubesched/internal/podaffinity"
 	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/names"
@@ -19,7 +20,7 @@ import (
 
 // interPodAffinityScoresKey holds, per topology key and value, what a node
 // in that domain scores.
-var interPodAffinityScoresKey = framework.NewStateKey[*podaffinity.Counts]()
+var interPodAffinityScoresKey = fwk.NewStateKey[*podaffinity.Counts]()
 
 // InterPodAffinity prefers nodes whose topology domains hold the pods the
 // pod prefers to be near, and avoids those holding pods it prefers to
@@ -48,8 +49,8 @@ type InterPodAffinity struct {
 }
 
 var (
-	_ framework.PreScorePlugin       = (*InterPodAffinity)(nil)
-	_ framework.NormalizeScorePlugin = (*InterPodAffinity)(nil)
+	_ fwk.PreScorePlugin       = (*InterPodAffinity)(nil)
+	_ fwk.NormalizeScorePlugin = (*InterPodAffinity)(nil)
 )
 
 // NewInterPodAffinity returns the scorer configured by args, kube-scheduler's
@@ -70,7 +71,7 @@ func (*InterPodAffinity) Name() string { return names.InterPodAffinity }
 // PodOnlyPreScore reports true: like kube-scheduler's, PreScore reads every
 // node of the cycle (from the state), never just the feasible ones it is
 // given, so it may run before filtering.
-func (*InterPodAffinity) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool { return true }
+func (*InterPodAffinity) PodOnlyPreScore(*fwk.CycleState, *v1.Pod) bool { return true }
 
 // PreScore sums, once per pod, the score of every topology domain over all
 // the nodes of the cycle (state.AllNodes; nodes only when the state has
@@ -81,7 +82,7 @@ func (*InterPodAffinity) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool { 
 // pod has no preferred terms, or when no term matched on any node carrying
 // its topology key; Error when a term of the pod does not parse or the
 // namespace lister fails or ctx is done.
-func (pl *InterPodAffinity) PreScore(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) *framework.Status {
+func (pl *InterPodAffinity) PreScore(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) *fwk.Status {
 	if all := state.AllNodes(); len(all) > 0 {
 		nodes = all
 	}
@@ -96,7 +97,7 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, state *framework.Cycle
 // domainScores computes what PreScore writes, or Skip or Error. The nodes
 // are scored on the state's workers, each into scores of its own, merged
 // at the end.
-func (pl *InterPodAffinity) domainScores(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*podaffinity.Counts, *framework.Status) {
+func (pl *InterPodAffinity) domainScores(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*podaffinity.Counts, *fwk.Status) {
 	lister := state.Listers().Namespaces
 	a := pod.Spec.Affinity
 	hasPreferred := a != nil &&
@@ -107,13 +108,13 @@ func (pl *InterPodAffinity) domainScores(ctx context.Context, state *framework.C
 	}
 	terms, err := podaffinity.Parse(pod)
 	if err != nil {
-		return nil, framework.AsStatus(fmt.Errorf("failed to parse pod: %w", err))
+		return nil, fwk.AsStatus(fmt.Errorf("failed to parse pod: %w", err))
 	}
 	if err := resolveWeighted(terms.PreferredAffinity, lister, feature.Of(pl.Features).ListedNamespacesOnly); err != nil {
-		return nil, framework.AsStatus(fmt.Errorf("updating PreferredAffinityTerms: %w", err))
+		return nil, fwk.AsStatus(fmt.Errorf("updating PreferredAffinityTerms: %w", err))
 	}
 	if err := resolveWeighted(terms.PreferredAntiAffinity, lister, feature.Of(pl.Features).ListedNamespacesOnly); err != nil {
-		return nil, framework.AsStatus(fmt.Errorf("updating PreferredAntiAffinityTerms: %w", err))
+		return nil, fwk.AsStatus(fmt.Errorf("updating PreferredAntiAffinityTerms: %w", err))
 	}
 	scorer := domainScorer{
 		pod:        pod,
@@ -125,13 +126,13 @@ func (pl *InterPodAffinity) domainScores(ctx context.Context, state *framework.C
 	// can score, and only nodes holding such pods need a visit; what
 	// they give, an aggregate kept across cycles can add up.
 	if !hasPreferred {
-		all, gens := nodes, state.NodeGenerations(nodes)
-		nodes = state.NodesWithPodAffinity(nodes)
+		all, gens := nodes, cycle.Of(state).NodeGenerations(nodes)
+		nodes = cycle.Of(state).NodesWithPodAffinity(nodes)
 		if len(nodes) >= minScoreAggregateNodes || (gens != nil && len(nodes) >= minScoreAggregateNodesWithGens) {
 			if a, giveBack := pl.aggregates.Take(scoringKey(&scorer)); a != nil {
 				defer giveBack()
 				if err := ctx.Err(); err != nil {
-					return nil, framework.AsStatus(err)
+					return nil, fwk.AsStatus(err)
 				}
 				a.count(&scorer, all, gens, state)
 				if a.matches == 0 {
@@ -141,12 +142,12 @@ func (pl *InterPodAffinity) domainScores(ctx context.Context, state *framework.C
 			}
 		}
 	}
-	partial := make([]domainScorer, state.Workers(len(nodes)))
+	partial := make([]domainScorer, cycle.Of(state).Workers(len(nodes)))
 	for i := range partial {
 		partial[i] = scorer
 		partial[i].scores = &podaffinity.Counts{}
 	}
-	state.ParallelChunks(ctx, len(nodes), func(worker, start, end int) {
+	cycle.Of(state).ParallelChunks(ctx, len(nodes), func(worker, start, end int) {
 		d := &partial[worker]
 		for _, ni := range nodes[start:end] {
 			// A node without pods scores nothing; every score is by a node label.
@@ -164,7 +165,7 @@ func (pl *InterPodAffinity) domainScores(ctx context.Context, state *framework.C
 		}
 	})
 	if err := ctx.Err(); err != nil {
-		return nil, framework.AsStatus(err)
+		return nil, fwk.AsStatus(err)
 	}
 	scores, matched := partial[0].scores, false
 	for i := range partial {
@@ -239,7 +240,7 @@ func (d *domainScorer) addTerm(t *podaffinity.Term, weight int32, pod *v1.Pod, n
 // state, as in unit tests) it computes them first over the state's nodes,
 // or over node alone if the state has none. Scores may be negative until
 // normalized. With state from PreScore it does not allocate.
-func (pl *InterPodAffinity) Score(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+func (pl *InterPodAffinity) Score(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *fwk.Status) {
 	node := ni.Node()
 	if node == nil {
 		return 0, errNilNode
@@ -250,7 +251,7 @@ func (pl *InterPodAffinity) Score(ctx context.Context, state *framework.CycleSta
 		if len(nodes) == 0 {
 			nodes = []*nodeinfo.NodeInfo{ni}
 		}
-		var status *framework.Status
+		var status *fwk.Status
 		if scores, status = pl.domainScores(ctx, state, pod, nodes); status != nil {
 			if status.IsSkip() {
 				return 0, nil
@@ -263,7 +264,7 @@ func (pl *InterPodAffinity) Score(ctx context.Context, state *framework.CycleSta
 
 // NormalizeScore maps scores linearly so the lowest becomes 0 and the
 // highest 100, rounding down; equal scores all become 0.
-func (pl *InterPodAffinity) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, _ []*nodeinfo.NodeInfo, scores []int64) *framework.Status {
+func (pl *InterPodAffinity) NormalizeScore(_ context.Context, _ *fwk.CycleState, _ *v1.Pod, _ []*nodeinfo.NodeInfo, scores []int64) *fwk.Status {
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 	for _, s := range scores {
 		lo, hi = min(lo, s), max(hi, s)
@@ -274,7 +275,7 @@ func (pl *InterPodAffinity) NormalizeScore(_ context.Context, _ *framework.Cycle
 		if spread > 0 {
 			// The same float64 arithmetic as kube-scheduler, so that
 			// truncation agrees.
-			f = float64(framework.MaxNodeScore) * (float64(s-lo) / float64(spread))
+			f = float64(fwk.MaxNodeScore) * (float64(s-lo) / float64(spread))
 		}
 		scores[i] = int64(f)
 	}

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/incremental"
 	"github.com/kubesched/kubesched/internal/podaffinity"
 	"github.com/kubesched/kubesched/internal/podcount"
@@ -65,7 +65,7 @@ func scoringKey(d *domainScorer) string {
 // count brings a up to date with nodes (every node of the cycle, in
 // order), scoring again, as d would, the nodes that changed since
 // ([incremental.Positions.Sync] for gens and state).
-func (a *scoreAggregate) count(d *domainScorer, nodes []*nodeinfo.NodeInfo, gens []int64, state *framework.CycleState) {
+func (a *scoreAggregate) count(d *domainScorer, nodes []*nodeinfo.NodeInfo, gens []int64, state *fwk.CycleState) {
 	if a.positions.Len() != len(nodes) {
 		*a = scoreAggregate{matched: make([]bool, len(nodes))}
 		a.positions.Reset(len(nodes))

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/podaffinity"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -85,7 +85,7 @@ func TestAffinityScoreAggregatesScoreAsEveryNodeScoredAgain(t *testing.T) {
 			cluster[i] = cluster[i].Clone()
 			cluster[i].AddPod(p)
 		}
-		state := framework.NewCycleState(cluster)
+		state := fwk.NewCycleState(cluster)
 		got, status := pl.domainScores(ctx, state, pod, cluster)
 		if status != nil {
 			t.Fatalf("step %d: %v", step, status)

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 	"github.com/kubesched/kubesched/score"
 )
@@ -92,8 +92,8 @@ func app(key, value string) v1.PodAffinityTerm {
 }
 
 // ipaCluster holds the namespaces the tests select from.
-var ipaCluster = func() framework.NamespaceLister {
-	l, err := framework.NewListers(
+var ipaCluster = func() fwk.NamespaceLister {
+	l, err := fwk.NewListers(
 		&v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}},
 		&v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "red", Labels: map[string]string{"team": "x"}}},
 		&v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "blue", Labels: map[string]string{"team": "y"}}},
@@ -106,15 +106,15 @@ var ipaCluster = func() framework.NamespaceLister {
 
 // ipaScore runs PreScore, Score and NormalizeScore over ipaNodes holding
 // placed, and returns the raw and normalized scores, or PreScore's status.
-func ipaScore(t *testing.T, pl *score.InterPodAffinity, lister framework.NamespaceLister, placed []*v1.Pod, pod *v1.Pod) (raw, normalized []int64, _ *framework.Status) {
+func ipaScore(t *testing.T, pl *score.InterPodAffinity, lister fwk.NamespaceLister, placed []*v1.Pod, pod *v1.Pod) (raw, normalized []int64, _ *fwk.Status) {
 	t.Helper()
 	ctx := context.Background()
 	nodes := nodeinfo.Build(ipaNodes, placed)
-	state := framework.NewCycleState(nodes).SetListers(framework.Listers{Namespaces: lister})
+	state := fwk.NewCycleState(nodes).SetListers(fwk.Listers{Namespaces: lister})
 	if s := pl.PreScore(ctx, state, pod, nodes); !s.IsSuccess() {
 		return nil, nil, s
 	}
-	fresh := framework.NewCycleState(nodes).SetListers(framework.Listers{Namespaces: lister})
+	fresh := fwk.NewCycleState(nodes).SetListers(fwk.Listers{Namespaces: lister})
 	for _, ni := range nodes {
 		s, st := pl.Score(ctx, state, pod, ni)
 		if !st.IsSuccess() {
@@ -143,7 +143,7 @@ func TestInterPodAffinityScore(t *testing.T) {
 	tests := []struct {
 		name     string
 		args     *configv1.InterPodAffinityArgs
-		lister   framework.NamespaceLister
+		lister   fwk.NamespaceLister
 		placed   []*v1.Pod
 		incoming *v1.Pod
 		// Scores of n1, n2, n3, n4; nil when PreScore skips.
@@ -308,7 +308,7 @@ func TestInterPodAffinityPreScoreReadsEveryNodeOfTheCycle(t *testing.T) {
 		t.Error("PodOnlyPreScore = false")
 	}
 	// Only n1 and n2 passed filtering; the web pod on n3 still counts.
-	state := framework.NewCycleState(nodes)
+	state := fwk.NewCycleState(nodes)
 	if s := pl.PreScore(ctx, state, pod, nodes[:2]); s != nil {
 		t.Fatalf("PreScore = %v", s)
 	}
@@ -338,25 +338,25 @@ func TestInterPodAffinityBadInputIsAnErrorNotAPanic(t *testing.T) {
 	bad := newIPAPod("p", "").prefers(1, v1.PodAffinityTerm{TopologyKey: zone_, LabelSelector: &metav1.LabelSelector{
 		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Near"}}}}).Pod
 	const want = `failed to parse pod: preferredAffinityTerms: "Near" is not a valid label selector operator`
-	if s := pl.PreScore(ctx, framework.NewCycleState(nodes), bad, nodes); s.Code() != framework.Error || s.Message() != want {
+	if s := pl.PreScore(ctx, fwk.NewCycleState(nodes), bad, nodes); s.Code() != fwk.Error || s.Message() != want {
 		t.Errorf("PreScore = %v, want Error %q", s, want)
 	}
-	if _, s := pl.Score(ctx, nil, bad, nodes[0]); s.Code() != framework.Error {
+	if _, s := pl.Score(ctx, nil, bad, nodes[0]); s.Code() != fwk.Error {
 		t.Errorf("Score without state = %v, want Error", s)
 	}
-	if _, s := pl.Score(ctx, nil, bad, nodeinfo.New(nil)); s.Code() != framework.Error {
+	if _, s := pl.Score(ctx, nil, bad, nodeinfo.New(nil)); s.Code() != fwk.Error {
 		t.Errorf("a NodeInfo without a node: %v", s)
 	}
-	failing := framework.NewCycleState(nodes).SetListers(framework.Listers{Namespaces: failingNamespaces{}})
+	failing := fwk.NewCycleState(nodes).SetListers(fwk.Listers{Namespaces: failingNamespaces{}})
 	selecting := newIPAPod("p", "").prefers(1, v1.PodAffinityTerm{TopologyKey: zone_, LabelSelector: app("", "x").LabelSelector,
 		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "x"}}}).Pod
-	if s := pl.PreScore(ctx, failing, selecting, nodes); s.Code() != framework.Error ||
+	if s := pl.PreScore(ctx, failing, selecting, nodes); s.Code() != fwk.Error ||
 		s.Message() != "updating PreferredAffinityTerms: namespaces unavailable" {
 		t.Errorf("lister failure: %v", s)
 	}
 }
 
-type failingNamespaces struct{ framework.NamespaceLister }
+type failingNamespaces struct{ fwk.NamespaceLister }
 
 func (failingNamespaces) List(labels.Selector) ([]*v1.Namespace, error) {
 	return nil, errors.New("namespaces unavailable")
@@ -407,7 +407,7 @@ func TestInterPodAffinityScoreDoesNotAllocate(t *testing.T) {
 	nodes := nodeinfo.Build(ipaNodes, []*v1.Pod{newIPAPod("w1", "web").on("n1").Pod})
 	pod := newIPAPod("p", "").prefers(3, app(zone_, "web")).avoids(2, app(host, "web")).Pod
 	pl := &score.InterPodAffinity{}
-	state := framework.NewCycleState(nodes)
+	state := fwk.NewCycleState(nodes)
 	if s := pl.PreScore(context.Background(), state, pod, nodes); s != nil {
 		t.Fatal(s)
 	}
@@ -441,12 +441,12 @@ func BenchmarkInterPodAffinityScore(b *testing.B) {
 		b.Run(fmt.Sprintf("%dnodes/PreScore", size), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if s := pl.PreScore(context.Background(), framework.NewCycleState(infos), pod, infos); s != nil {
+				if s := pl.PreScore(context.Background(), fwk.NewCycleState(infos), pod, infos); s != nil {
 					b.Fatal(s)
 				}
 			}
 		})
-		state := framework.NewCycleState(infos)
+		state := fwk.NewCycleState(infos)
 		if s := pl.PreScore(context.Background(), state, pod, infos); s != nil {
 			b.Fatal(s)
 		}

@@ -7,14 +7,14 @@ import (
 	v1 "k8s.io/api/core/v1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/nodeaffinity"
 	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
-var preferredAffinityKey = framework.NewStateKey[*nodeaffinity.Preferred]()
+var preferredAffinityKey = fwk.NewStateKey[*nodeaffinity.Preferred]()
 
 // NodeAffinity prefers nodes matching the pod's preferred node affinity:
 // the raw score is the sum of the weights of the matching terms (plus the
@@ -25,8 +25,8 @@ type NodeAffinity struct {
 }
 
 var (
-	_ framework.PreScorePlugin       = (*NodeAffinity)(nil)
-	_ framework.NormalizeScorePlugin = (*NodeAffinity)(nil)
+	_ fwk.PreScorePlugin       = (*NodeAffinity)(nil)
+	_ fwk.NormalizeScorePlugin = (*NodeAffinity)(nil)
 )
 
 // NewNodeAffinity returns a NodeAffinity that also adds the weights of
@@ -55,16 +55,16 @@ func (*NodeAffinity) Name() string { return names.NodeAffinity }
 
 // PodOnlyPreScore reports true: PreScore depends on the pod alone, so the
 // framework may score nodes while it filters them.
-func (*NodeAffinity) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool { return true }
+func (*NodeAffinity) PodOnlyPreScore(*fwk.CycleState, *v1.Pod) bool { return true }
 
 // PreScore compiles the preferred terms once. It skips pods without
 // preferred node affinity (when nothing was added), and returns Error for
 // terms that do not parse, which fails the scheduling attempt as in
 // kube-scheduler.
-func (pl *NodeAffinity) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) *framework.Status {
+func (pl *NodeAffinity) PreScore(_ context.Context, state *fwk.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) *fwk.Status {
 	preferred, err := nodeaffinity.PreferredOf(pod)
 	if err != nil {
-		return framework.AsStatus(err)
+		return fwk.AsStatus(err)
 	}
 	if preferred == nil && pl.added == nil {
 		return skip
@@ -74,7 +74,7 @@ func (pl *NodeAffinity) PreScore(_ context.Context, state *framework.CycleState,
 }
 
 // Score sums the weights of the preferred terms node matches.
-func (pl *NodeAffinity) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+func (pl *NodeAffinity) Score(_ context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *fwk.Status) {
 	node := ni.Node()
 	if node == nil {
 		return 0, errNilNode
@@ -83,7 +83,7 @@ func (pl *NodeAffinity) Score(_ context.Context, state *framework.CycleState, po
 	if !ok {
 		var err error
 		if preferred, err = nodeaffinity.PreferredOf(pod); err != nil {
-			return 0, framework.AsStatus(err)
+			return 0, fwk.AsStatus(err)
 		}
 	}
 	var n int64
@@ -97,13 +97,13 @@ func (pl *NodeAffinity) Score(_ context.Context, state *framework.CycleState, po
 }
 
 // NormalizeScore scales the sums so the best node gets 100.
-func (pl *NodeAffinity) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, _ []*nodeinfo.NodeInfo, scores []int64) *framework.Status {
+func (pl *NodeAffinity) NormalizeScore(_ context.Context, _ *fwk.CycleState, _ *v1.Pod, _ []*nodeinfo.NodeInfo, scores []int64) *fwk.Status {
 	normalize(scores, false)
 	return nil
 }
 
 // NodeLocal reports true: the score of a node depends on the pod, the
-// number of nodes and that node alone (framework.NodeLocalPlugin).
+// number of nodes and that node alone (fwk.NodeLocalPlugin).
 func (*NodeAffinity) NodeLocal(_ *v1.Pod) bool {
 	return true
 }

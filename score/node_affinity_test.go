@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -29,10 +29,10 @@ func prefer(weight int32, key string, op v1.NodeSelectorOperator, values ...stri
 }
 
 // scoreAll runs PreScore, Score and NormalizeScore like the framework does.
-func scoreAll(t *testing.T, pl framework.NormalizeScorePlugin, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) ([]int64, *framework.Status) {
+func scoreAll(t *testing.T, pl fwk.NormalizeScorePlugin, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) ([]int64, *fwk.Status) {
 	t.Helper()
-	state := framework.NewCycleState(nodes)
-	if pre, ok := pl.(framework.PreScorePlugin); ok {
+	state := fwk.NewCycleState(nodes)
+	if pre, ok := pl.(fwk.PreScorePlugin); ok {
 		if s := pre.PreScore(context.Background(), state, pod, nodes); !s.IsSuccess() {
 			return nil, s
 		}
@@ -62,18 +62,18 @@ func TestNodeAffinityScore(t *testing.T) {
 		name     string
 		pod      *v1.Pod
 		want     []int64
-		wantCode framework.Code
+		wantCode fwk.Code
 	}{
-		{"a pod without preferences is skipped", &v1.Pod{}, nil, framework.Skip},
+		{"a pod without preferences is skipped", &v1.Pod{}, nil, fwk.Skip},
 		{"the best node gets 100 and others their share",
 			// raw: a = 5+3 = 8, b = 0, c = 0 -> a 100.
-			preferring(prefer(5, "zone", v1.NodeSelectorOpIn, "a"), prefer(3, "disk", v1.NodeSelectorOpExists)), []int64{100, 0, 0}, framework.Success},
+			preferring(prefer(5, "zone", v1.NodeSelectorOpIn, "a"), prefer(3, "disk", v1.NodeSelectorOpExists)), []int64{100, 0, 0}, fwk.Success},
 		{"weights add up across matching terms",
 			// raw: a = 2, b = 8 -> a 100*2/8 = 25, b 100.
-			preferring(prefer(2, "zone", v1.NodeSelectorOpExists), prefer(6, "zone", v1.NodeSelectorOpIn, "b")), []int64{25, 100, 0}, framework.Success},
-		{"terms of weight zero count for nothing", preferring(prefer(0, "zone", v1.NodeSelectorOpExists)), []int64{0, 0, 0}, framework.Success},
-		{"an empty but present preference list still scores (all zero)", preferring([]v1.PreferredSchedulingTerm{}...), []int64{0, 0, 0}, framework.Success},
-		{"an unparsable preferred term is an error", preferring(prefer(1, "gen", v1.NodeSelectorOpGt, "x")), nil, framework.Error},
+			preferring(prefer(2, "zone", v1.NodeSelectorOpExists), prefer(6, "zone", v1.NodeSelectorOpIn, "b")), []int64{25, 100, 0}, fwk.Success},
+		{"terms of weight zero count for nothing", preferring(prefer(0, "zone", v1.NodeSelectorOpExists)), []int64{0, 0, 0}, fwk.Success},
+		{"an empty but present preference list still scores (all zero)", preferring([]v1.PreferredSchedulingTerm{}...), []int64{0, 0, 0}, fwk.Success},
+		{"an unparsable preferred term is an error", preferring(prefer(1, "gen", v1.NodeSelectorOpGt, "x")), nil, fwk.Error},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

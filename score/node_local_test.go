@@ -3,10 +3,9 @@ package score
 import (
 	"testing"
 
+	"github.com/kubesched/kubesched/fwk"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-
-	"github.com/kubesched/kubesched/framework"
 )
 
 // TestWhichScorersAreNodeLocal: the framework remembers a node-local
@@ -20,7 +19,7 @@ func TestWhichScorersAreNodeLocal(t *testing.T) {
 	}}}}}
 	for _, tc := range []struct {
 		name string
-		pl   framework.Plugin
+		pl   fwk.Plugin
 		want bool
 	}{
 		{"TaintToleration reads the node alone", &TaintToleration{}, true},
@@ -33,7 +32,7 @@ func TestWhichScorersAreNodeLocal(t *testing.T) {
 		{"PodTopologySpread reads other nodes", &PodTopologySpread{}, false},
 		{"VolumeBinding reads volumes", &VolumeBinding{}, false},
 	} {
-		nl, ok := tc.pl.(framework.NodeLocalPlugin)
+		nl, ok := tc.pl.(fwk.NodeLocalPlugin)
 		if got := ok && nl.NodeLocal(plain); got != tc.want {
 			t.Errorf("%s: node-local %v, want %v", tc.name, got, tc.want)
 		}

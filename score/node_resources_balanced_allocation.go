@@ -6,7 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/noderesources"
 	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/names"
@@ -14,8 +14,8 @@ import (
 )
 
 var (
-	_ framework.PreScorePlugin = (*NodeResourcesBalancedAllocation)(nil)
-	_ framework.ScorePlugin    = (*NodeResourcesBalancedAllocation)(nil)
+	_ fwk.PreScorePlugin = (*NodeResourcesBalancedAllocation)(nil)
+	_ fwk.ScorePlugin    = (*NodeResourcesBalancedAllocation)(nil)
 )
 
 // NodeResourcesBalancedAllocation favours nodes whose resources (cpu and
@@ -61,18 +61,18 @@ func (pl *NodeResourcesBalancedAllocation) getScorer() *noderesources.Scorer {
 	return pl.scorer
 }
 
-var balancedAllocationKey = framework.NewStateKey[resourceScoreState]()
+var balancedAllocationKey = fwk.NewStateKey[resourceScoreState]()
 
 // PodOnlyPreScore reports true: PreScore depends on the pod alone, so the
 // framework may score nodes while it filters them.
-func (*NodeResourcesBalancedAllocation) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool {
+func (*NodeResourcesBalancedAllocation) PodOnlyPreScore(*fwk.CycleState, *v1.Pod) bool {
 	return true
 }
 
 // PreScore computes the pod's requests once for all nodes. It returns Skip
 // when the pod requests none of the scored resources, as kube-scheduler
 // does, and Error for a nil pod.
-func (pl *NodeResourcesBalancedAllocation) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) *framework.Status {
+func (pl *NodeResourcesBalancedAllocation) PreScore(_ context.Context, state *fwk.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) *fwk.Status {
 	return preScoreResources(pl.getScorer(), balancedAllocationKey, state, pod, true)
 }
 
@@ -80,12 +80,12 @@ func (pl *NodeResourcesBalancedAllocation) PreScore(_ context.Context, state *fr
 // Error for a NodeInfo without a node or a nil pod. Without PreScore's
 // state it computes the pod's requests itself, and scores 0 for a pod
 // PreScore would have skipped.
-func (pl *NodeResourcesBalancedAllocation) Score(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+func (pl *NodeResourcesBalancedAllocation) Score(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *fwk.Status) {
 	return scoreResources(ctx, pl.getScorer(), balancedAllocationKey, state, pod, ni, true)
 }
 
 // NodeLocal reports whether the score of a node depends on the pod, the
-// number of nodes and that node alone (framework.NodeLocalPlugin): not
+// number of nodes and that node alone (fwk.NodeLocalPlugin): not
 // when the plugin scores an extended resource a DeviceClass may provide,
 // which counts the cluster's devices.
 func (pl *NodeResourcesBalancedAllocation) NodeLocal(*v1.Pod) bool {

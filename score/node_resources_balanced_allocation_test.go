@@ -9,7 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/testbuild"
 	"github.com/kubesched/kubesched/nodeinfo"
 	"github.com/kubesched/kubesched/score"
@@ -122,7 +122,7 @@ func TestNodeResourcesBalancedAllocationPreScore(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			pl := &score.NodeResourcesBalancedAllocation{}
-			s := pl.PreScore(context.Background(), framework.NewCycleState(nil), tc.pod, nil)
+			s := pl.PreScore(context.Background(), fwk.NewCycleState(nil), tc.pod, nil)
 			if s.IsSkip() != tc.wantSkip || (!tc.wantSkip && s != nil) {
 				t.Errorf("PreScore = %v, want skip: %v", s, tc.wantSkip)
 			}

@@ -6,7 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/dra"
 	"github.com/kubesched/kubesched/internal/noderesources"
 	"github.com/kubesched/kubesched/internal/schedconfig"
@@ -15,8 +15,8 @@ import (
 )
 
 var (
-	_ framework.PreScorePlugin = (*NodeResourcesFit)(nil)
-	_ framework.ScorePlugin    = (*NodeResourcesFit)(nil)
+	_ fwk.PreScorePlugin = (*NodeResourcesFit)(nil)
+	_ fwk.ScorePlugin    = (*NodeResourcesFit)(nil)
 )
 
 // NodeResourcesFit ranks nodes by how much of the scored resources (cpu and
@@ -78,18 +78,18 @@ type resourceScoreState struct {
 	dra      *dra.Totals
 }
 
-var resourcesFitScoreKey = framework.NewStateKey[resourceScoreState]()
+var resourcesFitScoreKey = fwk.NewStateKey[resourceScoreState]()
 
 // errNilPod is what the resource-allocation scorers return for a nil pod.
-var errNilPod = framework.NewStatus(framework.Error, "nil pod")
+var errNilPod = fwk.NewStatus(fwk.Error, "nil pod")
 
 // PodOnlyPreScore reports true: PreScore depends on the pod alone, so the
 // framework may score nodes while it filters them.
-func (*NodeResourcesFit) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool { return true }
+func (*NodeResourcesFit) PodOnlyPreScore(*fwk.CycleState, *v1.Pod) bool { return true }
 
 // PreScore computes the pod's requests once for all nodes. Like
 // kube-scheduler's, it never returns Skip; it returns Error for a nil pod.
-func (pl *NodeResourcesFit) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) *framework.Status {
+func (pl *NodeResourcesFit) PreScore(_ context.Context, state *fwk.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) *fwk.Status {
 	return preScoreResources(pl.getScorer(), resourcesFitScoreKey, state, pod, false)
 }
 
@@ -97,7 +97,7 @@ func (pl *NodeResourcesFit) PreScore(_ context.Context, state *framework.CycleSt
 // it has none of the scored resources), or Error for a NodeInfo without a
 // node or a nil pod. Without PreScore's state it computes the pod's
 // requests itself.
-func (pl *NodeResourcesFit) Score(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+func (pl *NodeResourcesFit) Score(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *fwk.Status) {
 	return scoreResources(ctx, pl.getScorer(), resourcesFitScoreKey, state, pod, ni, false)
 }
 
@@ -108,7 +108,7 @@ func (pl *NodeResourcesFit) Score(ctx context.Context, state *framework.CycleSta
 // preScoreResources is PreScore for the resource scorers: it stores the
 // pod's request vector, or skips a pod requesting nothing when
 // skipBestEffort is set.
-func preScoreResources(s *noderesources.Scorer, key framework.StateKey[resourceScoreState], state *framework.CycleState, pod *v1.Pod, skipBestEffort bool) *framework.Status {
+func preScoreResources(s *noderesources.Scorer, key fwk.StateKey[resourceScoreState], state *fwk.CycleState, pod *v1.Pod, skipBestEffort bool) *fwk.Status {
 	if pod == nil {
 		return errNilPod
 	}
@@ -118,13 +118,13 @@ func preScoreResources(s *noderesources.Scorer, key framework.StateKey[resourceS
 	}
 	totals, err := draTotals(s, state)
 	if err != nil {
-		return framework.AsStatus(err)
+		return fwk.AsStatus(err)
 	}
 	key.Write(state, resourceScoreState{requests: req, dra: totals})
 	return nil
 }
 
-func scoreResources(ctx context.Context, s *noderesources.Scorer, key framework.StateKey[resourceScoreState], state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, zeroForBestEffort bool) (int64, *framework.Status) {
+func scoreResources(ctx context.Context, s *noderesources.Scorer, key fwk.StateKey[resourceScoreState], state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo, zeroForBestEffort bool) (int64, *fwk.Status) {
 	node := ni.Node()
 	if node == nil {
 		return 0, errNilNode
@@ -140,7 +140,7 @@ func scoreResources(ctx context.Context, s *noderesources.Scorer, key framework.
 		}
 		totals, err := draTotals(s, state)
 		if err != nil {
-			return 0, framework.AsStatus(err)
+			return 0, fwk.AsStatus(err)
 		}
 		st.dra = totals
 	}
@@ -154,7 +154,7 @@ func scoreResources(ctx context.Context, s *noderesources.Scorer, key framework.
 
 // draTotals returns the device counts behind the scored resources that a
 // DeviceClass provides, or nil when none is.
-func draTotals(s *noderesources.Scorer, state *framework.CycleState) (*dra.Totals, error) {
+func draTotals(s *noderesources.Scorer, state *fwk.CycleState) (*dra.Totals, error) {
 	var names []v1.ResourceName
 	for _, r := range s.Resources() {
 		if dra.IsExtendedResourceName(r.Name) {
@@ -168,7 +168,7 @@ func draTotals(s *noderesources.Scorer, state *framework.CycleState) (*dra.Total
 }
 
 // NodeLocal reports whether the score of a node depends on the pod, the
-// number of nodes and that node alone (framework.NodeLocalPlugin): not
+// number of nodes and that node alone (fwk.NodeLocalPlugin): not
 // when the plugin scores an extended resource a DeviceClass may provide,
 // which counts the cluster's devices.
 func (pl *NodeResourcesFit) NodeLocal(*v1.Pod) bool {

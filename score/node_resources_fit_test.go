@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/testbuild"
 	"github.com/kubesched/kubesched/nodeinfo"
 	"github.com/kubesched/kubesched/score"
@@ -27,17 +27,17 @@ func fitNode(cpu, mem string, extra []string, running ...*v1.Pod) *nodeinfo.Node
 
 // resourceScorer is either resource-allocation plugin.
 type resourceScorer interface {
-	framework.PreScorePlugin
-	framework.ScorePlugin
+	fwk.PreScorePlugin
+	fwk.ScorePlugin
 }
 
 // scoreOne runs PreScore then Score, as the framework does; with no
 // state, Score alone. A PreScore Skip is returned as the status.
-func scoreOne(pl resourceScorer, pod *v1.Pod, ni *nodeinfo.NodeInfo, withState bool) (int64, *framework.Status) {
+func scoreOne(pl resourceScorer, pod *v1.Pod, ni *nodeinfo.NodeInfo, withState bool) (int64, *fwk.Status) {
 	ctx := context.Background()
-	var state *framework.CycleState
+	var state *fwk.CycleState
 	if withState {
-		state = framework.NewCycleState([]*nodeinfo.NodeInfo{ni})
+		state = fwk.NewCycleState([]*nodeinfo.NodeInfo{ni})
 		if s := pl.PreScore(ctx, state, pod, state.AllNodes()); s != nil {
 			return 0, s
 		}
@@ -252,7 +252,7 @@ func TestNodeResourcesFitPreScoreNeverSkips(t *testing.T) {
 	t.Parallel()
 	pl := &score.NodeResourcesFit{}
 	for _, pod := range []*v1.Pod{testbuild.Pod().Pod, testbuild.Pod("cpu", "1").Pod} {
-		if s := pl.PreScore(context.Background(), framework.NewCycleState(nil), pod, nil); s != nil {
+		if s := pl.PreScore(context.Background(), fwk.NewCycleState(nil), pod, nil); s != nil {
 			t.Errorf("PreScore = %v, want nil", s)
 		}
 	}
@@ -266,7 +266,7 @@ func TestScoreStateFromAnotherConfigurationIsNotTrusted(t *testing.T) {
 	ctx := context.Background()
 	node := fitNode("4", "8Gi", []string{"example.com/gpu", "8"})
 	pod := testbuild.Pod("cpu", "1", "memory", "2Gi", "example.com/gpu", "2").Pod
-	state := framework.NewCycleState([]*nodeinfo.NodeInfo{node})
+	state := fwk.NewCycleState([]*nodeinfo.NodeInfo{node})
 	if s := (&score.NodeResourcesFit{}).PreScore(ctx, state, pod, state.AllNodes()); s != nil {
 		t.Fatal(s)
 	}
@@ -334,14 +334,14 @@ func TestResourceScoresOfBadInputAreErrorsNotPanics(t *testing.T) {
 	ctx := context.Background()
 	for _, pl := range []resourceScorer{&score.NodeResourcesFit{}, &score.NodeResourcesBalancedAllocation{}} {
 		for what, ni := range map[string]*nodeinfo.NodeInfo{"nil NodeInfo": nil, "NodeInfo without node": nodeinfo.New(nil)} {
-			if _, s := pl.Score(ctx, nil, testbuild.Pod("cpu", "1").Pod, ni); s.Code() != framework.Error {
+			if _, s := pl.Score(ctx, nil, testbuild.Pod("cpu", "1").Pod, ni); s.Code() != fwk.Error {
 				t.Errorf("%s: Score on a %s = %v, want Error", pl.Name(), what, s)
 			}
 		}
-		if s := pl.PreScore(ctx, framework.NewCycleState(nil), nil, nil); s.Code() != framework.Error {
+		if s := pl.PreScore(ctx, fwk.NewCycleState(nil), nil, nil); s.Code() != fwk.Error {
 			t.Errorf("%s: PreScore of a nil pod = %v, want Error", pl.Name(), s)
 		}
-		if _, s := pl.Score(ctx, nil, nil, fitNode("4", "8Gi", nil)); s.Code() != framework.Error {
+		if _, s := pl.Score(ctx, nil, nil, fitNode("4", "8Gi", nil)); s.Code() != fwk.Error {
 			t.Errorf("%s: Score of a nil pod = %v, want Error", pl.Name(), s)
 		}
 	}
@@ -362,7 +362,7 @@ func TestResourceScoresDoNotAllocate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pl := range []resourceScorer{&score.NodeResourcesFit{}, ratio, &score.NodeResourcesBalancedAllocation{}} {
-		state := framework.NewCycleState([]*nodeinfo.NodeInfo{node})
+		state := fwk.NewCycleState([]*nodeinfo.NodeInfo{node})
 		if s := pl.PreScore(ctx, state, pod, state.AllNodes()); s != nil {
 			t.Fatal(s)
 		}
@@ -398,7 +398,7 @@ func BenchmarkNodeResourcesFitScore(b *testing.B) {
 
 func benchmarkResourceScore(b *testing.B, name string, pl resourceScorer, pod *v1.Pod, node *nodeinfo.NodeInfo) {
 	ctx := context.Background()
-	state := framework.NewCycleState([]*nodeinfo.NodeInfo{node})
+	state := fwk.NewCycleState([]*nodeinfo.NodeInfo{node})
 	if s := pl.PreScore(ctx, state, pod, state.AllNodes()); s != nil {
 		b.Fatal(s)
 	}
@@ -510,11 +510,11 @@ func TestScoringADRABackedExtendedResourceCountsTheClassDevices(t *testing.T) {
 		{"a slice reaches the nodes its selector selects", named("f", fitNode("4", "16Gi", nil)), (25 + 3*100) / 4},
 		{"and not the others", named("g", fitNode("4", "16Gi", nil)), 25},
 	}
-	l, err := framework.NewListers(objects...)
+	l, err := fwk.NewListers(objects...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	state := framework.NewCycleState(nil).SetListers(l)
+	state := fwk.NewCycleState(nil).SetListers(l)
 	if st := pl.PreScore(context.Background(), state, pod, nil); st != nil {
 		t.Fatal(st)
 	}
@@ -524,7 +524,7 @@ func TestScoringADRABackedExtendedResourceCountsTheClassDevices(t *testing.T) {
 			t.Errorf("%s: Score = %d, %v; want %d", tc.name, got, st, tc.want)
 		}
 		// Without PreScore's state, Score counts the devices itself.
-		if got, _ := pl.Score(context.Background(), framework.NewCycleState(nil).SetListers(l), pod, tc.node); got != tc.want {
+		if got, _ := pl.Score(context.Background(), fwk.NewCycleState(nil).SetListers(l), pod, tc.node); got != tc.want {
 			t.Errorf("%s, without PreScore: Score = %d, want %d", tc.name, got, tc.want)
 		}
 	}

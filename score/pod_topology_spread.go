@@ -7,7 +7,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
+	"github.com/kubesched/kubesched/internal/cycle"
 	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/internal/topologyspread"
 	"github.com/kubesched/kubesched/names"
@@ -20,13 +21,13 @@ import (
 type softConstraints struct{ cs []topologyspread.Constraint }
 
 var (
-	spreadSoftKey   = framework.NewStateKey[*softConstraints]()
-	spreadScoresKey = framework.NewStateKey[*topologyspread.Scores]()
+	spreadSoftKey   = fwk.NewStateKey[*softConstraints]()
+	spreadScoresKey = fwk.NewStateKey[*topologyspread.Scores]()
 )
 
 var (
-	_ framework.PreScorePlugin       = (*PodTopologySpread)(nil)
-	_ framework.NormalizeScorePlugin = (*PodTopologySpread)(nil)
+	_ fwk.PreScorePlugin       = (*PodTopologySpread)(nil)
+	_ fwk.NormalizeScorePlugin = (*PodTopologySpread)(nil)
 )
 
 // PodTopologySpread prefers nodes whose domains hold the fewest pods
@@ -39,7 +40,7 @@ var (
 //
 // Pods without constraints get the default ones, whose selector comes from
 // the Services and controllers selecting the pod, read through
-// [framework.CycleState.Listers]. With the pod's own constraints, or
+// [fwk.CycleState.Listers]. With the pod's own constraints, or
 // defaults from a list, feasible nodes lacking any topology key score 0;
 // with system defaults they are scored by the keys they have.
 //
@@ -70,7 +71,7 @@ func (*PodTopologySpread) Name() string { return names.PodTopologySpread }
 // PodOnlyPreScore reports whether PreScore will skip pod, the one case in
 // which it does not depend on the feasible nodes: when the pod has no soft
 // constraints or the cycle has no nodes.
-func (pl *PodTopologySpread) PodOnlyPreScore(state *framework.CycleState, pod *v1.Pod) bool {
+func (pl *PodTopologySpread) PodOnlyPreScore(state *fwk.CycleState, pod *v1.Pod) bool {
 	cs, err := pl.soft(state, pod, true)
 	// With a nil state PreScore takes its nodes argument for all nodes.
 	return err == nil && (len(cs) == 0 || (state != nil && len(state.AllNodes()) == 0))
@@ -79,7 +80,7 @@ func (pl *PodTopologySpread) PodOnlyPreScore(state *framework.CycleState, pod *v
 // soft returns pod's ScheduleAnyway constraints, computed once per cycle
 // when cache is set. Only the framework's one-at-a-time calls may cache:
 // Score runs concurrently.
-func (pl *PodTopologySpread) soft(state *framework.CycleState, pod *v1.Pod, cache bool) ([]topologyspread.Constraint, error) {
+func (pl *PodTopologySpread) soft(state *fwk.CycleState, pod *v1.Pod, cache bool) ([]topologyspread.Constraint, error) {
 	if s, ok := spreadSoftKey.Read(state); ok {
 		return s.cs, nil
 	}
@@ -98,7 +99,7 @@ func (pl *PodTopologySpread) soft(state *framework.CycleState, pod *v1.Pod, cach
 // constraints (its own, or default ones) or the cycle has no nodes, and
 // Error when a selector does not parse or ctx is cancelled. With a nil
 // state, nodes stand for every node too.
-func (pl *PodTopologySpread) PreScore(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) *framework.Status {
+func (pl *PodTopologySpread) PreScore(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) *fwk.Status {
 	all := state.AllNodes()
 	if state == nil {
 		all = nodes
@@ -108,7 +109,7 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *framework.Cycl
 	}
 	s, err := pl.scores(ctx, state, pod, all, nodes, true)
 	if err != nil {
-		return framework.AsStatus(err)
+		return fwk.AsStatus(err)
 	}
 	if s == nil {
 		return skip
@@ -119,7 +120,7 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *framework.Cycl
 
 // scores prepares scoring over feasible; nil when the pod has no soft
 // constraints.
-func (pl *PodTopologySpread) scores(ctx context.Context, state *framework.CycleState, pod *v1.Pod, all, feasible []*nodeinfo.NodeInfo, cache bool) (*topologyspread.Scores, error) {
+func (pl *PodTopologySpread) scores(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, all, feasible []*nodeinfo.NodeInfo, cache bool) (*topologyspread.Scores, error) {
 	cs, err := pl.soft(state, pod, cache)
 	if err != nil {
 		return nil, fmt.Errorf("calculating preScoreState: %w", err)
@@ -132,15 +133,15 @@ func (pl *PodTopologySpread) scores(ctx context.Context, state *framework.CycleS
 	requireAll := len(pod.Spec.TopologySpreadConstraints) > 0 || !pl.defaults.System()
 	var positions func([]*nodeinfo.NodeInfo) ([]int32, bool)
 	if state != nil {
-		positions = state.NodePositions
+		positions = cycle.Of(state).NodePositions
 	}
-	return topologyspread.NewScores(ctx, pod, cs, requireAll, all, feasible, positions, topologyspread.Incremental{Aggregates: &pl.aggregates, Gens: state.NodeGenerations(all), State: state})
+	return topologyspread.NewScores(ctx, pod, cs, requireAll, all, feasible, positions, topologyspread.Incremental{Aggregates: &pl.aggregates, Gens: cycle.Of(state).NodeGenerations(all), State: state})
 }
 
 // stateScores returns PreScore's result or, without one (a nil state, in
 // tests), computes it with nodes as both the feasible nodes and all nodes.
 // It returns nil when the pod has no soft constraints.
-func (pl *PodTopologySpread) stateScores(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*topologyspread.Scores, error) {
+func (pl *PodTopologySpread) stateScores(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (*topologyspread.Scores, error) {
 	if s, ok := spreadScoresKey.Read(state); ok {
 		return s, nil
 	}
@@ -150,7 +151,7 @@ func (pl *PodTopologySpread) stateScores(ctx context.Context, state *framework.C
 // Score returns the node's raw score, the weighted count of matching pods
 // in its domains (lower is better). It returns Error for a NodeInfo
 // without a node.
-func (pl *PodTopologySpread) Score(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+func (pl *PodTopologySpread) Score(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *fwk.Status) {
 	if ni.Node() == nil {
 		return 0, errNilNode
 	}
@@ -160,7 +161,7 @@ func (pl *PodTopologySpread) Score(ctx context.Context, state *framework.CycleSt
 	if !ok {
 		var err error
 		if s, err = pl.stateScores(ctx, state, pod, []*nodeinfo.NodeInfo{ni}); err != nil {
-			return 0, framework.AsStatus(err)
+			return 0, fwk.AsStatus(err)
 		}
 	}
 	if s == nil {
@@ -172,17 +173,17 @@ func (pl *PodTopologySpread) Score(ctx context.Context, state *framework.CycleSt
 // ScoreBatch sets the raw scores of the scored nodes from start on when
 // PreScore worked them out with the others, and reports false otherwise,
 // for [PodTopologySpread.Score] to answer.
-func (pl *PodTopologySpread) ScoreBatch(state *framework.CycleState, start int, scores []int64) bool {
+func (pl *PodTopologySpread) ScoreBatch(state *fwk.CycleState, start int, scores []int64) bool {
 	s, ok := spreadScoresKey.Read(state)
 	return ok && s != nil && s.Batch(start, scores)
 }
 
 // NormalizeScore maps the raw scores to [0, 100], the lowest raw score to
 // 100; nodes lacking a required topology key get 0.
-func (pl *PodTopologySpread) NormalizeScore(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, scores []int64) *framework.Status {
+func (pl *PodTopologySpread) NormalizeScore(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, nodes []*nodeinfo.NodeInfo, scores []int64) *fwk.Status {
 	s, err := pl.stateScores(ctx, state, pod, nodes)
 	if err != nil {
-		return framework.AsStatus(err)
+		return fwk.AsStatus(err)
 	}
 	if s != nil {
 		s.Normalize(nodes, scores)

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 	"github.com/kubesched/kubesched/score"
 )
@@ -69,11 +69,11 @@ func threeNodes() ([]*v1.Node, []*v1.Pod) {
 // runSpreadScore runs PreScore over all the nodes as the feasible ones,
 // then Score and NormalizeScore, and returns the PreScore code, the raw
 // and the normalized scores.
-func runSpreadScore(t *testing.T, pl *score.PodTopologySpread, pod *v1.Pod, nodes []*v1.Node, pods []*v1.Pod, l framework.Listers) (string, []int64, []int64) {
+func runSpreadScore(t *testing.T, pl *score.PodTopologySpread, pod *v1.Pod, nodes []*v1.Node, pods []*v1.Pod, l fwk.Listers) (string, []int64, []int64) {
 	t.Helper()
 	ctx := context.Background()
 	infos := nodeinfo.Build(nodes, pods)
-	state := framework.NewCycleState(infos).SetListers(l)
+	state := fwk.NewCycleState(infos).SetListers(l)
 	podOnly := pl.PodOnlyPreScore(state, pod)
 	s := pl.PreScore(ctx, state, pod, infos)
 	if podOnly != s.IsSkip() {
@@ -84,7 +84,7 @@ func runSpreadScore(t *testing.T, pl *score.PodTopologySpread, pod *v1.Pod, node
 	}
 	raw := make([]int64, len(infos))
 	for i, ni := range infos {
-		var st *framework.Status
+		var st *fwk.Status
 		if raw[i], st = pl.Score(ctx, state, pod, ni); st != nil {
 			t.Fatal(st)
 		}
@@ -99,11 +99,11 @@ func runSpreadScore(t *testing.T, pl *score.PodTopologySpread, pod *v1.Pod, node
 func TestPodTopologySpreadScore(t *testing.T) {
 	t.Parallel()
 	nodes, pods := threeNodes()
-	webService := framework.Listers{Services: spreadList[*v1.Service]{{
+	webService := fwk.Listers{Services: spreadList[*v1.Service]{{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"},
 		Spec:       v1.ServiceSpec{Selector: map[string]string{"app": "web"}},
 	}}}
-	webReplicaSet := framework.Listers{ReplicaSets: spreadList[*appsv1.ReplicaSet]{{
+	webReplicaSet := fwk.Listers{ReplicaSets: spreadList[*appsv1.ReplicaSet]{{
 		ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "ns"},
 		Spec:       appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
 	}}}
@@ -117,7 +117,7 @@ func TestPodTopologySpreadScore(t *testing.T) {
 		pod           *v1.Pod
 		nodes         []*v1.Node
 		pods          []*v1.Pod
-		listers       framework.Listers
+		listers       fwk.Listers
 		wantPreScore  string
 		wantRaw, want []int64
 	}{
@@ -250,7 +250,7 @@ func TestPodTopologySpreadScoreCountsPodsOnNodesThatAreNotFeasible(t *testing.T)
 	infos := nodeinfo.Build(nodes, pods)
 	pl := &score.PodTopologySpread{}
 	pod := spreadingSoftly(softOn(v1.LabelTopologyZone, 1))
-	state := framework.NewCycleState(infos)
+	state := fwk.NewCycleState(infos)
 	if pl.PodOnlyPreScore(state, pod) {
 		t.Fatal("PodOnlyPreScore is true for a pod PreScore does not skip")
 	}
@@ -279,7 +279,7 @@ func TestPodTopologySpreadScoreWithoutState(t *testing.T) {
 	if n, s := pl.Score(ctx, nil, pod, node); n != 3 || s != nil {
 		t.Errorf("got %d, %v; want 3", n, s)
 	}
-	if _, s := pl.Score(ctx, nil, pod, nodeinfo.New(nil)); s.Code() != framework.Error {
+	if _, s := pl.Score(ctx, nil, pod, nodeinfo.New(nil)); s.Code() != fwk.Error {
 		t.Errorf("a NodeInfo without a node: got %v, want Error", s)
 	}
 	nodes, pods := threeNodes()
@@ -296,8 +296,8 @@ func TestPodTopologySpreadPreScoreErrorIsWordedAsKubeScheduler(t *testing.T) {
 	c.LabelSelector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Near"}}
 	nodes, _ := threeNodes()
 	infos := nodeinfo.Build(nodes, nil)
-	s := (&score.PodTopologySpread{}).PreScore(context.Background(), framework.NewCycleState(infos), spreadingSoftly(c), infos)
-	if s.Code() != framework.Error || !strings.HasPrefix(s.Message(), "calculating preScoreState: obtaining pod's soft topology spread constraints: ") {
+	s := (&score.PodTopologySpread{}).PreScore(context.Background(), fwk.NewCycleState(infos), spreadingSoftly(c), infos)
+	if s.Code() != fwk.Error || !strings.HasPrefix(s.Message(), "calculating preScoreState: obtaining pod's soft topology spread constraints: ") {
 		t.Errorf("got %v", s)
 	}
 }
@@ -330,7 +330,7 @@ func BenchmarkPodTopologySpreadScore(b *testing.B) {
 		b.Run(fmt.Sprintf("%dnodes/PreScore+Score", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				state := framework.NewCycleState(infos)
+				state := fwk.NewCycleState(infos)
 				if s := pl.PreScore(ctx, state, pod, infos); s != nil {
 					b.Fatal(s)
 				}

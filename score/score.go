@@ -1,12 +1,12 @@
 package score
 
-import "github.com/kubesched/kubesched/framework"
+import "github.com/kubesched/kubesched/fwk"
 
 // skip is the PreScore answer of a plugin with nothing to score for a pod.
-var skip = framework.NewStatus(framework.Skip)
+var skip = fwk.NewStatus(fwk.Skip)
 
 // errNilNode is what every scorer returns for a NodeInfo without a node.
-var errNilNode = framework.NewStatus(framework.Error, "node not found: NodeInfo has no Node")
+var errNilNode = fwk.NewStatus(fwk.Error, "node not found: NodeInfo has no Node")
 
 // normalize rescales scores so the highest becomes MaxNodeScore and the
 // rest keep their proportion (integer division, as kube-scheduler does).
@@ -20,15 +20,15 @@ func normalize(scores []int64, reverse bool) {
 	if highest == 0 {
 		if reverse {
 			for i := range scores {
-				scores[i] = framework.MaxNodeScore
+				scores[i] = fwk.MaxNodeScore
 			}
 		}
 		return
 	}
 	for i, s := range scores {
-		s = framework.MaxNodeScore * s / highest
+		s = fwk.MaxNodeScore * s / highest
 		if reverse {
-			s = framework.MaxNodeScore - s
+			s = fwk.MaxNodeScore - s
 		}
 		scores[i] = s
 	}

@@ -6,13 +6,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubesched/kubesched/feature"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/taints"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
-var preferNoScheduleKey = framework.NewStateKey[[]v1.Toleration]()
+var preferNoScheduleKey = fwk.NewStateKey[[]v1.Toleration]()
 
 // TaintToleration prefers nodes with fewer PreferNoSchedule taints the pod
 // does not tolerate: the raw score is that count, normalized in reverse so
@@ -24,8 +24,8 @@ type TaintToleration struct {
 }
 
 var (
-	_ framework.PreScorePlugin       = &TaintToleration{}
-	_ framework.NormalizeScorePlugin = &TaintToleration{}
+	_ fwk.PreScorePlugin       = &TaintToleration{}
+	_ fwk.NormalizeScorePlugin = &TaintToleration{}
 )
 
 // Name returns "TaintToleration".
@@ -33,11 +33,11 @@ func (*TaintToleration) Name() string { return names.TaintToleration }
 
 // PodOnlyPreScore reports true: PreScore depends on the pod alone, so the
 // framework may score nodes while it filters them.
-func (*TaintToleration) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool { return true }
+func (*TaintToleration) PodOnlyPreScore(*fwk.CycleState, *v1.Pod) bool { return true }
 
 // PreScore keeps the tolerations that can match a PreferNoSchedule taint
 // (those with that effect or none). It never skips.
-func (*TaintToleration) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) *framework.Status {
+func (*TaintToleration) PreScore(_ context.Context, state *fwk.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) *fwk.Status {
 	preferNoScheduleKey.Write(state, preferNoScheduleTolerations(pod))
 	return nil
 }
@@ -53,7 +53,7 @@ func preferNoScheduleTolerations(pod *v1.Pod) []v1.Toleration {
 }
 
 // Score counts the node's PreferNoSchedule taints the pod does not tolerate.
-func (pl *TaintToleration) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+func (pl *TaintToleration) Score(_ context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *fwk.Status) {
 	node := ni.Node()
 	if node == nil {
 		return 0, errNilNode
@@ -74,13 +74,13 @@ func (pl *TaintToleration) Score(_ context.Context, state *framework.CycleState,
 }
 
 // NormalizeScore maps the counts so that fewer untolerated taints score higher.
-func (*TaintToleration) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, _ []*nodeinfo.NodeInfo, scores []int64) *framework.Status {
+func (*TaintToleration) NormalizeScore(_ context.Context, _ *fwk.CycleState, _ *v1.Pod, _ []*nodeinfo.NodeInfo, scores []int64) *fwk.Status {
 	normalize(scores, true)
 	return nil
 }
 
 // NodeLocal reports true: the score of a node depends on the pod, the
-// number of nodes and that node alone (framework.NodeLocalPlugin).
+// number of nodes and that node alone (fwk.NodeLocalPlugin).
 func (*TaintToleration) NodeLocal(_ *v1.Pod) bool {
 	return true
 }

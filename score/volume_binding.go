@@ -8,7 +8,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/feature"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/schedconfig"
 	"github.com/kubesched/kubesched/internal/volumebinding"
 	"github.com/kubesched/kubesched/names"
@@ -16,8 +16,8 @@ import (
 )
 
 var (
-	_ framework.PreScorePlugin = (*VolumeBinding)(nil)
-	_ framework.ScorePlugin    = (*VolumeBinding)(nil)
+	_ fwk.PreScorePlugin = (*VolumeBinding)(nil)
+	_ fwk.ScorePlugin    = (*VolumeBinding)(nil)
 )
 
 // VolumeBinding ranks the nodes that pass filter.VolumeBinding by how full
@@ -31,7 +31,7 @@ var (
 // is scored. The zero value has the default shape.
 //
 // It reuses what filter.VolumeBinding's PreFilter found in the cycle state,
-// and otherwise finds it from [framework.CycleState.Listers]. It is safe
+// and otherwise finds it from [fwk.CycleState.Listers]. It is safe
 // for concurrent use.
 type VolumeBinding struct {
 	// Features: StorageCapacityScoring is read. nil is [feature.Default].
@@ -79,7 +79,7 @@ func (pl *VolumeBinding) scoring() *volumebinding.Scorer {
 func (*VolumeBinding) Name() string { return names.VolumeBinding }
 
 // PodOnlyPreScore reports true: PreScore never reads its nodes.
-func (*VolumeBinding) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool { return true }
+func (*VolumeBinding) PodOnlyPreScore(*fwk.CycleState, *v1.Pod) bool { return true }
 
 // PreScore returns Skip when scoring is off. Otherwise it makes sure the
 // pod's claims are in state and returns nil, even for a pod without
@@ -87,7 +87,7 @@ func (*VolumeBinding) PodOnlyPreScore(*framework.CycleState, *v1.Pod) bool { ret
 // whose claims PreFilter would reject, it returns that rejection, which
 // the framework treats as an error (the default profile never gets
 // there).
-func (pl *VolumeBinding) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) *framework.Status {
+func (pl *VolumeBinding) PreScore(_ context.Context, state *fwk.CycleState, pod *v1.Pod, _ []*nodeinfo.NodeInfo) *fwk.Status {
 	if pl.scoring() == nil {
 		return skip
 	}
@@ -108,7 +108,7 @@ func (pl *VolumeBinding) PreScore(_ context.Context, state *framework.CycleState
 // pod has no claim, or its claims cannot be had on the node. It returns
 // Error if ni has no node, or the status filter.VolumeBinding would give
 // for the pod's claims when that is not a plain rejection of the node.
-func (pl *VolumeBinding) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+func (pl *VolumeBinding) Score(_ context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *fwk.Status) {
 	scorer := pl.scoring()
 	if scorer == nil {
 		return 0, nil
@@ -132,7 +132,7 @@ func (pl *VolumeBinding) Score(_ context.Context, state *framework.CycleState, p
 // ScoreBatch sets every score to 0 without looking at the nodes when the
 // pod has no claims, which PreScore then left out of the cycle state, and
 // reports false otherwise, for [VolumeBinding.Score] to answer.
-func (*VolumeBinding) ScoreBatch(state *framework.CycleState, _ int, scores []int64) bool {
+func (*VolumeBinding) ScoreBatch(state *fwk.CycleState, _ int, scores []int64) bool {
 	if _, ok := volumebinding.ClaimsKey.Read(state); ok {
 		return false
 	}

@@ -13,14 +13,14 @@ import (
 
 	"github.com/kubesched/kubesched/feature"
 	"github.com/kubesched/kubesched/filter"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 	"github.com/kubesched/kubesched/score"
 )
 
 // volumeCluster has class "local" (pre-created volumes only), a claim "c"
 // of it asking for 5Gi, and volumes of 10Gi on node a, 20Gi on node b.
-func volumeCluster(t *testing.T) (framework.Listers, []*nodeinfo.NodeInfo) {
+func volumeCluster(t *testing.T) (fwk.Listers, []*nodeinfo.NodeInfo) {
 	t.Helper()
 	wffc := storagev1.VolumeBindingWaitForFirstConsumer
 	class := "local"
@@ -37,7 +37,7 @@ func volumeCluster(t *testing.T) (framework.Listers, []*nodeinfo.NodeInfo) {
 			Status: v1.PersistentVolumeStatus{Phase: v1.VolumeAvailable},
 		}
 	}
-	l, err := framework.NewListers(
+	l, err := fwk.NewListers(
 		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: class}, VolumeBindingMode: &wffc, Provisioner: "kubernetes.io/no-provisioner"},
 		&v1.PersistentVolumeClaim{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "c"},
@@ -78,7 +78,7 @@ func TestVolumeBindingScoresNothingWithoutStorageCapacityScoring(t *testing.T) {
 	}
 	configured.Features = v136
 	for name, pl := range map[string]*score.VolumeBinding{"the zero value with v1.36's features": {Features: v136}, "the default arguments with v1.36's features": configured} {
-		state := framework.NewCycleState(nodes).SetListers(l)
+		state := fwk.NewCycleState(nodes).SetListers(l)
 		if got := pl.PreScore(context.Background(), state, podWithClaim("c"), nodes); !got.IsSkip() {
 			t.Errorf("%s: PreScore = %v, want Skip", name, got)
 		}
@@ -140,7 +140,7 @@ func TestVolumeBindingCapacityScoring(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			state := framework.NewCycleState(nodes).SetListers(l)
+			state := fwk.NewCycleState(nodes).SetListers(l)
 			if tt.preFilter {
 				if _, status := (&filter.VolumeBinding{}).PreFilter(ctx, state, tt.pod, nodes); status != nil {
 					t.Fatalf("PreFilter = %v", status)
@@ -176,10 +176,10 @@ func TestVolumeBindingScoreReportsBrokenClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	node := nodeinfo.New(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "a"}})
-	if _, status := pl.Score(context.Background(), nil, podWithClaim("ghost"), node); status.Code() != framework.UnschedulableAndUnresolvable {
+	if _, status := pl.Score(context.Background(), nil, podWithClaim("ghost"), node); status.Code() != fwk.UnschedulableAndUnresolvable {
 		t.Errorf("Score(missing claim) status = %v, want UnschedulableAndUnresolvable", status)
 	}
-	if _, status := pl.Score(context.Background(), nil, podWithClaim(), nodeinfo.New(nil)); status.Code() != framework.Error {
+	if _, status := pl.Score(context.Background(), nil, podWithClaim(), nodeinfo.New(nil)); status.Code() != fwk.Error {
 		t.Errorf("Score(nil node) status = %v, want Error", status)
 	}
 }

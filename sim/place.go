@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 )
 
 // ErrNoNodeFits is returned, wrapped with the reasons, by
@@ -88,11 +89,11 @@ func (c *Cluster) firstFit(ctx context.Context, pod *v1.Pod, names []string, sta
 		return nil, 0, noFit(pod, status)
 	}
 	n := len(names)
-	var last *framework.Status
+	var last *fwk.Status
 	for k := range n {
 		i := (start + k) % n
 		name := names[i]
-		if s := state.ExcludedByPreFilter(name); s != nil {
+		if s := framework.ExcludedByPreFilter(state, name); s != nil {
 			last = s
 			continue
 		}
@@ -101,7 +102,7 @@ func (c *Cluster) firstFit(ctx context.Context, pod *v1.Pod, names []string, sta
 			continue
 		}
 		s := c.fw.RunFilterPluginsWithNominatedPods(ctx, state, pod, ni)
-		if s.Code() == framework.Error {
+		if s.Code() == fwk.Error {
 			return nil, 0, s.AsError()
 		}
 		if s != nil {
@@ -123,8 +124,8 @@ func (c *Cluster) firstFit(ctx context.Context, pod *v1.Pod, names []string, sta
 	return nil, 0, noFit(pod, last)
 }
 
-func noFit(pod *v1.Pod, s *framework.Status) error {
-	if s == nil || s.Code() == framework.Error {
+func noFit(pod *v1.Pod, s *fwk.Status) error {
+	if s == nil || s.Code() == fwk.Error {
 		if err := s.AsError(); err != nil {
 			return err
 		}

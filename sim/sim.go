@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubesched/kubesched/cache"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -88,7 +89,7 @@ func New(fw *framework.Framework, nodes []*v1.Node, pods []*v1.Pod, objs ...runt
 			others = append(others, o)
 		}
 	}
-	listers, err := framework.NewListers(others...)
+	listers, err := fwk.NewListers(others...)
 	if err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
@@ -407,17 +408,17 @@ func key(namespace, name string) string { return namespace + "/" + name }
 // returns nil when the pod fits, else the rejection, with kube-scheduler's
 // reasons and the rejecting plugin; an Error status for a plugin error,
 // a bad call or an unknown node.
-func (c *Cluster) CheckPod(ctx context.Context, pod *v1.Pod, nodeName string) *framework.Status {
+func (c *Cluster) CheckPod(ctx context.Context, pod *v1.Pod, nodeName string) *fwk.Status {
 	snap := c.Snapshot()
 	ni, ok := snap.Get(nodeName)
 	if !ok {
-		return framework.AsStatus(fmt.Errorf("sim: no node %q", nodeName))
+		return fwk.AsStatus(fmt.Errorf("sim: no node %q", nodeName))
 	}
 	state, status := c.fw.RunPreFilterPlugins(ctx, pod, snap)
 	if status != nil {
 		return status
 	}
-	if s := state.ExcludedByPreFilter(nodeName); s != nil {
+	if s := framework.ExcludedByPreFilter(state, nodeName); s != nil {
 		return s
 	}
 	return c.fw.RunFilterPluginsWithNominatedPods(ctx, state, pod, ni)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/testcluster"
 	"github.com/kubesched/kubesched/nodeinfo"
 	"github.com/kubesched/kubesched/sim"
@@ -257,17 +258,17 @@ func TestCheckPod(t *testing.T) {
 		name     string
 		pod      *v1.Pod
 		node     string
-		wantCode framework.Code
+		wantCode fwk.Code
 		want     string // the status's message
 		plugin   string
 	}{
-		{name: "a pod that fits passes", pod: pod("p", "1"), node: "b", wantCode: framework.Success},
+		{name: "a pod that fits passes", pod: pod("p", "1"), node: "b", wantCode: fwk.Success},
 		{name: "a pod that does not fit gets the filter's reason", pod: pod("p", "1"), node: "a",
-			wantCode: framework.Unschedulable, want: "Insufficient cpu", plugin: "NodeResourcesFit"},
+			wantCode: fwk.Unschedulable, want: "Insufficient cpu", plugin: "NodeResourcesFit"},
 		{name: "a node PreFilter left out gets kube-scheduler's verdict", pod: pinnedTo(pod("p", "1"), "a"), node: "b",
-			wantCode: framework.UnschedulableAndUnresolvable, want: "node(s) didn't satisfy plugin(s) [NodeAffinity]"},
-		{name: "an unknown node is an error", pod: pod("p", "1"), node: "zz", wantCode: framework.Error, want: `sim: no node "zz"`},
-		{name: "a nil pod is an error", pod: nil, node: "a", wantCode: framework.Error, want: "schedule: nil pod"},
+			wantCode: fwk.UnschedulableAndUnresolvable, want: "node(s) didn't satisfy plugin(s) [NodeAffinity]"},
+		{name: "an unknown node is an error", pod: pod("p", "1"), node: "zz", wantCode: fwk.Error, want: `sim: no node "zz"`},
+		{name: "a nil pod is an error", pod: nil, node: "a", wantCode: fwk.Error, want: "schedule: nil pod"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -21,7 +21,7 @@ import (
 // changes, and is seen only while the informer still holds that version:
 // once the informer has a newer one (the write, or someone else's), the
 // informer's object is seen and the assumed one is dropped. It is safe
-// for concurrent use, and is a framework.Lister[T].
+// for concurrent use, and is a fwk.Lister[T].
 type assumeCache[T metav1.Object] struct {
 	resource schema.GroupResource
 	store    toolscache.Store

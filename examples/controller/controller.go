@@ -34,6 +34,7 @@ import (
 	"github.com/kubesched/kubesched/cache"
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/names"
 	"github.com/kubesched/kubesched/queue"
 )
@@ -235,9 +236,9 @@ func backoffOptions(sc *configv1.KubeSchedulerConfiguration) []queue.Option {
 
 // newListers returns the listers of factory's informers that the queue
 // and the plugins read.
-func newListers(factory informers.SharedInformerFactory, c *cache.Cache, volumes *volumeBinder) framework.Listers {
+func newListers(factory informers.SharedInformerFactory, c *cache.Cache, volumes *volumeBinder) fwk.Listers {
 	storage := factory.Storage().V1()
-	return framework.Listers{
+	return fwk.Listers{
 		// DynamicResources: claims as the cache holds them (with those of
 		// assumed pods), slices, classes and taint rules as the informers
 		// have them.
@@ -397,7 +398,7 @@ func (c *Controller) bind(ctx context.Context, fw *framework.Framework, pi *queu
 			c.log.Error("forgetting the assumed pod", "pod", key(assumed), "err", err)
 		} else {
 			// The room it held is free again.
-			c.queue.MoveAllToActiveOrBackoffQueue(framework.EventAssignedPodDelete, assumed, nil, nil)
+			c.queue.MoveAllToActiveOrBackoffQueue(fwk.EventAssignedPodDelete, assumed, nil, nil)
 		}
 		c.failedFrom(ctx, pi, current, err)
 		return
@@ -668,21 +669,21 @@ func (c *Controller) addEventHandlers() error {
 		{c.factory.Core().V1().Nodes().Informer(), toolscache.ResourceEventHandlerFuncs{AddFunc: c.addNode, UpdateFunc: c.updateNode, DeleteFunc: c.deleteNode}},
 		// Changes to storage objects may help pods the volume plugins
 		// rejected; the queue moves only those.
-		{c.factory.Core().V1().PersistentVolumes().Informer(), c.moveOn(framework.PersistentVolume)},
-		{c.factory.Core().V1().PersistentVolumeClaims().Informer(), c.moveOn(framework.PersistentVolumeClaim)},
+		{c.factory.Core().V1().PersistentVolumes().Informer(), c.moveOn(fwk.PersistentVolume)},
+		{c.factory.Core().V1().PersistentVolumeClaims().Informer(), c.moveOn(fwk.PersistentVolumeClaim)},
 		// What was assumed about them expires once the informers have
 		// a newer version.
 		{c.factory.Core().V1().PersistentVolumes().Informer(), c.volumes.pvs.handler()},
 		{c.factory.Core().V1().PersistentVolumeClaims().Informer(), c.volumes.pvcs.handler()},
-		{c.factory.Storage().V1().StorageClasses().Informer(), c.moveOn(framework.StorageClass)},
-		{c.factory.Storage().V1().CSINodes().Informer(), c.moveOn(framework.CSINode)},
-		{c.factory.Storage().V1().CSIDrivers().Informer(), c.moveOn(framework.CSIDriver)},
-		{c.factory.Storage().V1().CSIStorageCapacities().Informer(), c.moveOn(framework.CSIStorageCapacity)},
-		{c.factory.Storage().V1().VolumeAttachments().Informer(), c.moveOn(framework.VolumeAttachment)},
+		{c.factory.Storage().V1().StorageClasses().Informer(), c.moveOn(fwk.StorageClass)},
+		{c.factory.Storage().V1().CSINodes().Informer(), c.moveOn(fwk.CSINode)},
+		{c.factory.Storage().V1().CSIDrivers().Informer(), c.moveOn(fwk.CSIDriver)},
+		{c.factory.Storage().V1().CSIStorageCapacities().Informer(), c.moveOn(fwk.CSIStorageCapacity)},
+		{c.factory.Storage().V1().VolumeAttachments().Informer(), c.moveOn(fwk.VolumeAttachment)},
 		// DRA: claims go to the cache, which overlays assumed ones.
 		{c.factory.Resource().V1().ResourceClaims().Informer(), toolscache.ResourceEventHandlerFuncs{AddFunc: c.claimAdded, UpdateFunc: c.claimUpdated, DeleteFunc: c.claimDeleted}},
-		{c.factory.Resource().V1().ResourceSlices().Informer(), c.moveOn(framework.ResourceSlice)},
-		{c.factory.Resource().V1().DeviceClasses().Informer(), c.moveOn(framework.DeviceClass)},
+		{c.factory.Resource().V1().ResourceSlices().Informer(), c.moveOn(fwk.ResourceSlice)},
+		{c.factory.Resource().V1().DeviceClasses().Informer(), c.moveOn(fwk.DeviceClass)},
 		{c.factory.Resource().V1().DeviceTaintRules().Informer(), c.taintRuleChanged()},
 	}
 	for _, h := range handlers {
@@ -697,20 +698,20 @@ func (c *Controller) addEventHandlers() error {
 
 // moveOn turns every event about resource into a queue event, whose
 // objects the queue's hints read.
-func (c *Controller) moveOn(resource framework.EventResource) toolscache.ResourceEventHandlerFuncs {
-	move := func(a framework.ActionType, oldObj, newObj any) {
-		c.queue.MoveAllToActiveOrBackoffQueue(framework.ClusterEvent{Resource: resource, ActionType: a}, oldObj, newObj, nil)
+func (c *Controller) moveOn(resource fwk.EventResource) toolscache.ResourceEventHandlerFuncs {
+	move := func(a fwk.ActionType, oldObj, newObj any) {
+		c.queue.MoveAllToActiveOrBackoffQueue(fwk.ClusterEvent{Resource: resource, ActionType: a}, oldObj, newObj, nil)
 	}
 	return toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { move(framework.Add, nil, obj) },
-		UpdateFunc: func(oldObj, newObj any) { move(framework.Update, oldObj, newObj) },
+		AddFunc:    func(obj any) { move(fwk.Add, nil, obj) },
+		UpdateFunc: func(oldObj, newObj any) { move(fwk.Update, oldObj, newObj) },
 		DeleteFunc: func(obj any) {
 			// The hints read the object itself, as kube-scheduler's do
 			// after unwrapping a missed deletion's tombstone.
 			if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 				obj = t.Obj
 			}
-			move(framework.Delete, obj, nil)
+			move(fwk.Delete, obj, nil)
 		},
 	}
 }
@@ -721,7 +722,7 @@ func (c *Controller) moveOn(resource framework.EventResource) toolscache.Resourc
 // alone taints nothing anew.
 func (c *Controller) taintRuleChanged() toolscache.ResourceEventHandlerFuncs {
 	move := func() {
-		c.queue.MoveAllToActiveOrBackoffQueue(framework.ClusterEvent{Resource: framework.ResourceSlice, ActionType: framework.Update}, nil, nil, nil)
+		c.queue.MoveAllToActiveOrBackoffQueue(fwk.ClusterEvent{Resource: fwk.ResourceSlice, ActionType: fwk.Update}, nil, nil, nil)
 	}
 	return toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(any) { move() },
@@ -745,7 +746,7 @@ func (c *Controller) claimAdded(obj any) {
 	if err := c.cache.AddClaim(claim); err != nil {
 		c.log.Error("adding a ResourceClaim", "claim", claim.Namespace+"/"+claim.Name, "err", err)
 	}
-	c.queue.MoveAllToActiveOrBackoffQueue(framework.ClusterEvent{Resource: framework.ResourceClaim, ActionType: framework.Add}, nil, claim, nil)
+	c.queue.MoveAllToActiveOrBackoffQueue(fwk.ClusterEvent{Resource: fwk.ResourceClaim, ActionType: fwk.Add}, nil, claim, nil)
 }
 
 func (c *Controller) claimUpdated(oldObj, newObj any) {
@@ -756,14 +757,14 @@ func (c *Controller) claimUpdated(oldObj, newObj any) {
 	if err := c.cache.UpdateClaim(claim); err != nil {
 		c.log.Error("updating a ResourceClaim", "claim", claim.Namespace+"/"+claim.Name, "err", err)
 	}
-	c.queue.MoveAllToActiveOrBackoffQueue(framework.ClusterEvent{Resource: framework.ResourceClaim, ActionType: framework.Update}, oldObj, claim, nil)
+	c.queue.MoveAllToActiveOrBackoffQueue(fwk.ClusterEvent{Resource: fwk.ResourceClaim, ActionType: fwk.Update}, oldObj, claim, nil)
 }
 
 func (c *Controller) claimDeleted(obj any) {
 	if err := c.cache.RemoveClaim(obj); err != nil {
 		c.log.Error("removing a ResourceClaim", "err", err)
 	}
-	c.queue.MoveAllToActiveOrBackoffQueue(framework.ClusterEvent{Resource: framework.ResourceClaim, ActionType: framework.Delete}, obj, nil, nil)
+	c.queue.MoveAllToActiveOrBackoffQueue(fwk.ClusterEvent{Resource: fwk.ResourceClaim, ActionType: fwk.Delete}, obj, nil, nil)
 }
 
 func (c *Controller) addNode(obj any) {
@@ -774,7 +775,7 @@ func (c *Controller) addNode(obj any) {
 	if _, err := c.cache.AddNode(node); err != nil {
 		c.log.Error("adding a node", "node", node.Name, "err", err)
 	}
-	c.queue.MoveAllToActiveOrBackoffQueue(framework.EventNodeAdd, nil, node, nil)
+	c.queue.MoveAllToActiveOrBackoffQueue(fwk.EventNodeAdd, nil, node, nil)
 }
 
 func (c *Controller) updateNode(oldObj, newObj any) {
@@ -798,7 +799,7 @@ func (c *Controller) deleteNode(obj any) {
 		c.log.Error("deleting a node", "err", err)
 		return
 	}
-	c.queue.MoveAllToActiveOrBackoffQueue(framework.EventNodeDelete, node, nil, nil)
+	c.queue.MoveAllToActiveOrBackoffQueue(fwk.EventNodeDelete, node, nil, nil)
 	if err := c.cache.RemoveNode(obj); err != nil {
 		c.log.Error("removing a node", "node", node.Name, "err", err)
 	}
@@ -821,7 +822,7 @@ func (c *Controller) addAssignedPod(pod *v1.Pod) {
 	if err := c.cache.AddPod(pod); err != nil {
 		c.log.Error("adding a bound pod", "pod", key(pod), "err", err)
 	}
-	c.queue.MoveAllToActiveOrBackoffQueue(framework.EventAssignedPodAdd, nil, pod, nil)
+	c.queue.MoveAllToActiveOrBackoffQueue(fwk.EventAssignedPodAdd, nil, pod, nil)
 }
 
 func (c *Controller) updatePod(oldObj, newObj any) {
@@ -858,7 +859,7 @@ func (c *Controller) updatePod(oldObj, newObj any) {
 		if nominated := oldPod.Status.NominatedNodeName; nominated != "" && nominated != newPod.Status.NominatedNodeName {
 			// The room it held on its nominated node is free for pods
 			// that yielded to it.
-			c.queue.MoveAllToActiveOrBackoffQueue(framework.EventAssignedPodDelete, oldPod, nil, notAbove(oldPod))
+			c.queue.MoveAllToActiveOrBackoffQueue(fwk.EventAssignedPodDelete, oldPod, nil, notAbove(oldPod))
 		}
 	}
 }
@@ -875,7 +876,7 @@ func (c *Controller) deletePod(obj any) {
 		if err := c.cache.RemovePod(obj); err != nil && known {
 			c.log.Error("removing a bound pod", "pod", key(pod), "err", err)
 		}
-		c.queue.MoveAllToActiveOrBackoffQueue(framework.EventAssignedPodDelete, pod, nil, nil)
+		c.queue.MoveAllToActiveOrBackoffQueue(fwk.EventAssignedPodDelete, pod, nil, nil)
 		if known {
 			return
 		}
@@ -887,7 +888,7 @@ func (c *Controller) deletePod(obj any) {
 	if assumed, _ := c.cache.IsAssumedPod(pod); assumed {
 		c.forgetAssumed(pod)
 	} else if pod.Status.NominatedNodeName != "" {
-		c.queue.MoveAllToActiveOrBackoffQueue(framework.EventAssignedPodDelete, pod, nil, notAbove(pod))
+		c.queue.MoveAllToActiveOrBackoffQueue(fwk.EventAssignedPodDelete, pod, nil, notAbove(pod))
 	}
 }
 
@@ -900,7 +901,7 @@ func (c *Controller) forgetAssumed(pod *v1.Pod) {
 	if err := c.cache.ForgetPod(cached); err != nil {
 		c.log.Error("forgetting a deleted assumed pod", "pod", key(pod), "err", err)
 	}
-	c.queue.MoveAllToActiveOrBackoffQueue(framework.EventAssignedPodDelete, cached, nil, nil)
+	c.queue.MoveAllToActiveOrBackoffQueue(fwk.EventAssignedPodDelete, cached, nil, nil)
 }
 
 // notAbove admits the pods of priority at most pod's: those that yielded

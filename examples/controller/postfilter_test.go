@@ -23,6 +23,7 @@ import (
 
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/queue"
 )
 
@@ -492,7 +493,7 @@ func TestControllerClearsTheNominationOfAPodWhoseBindingFailed(t *testing.T) {
 }
 
 // fitErrorWith is a FitError whose PostFilter plugins left v under key.
-func fitErrorWith[T any](key framework.OutputKey[T], v T) *framework.FitError {
+func fitErrorWith[T any](key fwk.OutputKey[T], v T) *framework.FitError {
 	fe := &framework.FitError{}
 	key.Set(&fe.Outputs, v)
 	return fe

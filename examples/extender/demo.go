@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubesched/kubesched/extender/server"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -51,11 +52,11 @@ func newHandler(nodes server.NodeSource, bind server.BindFunc, opts ...server.Op
 
 // hasPriority keeps the nodes carrying priorityLabel. Without it no
 // preemption can help, hence UnschedulableAndUnresolvable.
-func hasPriority(_ context.Context, _ *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func hasPriority(_ context.Context, _ *v1.Pod, ni *nodeinfo.NodeInfo) *fwk.Status {
 	if _, ok := ni.Labels()[priorityLabel]; ok {
 		return nil
 	}
-	return framework.NewStatus(framework.UnschedulableAndUnresolvable, errReasonNoPriority)
+	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, errReasonNoPriority)
 }
 
 // priority returns the node's priorityLabel as an integer; a missing or
@@ -86,7 +87,7 @@ func onlyHighest(_ context.Context, _ *v1.Pod, nodes []*nodeinfo.NodeInfo) ([]*n
 	var best *nodeinfo.NodeInfo
 	for _, ni := range nodes {
 		if _, ok := ni.Labels()[priorityLabel]; !ok {
-			d.SetNodeStatus(ni.Name(), framework.NewStatus(framework.UnschedulableAndUnresolvable, errReasonNoPriority))
+			d.SetNodeStatus(ni.Name(), fwk.NewStatus(fwk.UnschedulableAndUnresolvable, errReasonNoPriority))
 			continue
 		}
 		if best == nil || cmp.Or(cmp.Compare(priority(ni), priority(best)), cmp.Compare(best.Name(), ni.Name())) > 0 {
@@ -98,7 +99,7 @@ func onlyHighest(_ context.Context, _ *v1.Pod, nodes []*nodeinfo.NodeInfo) ([]*n
 	}
 	for _, ni := range nodes {
 		if d.NodeStatus(ni.Name()) == nil && ni != best {
-			d.SetNodeStatus(ni.Name(), framework.NewStatus(framework.Unschedulable, errReasonNotHighest))
+			d.SetNodeStatus(ni.Name(), fwk.NewStatus(fwk.Unschedulable, errReasonNotHighest))
 		}
 	}
 	return []*nodeinfo.NodeInfo{best}, d, nil

@@ -25,6 +25,7 @@ import (
 
 	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -150,7 +151,7 @@ func TestPodsFillTheNodesInTheOrderOfTheirPriority(t *testing.T) {
 				if res.SuggestedHost != want {
 					t.Fatalf("placements %v, want n3, n4, n2 (priorities 9, 5, 3)", placed)
 				}
-				if s := res.Diagnosis.NodeStatus("n1"); s.Code() != framework.UnschedulableAndUnresolvable || s.Message() != errReasonNoPriority {
+				if s := res.Diagnosis.NodeStatus("n1"); s.Code() != fwk.UnschedulableAndUnresolvable || s.Message() != errReasonNoPriority {
 					t.Errorf("pod %d: n1 status %v, want the extender's rejection", i, s)
 				}
 				byName[want].AddPod(p)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/kubesched/kubesched"
 	"github.com/kubesched/kubesched/extender/server"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -20,11 +20,11 @@ import (
 // kubesched framework configured as kube-scheduler would be calls it over
 // HTTP after its own filters.
 func Example() {
-	hasGPU := func(_ context.Context, _ *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+	hasGPU := func(_ context.Context, _ *v1.Pod, ni *nodeinfo.NodeInfo) *fwk.Status {
 		if ni.Labels()["gpu"] == "true" {
 			return nil
 		}
-		return framework.NewStatus(framework.UnschedulableAndUnresolvable, "node(s) had no GPU")
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "node(s) had no GPU")
 	}
 	h, err := server.New(server.Filter("filter", server.EachNode(hasGPU)))
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -16,7 +17,7 @@ import (
 // the node, Unschedulable or UnschedulableAndUnresolvable rejects it with
 // the status's message, and any other code fails the call, naming the
 // node. Nodes are checked one after the other, in order.
-func EachNode(check func(ctx context.Context, pod *v1.Pod, node *nodeinfo.NodeInfo) *framework.Status) FilterFunc {
+func EachNode(check func(ctx context.Context, pod *v1.Pod, node *nodeinfo.NodeInfo) *fwk.Status) FilterFunc {
 	return func(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) ([]*nodeinfo.NodeInfo, framework.Diagnosis, error) {
 		var d framework.Diagnosis
 		var feasible []*nodeinfo.NodeInfo

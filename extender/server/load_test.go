@@ -18,17 +18,17 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubesched/kubesched/extender/server"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
 // everyTenth keeps the nodes whose name ends in 0, so that answers stay
 // small and the clients' memory does not blur the server's.
-func everyTenth(_ context.Context, _ *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func everyTenth(_ context.Context, _ *v1.Pod, ni *nodeinfo.NodeInfo) *fwk.Status {
 	if strings.HasSuffix(ni.Name(), "0") {
 		return nil
 	}
-	return framework.NewStatus(framework.Unschedulable, "not a tenth")
+	return fwk.NewStatus(fwk.Unschedulable, "not a tenth")
 }
 
 // TestUnderLoadEveryCallIsAnsweredAndTheHeapStaysBounded has 8 clients

@@ -18,6 +18,7 @@ import (
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -444,9 +445,9 @@ func (c *call) filter(b *body, fn FilterFunc) {
 	ans.res.NodeNames = &names
 	for name, s := range d.Rejected() {
 		switch s.Code() {
-		case framework.Unschedulable:
+		case fwk.Unschedulable:
 			ans.res.FailedNodes[name] = s.Message()
-		case framework.UnschedulableAndUnresolvable:
+		case fwk.UnschedulableAndUnresolvable:
 			ans.res.FailedAndUnresolvableNodes[name] = s.Message()
 		}
 	}

@@ -21,19 +21,20 @@ import (
 	"github.com/kubesched/kubesched/extender/server"
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
 // zoneA keeps the nodes labelled zone=a; others are Unschedulable, except
 // those labelled zone=none, which are UnschedulableAndUnresolvable.
-func zoneA(_ context.Context, _ *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func zoneA(_ context.Context, _ *v1.Pod, ni *nodeinfo.NodeInfo) *fwk.Status {
 	switch ni.Labels()["zone"] {
 	case "a":
 		return nil
 	case "none":
-		return framework.NewStatus(framework.UnschedulableAndUnresolvable, "no zone")
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "no zone")
 	}
-	return framework.NewStatus(framework.Unschedulable, "wrong zone")
+	return fwk.NewStatus(fwk.Unschedulable, "wrong zone")
 }
 
 // podCount scores a node by its pods, to show what the node source adds.
@@ -200,8 +201,8 @@ func TestFunctionFailures(t *testing.T) {
 	failScore := func(context.Context, *v1.Pod, *nodeinfo.NodeInfo) (int64, error) {
 		return 0, errors.New("cannot score")
 	}
-	brokenCheck := func(context.Context, *v1.Pod, *nodeinfo.NodeInfo) *framework.Status {
-		return framework.AsStatus(errors.New("broken"))
+	brokenCheck := func(context.Context, *v1.Pod, *nodeinfo.NodeInfo) *fwk.Status {
+		return fwk.AsStatus(errors.New("broken"))
 	}
 	log, lines := captureLog()
 	h, err := server.New(
@@ -369,6 +370,6 @@ func TestAFrameworkServesItsPlugins(t *testing.T) {
 type prefer map[string]int64
 
 func (prefer) Name() string { return "Prefer" }
-func (p prefer) Score(_ context.Context, _ *framework.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *framework.Status) {
+func (p prefer) Score(_ context.Context, _ *fwk.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) (int64, *fwk.Status) {
 	return p[ni.Name()], nil
 }

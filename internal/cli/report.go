@@ -11,6 +11,7 @@ import (
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 )
 
 // podReport is one pod's explanation as the command prints it; its JSON
@@ -185,7 +186,7 @@ func unitOf(name v1.ResourceName) string {
 }
 
 // verdictOf turns a plugin's verdict into its report.
-func verdictOf(plugin string, s *framework.Status, details []framework.Detail) verdictReport {
+func verdictOf(plugin string, s *fwk.Status, details []framework.Detail) verdictReport {
 	v := verdictReport{Plugin: plugin, Verdict: "pass"}
 	switch {
 	case s.IsSuccess():

@@ -28,7 +28,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/structured"
 
 	"github.com/kubesched/kubesched/feature"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -105,7 +105,7 @@ func New(args Args) *Plugin {
 }
 
 // StateKey is where PreFilter keeps a pod's [State] for the cycle.
-var StateKey = framework.NewStateKey[*State]()
+var StateKey = fwk.NewStateKey[*State]()
 
 // State is what PreFilter found for a pod, and what Filter allocated per
 // node, read by Score and Reserve.
@@ -177,7 +177,7 @@ func (s *State) Prioritized() bool { return s != nil && s.prioritized }
 
 // PreEnqueue checks that the pod's claims can be had at all, as
 // kube-scheduler does before it tries the pod.
-func PreEnqueue(listers framework.Listers, pod *v1.Pod) *framework.Status {
+func PreEnqueue(listers fwk.Listers, pod *v1.Pod) *fwk.Status {
 	if pod == nil || len(pod.Spec.ResourceClaims) == 0 {
 		return nil
 	}
@@ -194,7 +194,7 @@ func PreEnqueue(listers framework.Listers, pod *v1.Pod) *framework.Status {
 // a pod without claims. The cluster's objects come from state's listers;
 // with fs.DRADeviceTaintRules, the allocator sees the slices with the
 // taints of the DeviceTaintRules listed applied.
-func (p *Plugin) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, fs feature.Features) (*State, *framework.Status) {
+func (p *Plugin) PreFilter(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, fs feature.Features) (*State, *fwk.Status) {
 	listers := state.Listers()
 	var claims []*resourceapi.ResourceClaim
 	if len(pod.Spec.ResourceClaims) > 0 {
@@ -207,13 +207,13 @@ func (p *Plugin) PreFilter(ctx context.Context, state *framework.CycleState, pod
 	if MayUseExtendedResources(pod) {
 		r, err := ResolverFor(state)
 		if err != nil {
-			return nil, framework.AsStatus(err)
+			return nil, fwk.AsStatus(err)
 		}
 		if scalars := extendedRequests(pod, r); scalars != nil {
 			var all []*resourceapi.ResourceClaim
 			if listers.ResourceClaims != nil {
 				if all, err = listers.ResourceClaims.List(labels.Everything()); err != nil {
-					return nil, framework.AsStatus(fmt.Errorf("listing ResourceClaims: %w", err))
+					return nil, fwk.AsStatus(fmt.Errorf("listing ResourceClaims: %w", err))
 				}
 			}
 			ext := findExtendedClaim(pod, all)
@@ -241,7 +241,7 @@ func (p *Plugin) PreFilter(ctx context.Context, state *framework.CycleState, pod
 			if a.NodeSelector != nil {
 				sel, err := nodeaffinity.NewNodeSelector(a.NodeSelector)
 				if err != nil {
-					return nil, framework.AsStatus(err)
+					return nil, fwk.AsStatus(err)
 				}
 				s.availableOn[i] = sel
 			}
@@ -255,7 +255,7 @@ func (p *Plugin) PreFilter(ctx context.Context, state *framework.CycleState, pod
 		if classes == nil {
 			var err error
 			if classes, err = listClasses(listers.DeviceClasses); err != nil {
-				return nil, framework.AsStatus(err)
+				return nil, fwk.AsStatus(err)
 			}
 		}
 		for _, r := range c.Spec.Devices.Requests {
@@ -281,20 +281,20 @@ func (p *Plugin) PreFilter(ctx context.Context, state *framework.CycleState, pod
 	if classes == nil {
 		var err error
 		if classes, err = listClasses(listers.DeviceClasses); err != nil {
-			return nil, framework.AsStatus(err)
+			return nil, fwk.AsStatus(err)
 		}
 	}
 	allocated, err := p.memo.allocatedState(listers.ResourceClaims, p.features.ConsumableCapacity)
 	if err != nil {
-		return nil, framework.AsStatus(fmt.Errorf("gather allocation state: %w", err))
+		return nil, fwk.AsStatus(fmt.Errorf("gather allocation state: %w", err))
 	}
 	slices, err := listSlices(listers.ResourceSlices)
 	if err != nil {
-		return nil, framework.AsStatus(err)
+		return nil, fwk.AsStatus(err)
 	}
 	if fs.DRADeviceTaintRules {
 		if slices, err = p.memo.applyTaintRules(slices, listers.DeviceTaintRules); err != nil {
-			return nil, framework.AsStatus(err)
+			return nil, fwk.AsStatus(err)
 		}
 	}
 	s.allocator = &lazyAllocator{build: func(ctx context.Context) (structured.Allocator, error) {
@@ -315,7 +315,7 @@ func (p *Plugin) PreFilter(ctx context.Context, state *framework.CycleState, pod
 // Filter checks the pod's claims against one node and, when some need
 // allocating, allocates them there, keeping the result for Score and
 // Reserve. s may be nil (no claims).
-func (p *Plugin) Filter(ctx context.Context, s *State, pod *v1.Pod, ni *nodeinfo.NodeInfo) *framework.Status {
+func (p *Plugin) Filter(ctx context.Context, s *State, pod *v1.Pod, ni *nodeinfo.NodeInfo) *fwk.Status {
 	if s.Empty() {
 		return nil
 	}
@@ -361,13 +361,13 @@ func (p *Plugin) Filter(ctx context.Context, s *State, pod *v1.Pod, ni *nodeinfo
 		}
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
-			return framework.AsStatus(fmt.Errorf("node %s: timed out trying to allocate devices", node.Name))
+			return fwk.AsStatus(fmt.Errorf("node %s: timed out trying to allocate devices", node.Name))
 		case errors.Is(err, structured.ErrFailedAllocationOnNode):
 			return unresolvable(err.Error())
 		case ctx.Err() != nil:
 			return unresolvable(fmt.Sprintf("asked by caller to stop allocating devices: %v", context.Cause(ctx)))
 		case err != nil:
-			return framework.AsStatus(err)
+			return fwk.AsStatus(err)
 		case len(result) != len(toAllocate):
 			return unresolvable(ReasonCannotAllocate)
 		}
@@ -392,7 +392,7 @@ func (p *Plugin) Filter(ctx context.Context, s *State, pod *v1.Pod, ni *nodeinfo
 // Score is the prioritized-list score of the allocation Filter made on the
 // node: for every request with subrequests, 8 minus the position of the
 // subrequest chosen, summed over the pod's claims. s may be nil.
-func Score(s *State, nodeName string) (int64, *framework.Status) {
+func Score(s *State, nodeName string) (int64, *fwk.Status) {
 	if s.Empty() || !s.prioritized {
 		return 0, nil
 	}
@@ -409,7 +409,7 @@ func Score(s *State, nodeName string) (int64, *framework.Status) {
 		a := c.Status.Allocation
 		if a == nil {
 			if next >= len(allocations) {
-				return 0, framework.AsStatus(fmt.Errorf("number of allocations %d is smaller than number of claims needing allocation", len(allocations)))
+				return 0, fwk.AsStatus(fmt.Errorf("number of allocations %d is smaller than number of claims needing allocation", len(allocations)))
 			}
 			a = &allocations[next]
 			next++
@@ -444,7 +444,7 @@ func Score(s *State, nodeName string) (int64, *framework.Status) {
 // comes last, named as the API server could name it (see generatedName),
 // with the pod's status.extendedResourceClaimStatus that goes with it.
 // When the node offers all of them itself there is no such claim.
-func (p *Plugin) Reserve(s *State, pod *v1.Pod, nodeName string) ([]*resourceapi.ResourceClaim, *v1.PodExtendedResourceClaimStatus, *framework.Status) {
+func (p *Plugin) Reserve(s *State, pod *v1.Pod, nodeName string) ([]*resourceapi.ResourceClaim, *v1.PodExtendedResourceClaimStatus, *fwk.Status) {
 	if s.Empty() {
 		return nil, nil, nil
 	}
@@ -460,7 +460,7 @@ func (p *Plugin) Reserve(s *State, pod *v1.Pod, nodeName string) ([]*resourceapi
 			// The node offers the extended resources itself.
 			a = nodeAllocation{}
 		case !ok || len(a.results) != s.numToAllocate:
-			return nil, nil, framework.AsStatus(fmt.Errorf("claim allocation not found for node %s", nodeName))
+			return nil, nil, fwk.AsStatus(fmt.Errorf("claim allocation not found for node %s", nodeName))
 		}
 		na = a
 	}
@@ -604,10 +604,10 @@ func (p *Plugin) bindingTimedOut(c *resourceapi.ResourceClaim) bool {
 	return a.AllocationTimestamp.Add(p.bindingTimeout).Before(p.now())
 }
 
-var skip = framework.NewStatus(framework.Skip)
+var skip = fwk.NewStatus(fwk.Skip)
 
-func unresolvable(reason string) *framework.Status {
-	return framework.NewStatus(framework.UnschedulableAndUnresolvable, reason)
+func unresolvable(reason string) *fwk.Status {
+	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, reason)
 }
 
 // claimGetter is the optional fast path of a claim lister.
@@ -617,7 +617,7 @@ type claimGetter interface {
 
 // PodClaims returns the pod's claims in spec order, or the error
 // kube-scheduler turns the pod down with.
-func PodClaims(lister framework.Lister[*resourceapi.ResourceClaim], pod *v1.Pod) ([]*resourceapi.ResourceClaim, error) {
+func PodClaims(lister fwk.Lister[*resourceapi.ResourceClaim], pod *v1.Pod) ([]*resourceapi.ResourceClaim, error) {
 	var all map[[2]string]*resourceapi.ResourceClaim // when listing
 	getter, _ := lister.(claimGetter)
 	claims := make([]*resourceapi.ResourceClaim, 0, len(pod.Spec.ResourceClaims))
@@ -674,7 +674,7 @@ type classIndex struct {
 	byName map[string]*resourceapi.DeviceClass
 }
 
-func listClasses(lister framework.Lister[*resourceapi.DeviceClass]) (*classIndex, error) {
+func listClasses(lister fwk.Lister[*resourceapi.DeviceClass]) (*classIndex, error) {
 	idx := &classIndex{}
 	if lister != nil {
 		var err error
@@ -701,9 +701,9 @@ func (c *classIndex) Get(name string) (*resourceapi.DeviceClass, error) {
 }
 
 // validate is kube-scheduler's check that a request's class exists.
-func (c *classIndex) validate(className, request string) *framework.Status {
+func (c *classIndex) validate(className, request string) *fwk.Status {
 	if className == "" {
-		return framework.AsStatus(fmt.Errorf("request %s: unsupported request type", request))
+		return fwk.AsStatus(fmt.Errorf("request %s: unsupported request type", request))
 	}
 	if _, ok := c.byName[className]; !ok {
 		return unresolvable(fmt.Sprintf("request %s: device class %s does not exist", request, className))
@@ -711,7 +711,7 @@ func (c *classIndex) validate(className, request string) *framework.Status {
 	return nil
 }
 
-func listSlices(lister framework.Lister[*resourceapi.ResourceSlice]) ([]*resourceapi.ResourceSlice, error) {
+func listSlices(lister fwk.Lister[*resourceapi.ResourceSlice]) ([]*resourceapi.ResourceSlice, error) {
 	if lister == nil {
 		return nil, nil
 	}
@@ -761,12 +761,12 @@ func allocatedState(claims []*resourceapi.ResourceClaim, consumable bool) *struc
 // DRA-backed extended resources, to delete. The reasons are
 // kube-scheduler's; with quiet, as from v1.37, finding nothing to do
 // gives none. A nil s is a pod without claims.
-func (p *Plugin) PostFilter(s *State, pod *v1.Pod, intN func(int) int, quiet bool) (deallocate, del *resourceapi.ResourceClaim, status *framework.Status) {
-	nothing := func(reason string) *framework.Status {
+func (p *Plugin) PostFilter(s *State, pod *v1.Pod, intN func(int) int, quiet bool) (deallocate, del *resourceapi.ResourceClaim, status *fwk.Status) {
+	nothing := func(reason string) *fwk.Status {
 		if quiet {
-			return framework.NewStatus(framework.Unschedulable)
+			return fwk.NewStatus(fwk.Unschedulable)
 		}
-		return framework.NewStatus(framework.Unschedulable, reason)
+		return fwk.NewStatus(fwk.Unschedulable, reason)
 	}
 	if s.Empty() {
 		return nil, nil, nothing("no new claims to deallocate")
@@ -799,11 +799,11 @@ func (p *Plugin) PostFilter(s *State, pod *v1.Pod, intN func(int) int, quiet boo
 			c.Status.ReservedFor = nil
 			c.Status.Allocation = nil
 			c.Status.Devices = nil
-			return c, nil, framework.NewStatus(framework.Unschedulable, "deallocation of ResourceClaim completed")
+			return c, nil, fwk.NewStatus(fwk.Unschedulable, "deallocation of ResourceClaim completed")
 		}
 	}
 	if staleExtended {
-		return nil, extended.DeepCopy(), framework.NewStatus(framework.Unschedulable, "deletion of ResourceClaim completed")
+		return nil, extended.DeepCopy(), fwk.NewStatus(fwk.Unschedulable, "deletion of ResourceClaim completed")
 	}
 	return nil, nil, nothing("still not schedulable")
 }

@@ -16,7 +16,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/structured"
 
 	"github.com/kubesched/kubesched/feature"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -73,9 +73,9 @@ func podUsing(namespace string, claims ...string) *v1.Pod {
 	return p
 }
 
-func listers(t testing.TB, objs ...runtime.Object) framework.Listers {
+func listers(t testing.TB, objs ...runtime.Object) fwk.Listers {
 	t.Helper()
-	l, err := framework.NewListers(objs...)
+	l, err := fwk.NewListers(objs...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func node(name string) *nodeinfo.NodeInfo {
 	return nodeinfo.New(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})
 }
 
-func checkStatus(t *testing.T, what string, got *framework.Status, code framework.Code, message string) {
+func checkStatus(t *testing.T, what string, got *fwk.Status, code fwk.Code, message string) {
 	t.Helper()
 	if got.Code() != code || got.Message() != message {
 		t.Errorf("%s = %v, want %v %q", what, got, code, message)
@@ -130,20 +130,20 @@ func TestPreFilterLooksClaimsUp(t *testing.T) {
 	classes := listers(t, gpuClass).DeviceClasses
 	tests := []struct {
 		name    string
-		listers framework.Listers
+		listers fwk.Listers
 		pod     *v1.Pod
-		code    framework.Code
+		code    fwk.Code
 		message string
 	}{
-		{"a list-only lister finds the claim in the pod's namespace", framework.Listers{ResourceClaims: listOnly{inOther, inDefault}, DeviceClasses: classes}, podUsing("default", "gpu"), framework.Success, ""},
-		{"a list-only lister does not take a claim from another namespace", framework.Listers{ResourceClaims: listOnly{inOther}, DeviceClasses: classes}, podUsing("default", "gpu"), framework.UnschedulableAndUnresolvable, `could not find ResourceClaim "default/gpu"`},
-		{"no claim lister finds no claim", framework.Listers{DeviceClasses: classes}, podUsing("default", "gpu"), framework.UnschedulableAndUnresolvable, `could not find ResourceClaim "default/gpu"`},
-		{"no class lister finds no class", framework.Listers{ResourceClaims: listOnly{inDefault}}, podUsing("default", "gpu"), framework.UnschedulableAndUnresolvable, "request gpu: device class gpu does not exist"},
-		{"a failing claim lookup turns the pod down with its error", framework.Listers{ResourceClaims: failingClaims{getErr: errors.New("cache broken")}, DeviceClasses: classes}, podUsing("default", "gpu"), framework.UnschedulableAndUnresolvable, "cache broken"},
-		{"a failing claim listing is an error when gathering the allocated devices", framework.Listers{ResourceClaims: failingClaims{listErr: errors.New("cache broken")}, DeviceClasses: classes}, podUsing("default", "gpu"), framework.Error, "gather allocation state: cache broken"},
-		{"a failing class listing is an error", framework.Listers{ResourceClaims: listOnly{inDefault}, DeviceClasses: failingClasses{}}, podUsing("default", "gpu"), framework.Error, "classes unavailable"},
-		{"a failing slice listing is an error", framework.Listers{ResourceClaims: listOnly{inDefault}, DeviceClasses: classes, ResourceSlices: failingSlices{}}, podUsing("default", "gpu"), framework.Error, "slices unavailable"},
-		{"a failing slice listing does not matter when nothing needs allocating", framework.Listers{ResourceClaims: listOnly{withResults(inDefault, result("gpu-0"))}, DeviceClasses: failingClasses{}, ResourceSlices: failingSlices{}}, podUsing("default", "gpu"), framework.Success, ""},
+		{"a list-only lister finds the claim in the pod's namespace", fwk.Listers{ResourceClaims: listOnly{inOther, inDefault}, DeviceClasses: classes}, podUsing("default", "gpu"), fwk.Success, ""},
+		{"a list-only lister does not take a claim from another namespace", fwk.Listers{ResourceClaims: listOnly{inOther}, DeviceClasses: classes}, podUsing("default", "gpu"), fwk.UnschedulableAndUnresolvable, `could not find ResourceClaim "default/gpu"`},
+		{"no claim lister finds no claim", fwk.Listers{DeviceClasses: classes}, podUsing("default", "gpu"), fwk.UnschedulableAndUnresolvable, `could not find ResourceClaim "default/gpu"`},
+		{"no class lister finds no class", fwk.Listers{ResourceClaims: listOnly{inDefault}}, podUsing("default", "gpu"), fwk.UnschedulableAndUnresolvable, "request gpu: device class gpu does not exist"},
+		{"a failing claim lookup turns the pod down with its error", fwk.Listers{ResourceClaims: failingClaims{getErr: errors.New("cache broken")}, DeviceClasses: classes}, podUsing("default", "gpu"), fwk.UnschedulableAndUnresolvable, "cache broken"},
+		{"a failing claim listing is an error when gathering the allocated devices", fwk.Listers{ResourceClaims: failingClaims{listErr: errors.New("cache broken")}, DeviceClasses: classes}, podUsing("default", "gpu"), fwk.Error, "gather allocation state: cache broken"},
+		{"a failing class listing is an error", fwk.Listers{ResourceClaims: listOnly{inDefault}, DeviceClasses: failingClasses{}}, podUsing("default", "gpu"), fwk.Error, "classes unavailable"},
+		{"a failing slice listing is an error", fwk.Listers{ResourceClaims: listOnly{inDefault}, DeviceClasses: classes, ResourceSlices: failingSlices{}}, podUsing("default", "gpu"), fwk.Error, "slices unavailable"},
+		{"a failing slice listing does not matter when nothing needs allocating", fwk.Listers{ResourceClaims: listOnly{withResults(inDefault, result("gpu-0"))}, DeviceClasses: failingClasses{}, ResourceSlices: failingSlices{}}, podUsing("default", "gpu"), fwk.Success, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -349,14 +349,14 @@ func TestScoreAndReserveWithoutFilter(t *testing.T) {
 		state   *State
 		node    string
 		score   int64
-		code    framework.Code
+		code    fwk.Code
 		message string
 		claims  int
 	}{
-		{"a node Filter allocated on scores and reserves", s, "n1", 0, framework.Success, "", 1},
-		{"a node Filter never saw scores 0 and cannot be reserved", s, "n2", 0, framework.Error, "claim allocation not found for node n2", 0},
-		{"a nil state scores 0 and reserves nothing", nil, "n1", 0, framework.Success, "", 0},
-		{"too few allocations is an error", broken, "n1", 0, framework.Error, "claim allocation not found for node n1", 0},
+		{"a node Filter allocated on scores and reserves", s, "n1", 0, fwk.Success, "", 1},
+		{"a node Filter never saw scores 0 and cannot be reserved", s, "n2", 0, fwk.Error, "claim allocation not found for node n2", 0},
+		{"a nil state scores 0 and reserves nothing", nil, "n1", 0, fwk.Success, "", 0},
+		{"too few allocations is an error", broken, "n1", 0, fwk.Error, "claim allocation not found for node n1", 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -369,15 +369,15 @@ func TestScoreAndReserveWithoutFilter(t *testing.T) {
 		})
 	}
 	score, got := Score(broken, "n1")
-	checkStatus(t, "Score with too few allocations", got, framework.Error, "number of allocations 0 is smaller than number of claims needing allocation")
+	checkStatus(t, "Score with too few allocations", got, fwk.Error, "number of allocations 0 is smaller than number of claims needing allocation")
 	if score != 0 {
 		t.Errorf("Score with too few allocations = %d, want 0", score)
 	}
 }
 
 // cycle is a cycle state over listers, as a framework gives plugins.
-func cycle(l framework.Listers) *framework.CycleState {
-	return framework.NewCycleState(nil).SetListers(l)
+func cycle(l fwk.Listers) *fwk.CycleState {
+	return fwk.NewCycleState(nil).SetListers(l)
 }
 
 func TestCELErrorWithoutDeviceWordsErrorsAsV036(t *testing.T) {

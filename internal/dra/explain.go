@@ -12,7 +12,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/dynamic-resource-allocation/structured"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -156,7 +156,7 @@ func describeExact(mode resourceapi.DeviceAllocationMode, count int64, class str
 
 // explainExtended says why the pod's extended resources rule ni out
 // before any allocation.
-func (s *State) explainExtended(ni *nodeinfo.NodeInfo, status *framework.Status) []string {
+func (s *State) explainExtended(ni *nodeinfo.NodeInfo, status *fwk.Status) []string {
 	if status.Message() == ReasonStaleExtendedClaim {
 		c := s.claims[s.extendedIndex()]
 		return []string{fmt.Sprintf("claim %s/%s, made for the pod's extended resources in an earlier attempt, still holds its requests: kube-scheduler deletes it and tries again", c.Namespace, c.Name)}

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	resourcehelper "k8s.io/component-helpers/resource"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -96,12 +96,12 @@ func IsExtendedResourceName(name v1.ResourceName) bool {
 	return nodeinfo.IsExtendedResourceName(name) || strings.HasPrefix(string(name), resourceapi.ResourceDeviceClassPrefix)
 }
 
-var resolverKey = framework.NewStateKey[*Resolver]()
+var resolverKey = fwk.NewStateKey[*Resolver]()
 
 // ResolverFor returns the cycle's resolver, built from the DeviceClasses
 // in state's listers the first time a plugin asks and kept in state for
 // the others. A nil state builds one that is not kept.
-func ResolverFor(state *framework.CycleState) (*Resolver, error) {
+func ResolverFor(state *fwk.CycleState) (*Resolver, error) {
 	if r, ok := resolverKey.Read(state); ok {
 		return r, nil
 	}
@@ -235,7 +235,7 @@ func generatedName(pod *v1.Pod) string {
 // needs it (requests for the DRA-backed resources the node does not offer
 // in its allocatable) with kube-scheduler's container-to-request
 // mappings, nil when the node offers them all, or a rejection.
-func (s *State) extendedForNode(pod *v1.Pod, ni *nodeinfo.NodeInfo) (*resourceapi.ResourceClaim, []v1.ContainerExtendedResourceRequest, *framework.Status) {
+func (s *State) extendedForNode(pod *v1.Pod, ni *nodeinfo.NodeInfo) (*resourceapi.ResourceClaim, []v1.ContainerExtendedResourceRequest, *fwk.Status) {
 	ext := s.extendedIndex()
 	if ext < 0 {
 		return nil, nil, nil

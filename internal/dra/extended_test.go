@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubesched/kubesched/feature"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -265,7 +265,7 @@ func TestExtendedResourcesFilterAndReserve(t *testing.T) {
 		objects []runtime.Object
 		pod     *v1.Pod
 		node    *nodeinfo.NodeInfo
-		code    framework.Code
+		code    fwk.Code
 		message string
 		// explain is what Explain says of a rejected node.
 		explain []string
@@ -281,7 +281,7 @@ func TestExtendedResourcesFilterAndReserve(t *testing.T) {
 		name:    "a node with too few devices cannot allocate",
 		objects: []runtime.Object{class, gpuSlice("n1", "gpu-0")},
 		pod:     podAsking("2"), node: gpuNode("n1", -1),
-		code: framework.UnschedulableAndUnresolvable, message: ReasonCannotAllocate,
+		code: fwk.UnschedulableAndUnresolvable, message: ReasonCannotAllocate,
 		explain: []string{"the claim for the pod's extended resources (container-0-request-0: 2 of gpu) cannot be allocated on this node"},
 	}, {
 		name:    "a node offering the resource itself leaves it to NodeResourcesFit",
@@ -296,7 +296,7 @@ func TestExtendedResourcesFilterAndReserve(t *testing.T) {
 		name:    "a claim left from an earlier attempt turns every node down",
 		objects: []runtime.Object{class, gpuSlice("n1", "gpu-0"), stale},
 		pod:     podAsking("1"), node: gpuNode("n1", -1),
-		code: framework.UnschedulableAndUnresolvable, message: ReasonStaleExtendedClaim,
+		code: fwk.UnschedulableAndUnresolvable, message: ReasonStaleExtendedClaim,
 		explain: []string{"claim default/p-extended-resources-abcde, made for the pod's extended resources in an earlier attempt, still holds its requests: kube-scheduler deletes it and tries again"},
 	}, {
 		name:    "another pod's extended-resource claim is not this pod's",
@@ -378,9 +378,9 @@ func TestExtendedResourcesPreFilter(t *testing.T) {
 	class := backing("gpu", extGPU, 1)
 	tests := []struct {
 		name    string
-		l       framework.Listers
+		l       fwk.Listers
 		pod     *v1.Pod
-		code    framework.Code
+		code    fwk.Code
 		message string
 	}{{
 		name: "a pod asking for a resource no class provides is skipped",
@@ -389,11 +389,11 @@ func TestExtendedResourcesPreFilter(t *testing.T) {
 			p.Spec.Containers[0].Resources.Requests = v1.ResourceList{"example.com/fpga": resource.MustParse("1")}
 			return p
 		}(),
-		code: framework.Skip,
+		code: fwk.Skip,
 	}, {
 		name: "a pod asking for zero of a provided resource is skipped",
 		l:    listers(t, class), pod: podAsking("0"),
-		code: framework.Skip,
+		code: fwk.Skip,
 	}, {
 		name: "a pod asking for a provided resource is not skipped",
 		l:    listers(t, class), pod: podAsking("1"),
@@ -406,12 +406,12 @@ func TestExtendedResourcesPreFilter(t *testing.T) {
 		}(),
 	}, {
 		name: "failing to list classes is an error",
-		l:    framework.Listers{DeviceClasses: failingClasses{}}, pod: podAsking("1"),
-		code: framework.Error, message: "classes unavailable",
+		l:    fwk.Listers{DeviceClasses: failingClasses{}}, pod: podAsking("1"),
+		code: fwk.Error, message: "classes unavailable",
 	}, {
 		name: "failing to list claims is an error",
-		l:    framework.Listers{DeviceClasses: listers(t, class).DeviceClasses, ResourceClaims: failingClaims{listErr: errors.New("claims unavailable")}}, pod: podAsking("1"),
-		code: framework.Error, message: "listing ResourceClaims: claims unavailable",
+		l:    fwk.Listers{DeviceClasses: listers(t, class).DeviceClasses, ResourceClaims: failingClaims{listErr: errors.New("claims unavailable")}}, pod: podAsking("1"),
+		code: fwk.Error, message: "listing ResourceClaims: claims unavailable",
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

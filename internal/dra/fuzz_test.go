@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubesched/kubesched/feature"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -72,7 +72,7 @@ func FuzzPreFilterFilter(f *testing.F) {
 				t.Fatal("the plugin modified the listed objects")
 			}
 		}()
-		l, err := framework.NewListers(&claim, &slice, &class)
+		l, err := fwk.NewListers(&claim, &slice, &class)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +85,7 @@ func FuzzPreFilterFilter(f *testing.F) {
 		// The seed's allocation time is five minutes before this clock: its
 		// binding has not timed out.
 		p := New(Args{FilterTimeout: time.Second, Now: func() time.Time { return time.Date(2025, 1, 1, 0, 5, 0, 0, time.UTC) }})
-		s, st := p.PreFilter(ctx, framework.NewCycleState(nil).SetListers(l), pod, feature.Default())
+		s, st := p.PreFilter(ctx, fwk.NewCycleState(nil).SetListers(l), pod, feature.Default())
 		if st.IsSuccess() != (s != nil) {
 			t.Fatalf("PreFilter returned state %v with status %v", s, st)
 		}
@@ -94,7 +94,7 @@ func FuzzPreFilterFilter(f *testing.F) {
 		}
 		for _, ni := range nodes {
 			if st := p.Filter(ctx, s, pod, ni); !st.IsSuccess() {
-				if c := st.Code(); c != framework.Error && c != framework.UnschedulableAndUnresolvable {
+				if c := st.Code(); c != fwk.Error && c != fwk.UnschedulableAndUnresolvable {
 					t.Fatalf("Filter(%s) = %v, want Error or UnschedulableAndUnresolvable", ni.Name(), st)
 				}
 				continue

@@ -9,12 +9,11 @@ import (
 	"sync"
 	"weak"
 
+	"github.com/kubesched/kubesched/fwk"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/dynamic-resource-allocation/structured"
-
-	"github.com/kubesched/kubesched/framework"
 )
 
 // The allocator is deterministic: what it makes of a list of claims on a
@@ -79,7 +78,7 @@ type heldIndex struct {
 
 // allocatedState lists the claims and returns what they hold, the last
 // cycle's when the list is the same objects in the same order.
-func (m *memo) allocatedState(lister framework.Lister[*resourceapi.ResourceClaim], consumable bool) (*allocation, error) {
+func (m *memo) allocatedState(lister fwk.Lister[*resourceapi.ResourceClaim], consumable bool) (*allocation, error) {
 	var claims []*resourceapi.ResourceClaim
 	if lister != nil {
 		var err error

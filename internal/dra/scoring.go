@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kubesched/kubesched/fwk"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
-
-	"github.com/kubesched/kubesched/framework"
 )
 
 // scoreCEL compiles the class selectors the resource scorers evaluate; as
@@ -37,7 +36,7 @@ type Totals struct {
 
 // NewTotals returns the totals for resources, or nil when no DeviceClass
 // provides any of them (then the scorers read node allocatable only).
-func NewTotals(state *framework.CycleState, resources []v1.ResourceName) (*Totals, error) {
+func NewTotals(state *fwk.CycleState, resources []v1.ResourceName) (*Totals, error) {
 	var t *Totals
 	for _, name := range resources {
 		if !IsExtendedResourceName(name) {

@@ -6,10 +6,9 @@ import (
 	"slices"
 	"weak"
 
+	"github.com/kubesched/kubesched/fwk"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/labels"
-
-	"github.com/kubesched/kubesched/framework"
 )
 
 // With DRADeviceTaintRules on, kube-scheduler lists slices through a
@@ -51,7 +50,7 @@ func (a appliedTaint) equal(b appliedTaint) bool {
 // devices of is replaced by a tainted copy, the same copy as last cycle's
 // when the slice and its taints are the same. Neither all nor the slices
 // are modified; the copies must not be either.
-func (m *memo) applyTaintRules(all []*resourceapi.ResourceSlice, lister framework.Lister[*resourceapi.DeviceTaintRule]) ([]*resourceapi.ResourceSlice, error) {
+func (m *memo) applyTaintRules(all []*resourceapi.ResourceSlice, lister fwk.Lister[*resourceapi.DeviceTaintRule]) ([]*resourceapi.ResourceSlice, error) {
 	if lister == nil {
 		return all, nil
 	}

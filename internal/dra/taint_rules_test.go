@@ -15,7 +15,7 @@ import (
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubesched/kubesched/feature"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 )
 
 // taintRule is a rule called name giving the devices sel selects the
@@ -184,7 +184,7 @@ func TestDeviceTaintRulesDecideWhichDevicesAreAllocated(t *testing.T) {
 			if got != tc.want {
 				t.Errorf("allocated %q (Filter: %v), want %q", got, st, tc.want)
 			}
-			if (tc.want == "") != (st.Code() == framework.UnschedulableAndUnresolvable) {
+			if (tc.want == "") != (st.Code() == fwk.UnschedulableAndUnresolvable) {
 				t.Errorf("Filter = %v, want it to reject n1 exactly when no device is allocated", st)
 			}
 		})
@@ -196,7 +196,7 @@ func TestPreFilterFailsWhenTheRulesCannotBeListed(t *testing.T) {
 	l := listers(t, gpuClaim("gpu", "default"), gpuClass, gpuSlice("n1", "gpu-0"))
 	l.DeviceTaintRules = failingRules{}
 	_, st := New(Args{}).PreFilter(context.Background(), cycle(l), podUsing("default", "gpu"), feature.Default())
-	checkStatus(t, "PreFilter", st, framework.Error, "listing DeviceTaintRules: rules unavailable")
+	checkStatus(t, "PreFilter", st, fwk.Error, "listing DeviceTaintRules: rules unavailable")
 }
 
 // TestTaintedSlicesKeepTheMemo: a tainted slice is copied again only when

@@ -17,9 +17,9 @@
 //     keeps, it keeps by position ([Positions]), for node lists of one
 //     length; a list of another length starts it over.
 //   - A version names one content of a node list updated in place
-//     (framework.NodesVersion): a cache.Snapshot logs which positions
+//     (cycle.Version): a cache.Snapshot logs which positions
 //     each update wrote, so a count told the version it last saw visits
-//     only the changed positions (framework.CycleState.ChangedNodes).
+//     only the changed positions (fwk.cycle.Hooks.ChangedNodes).
 //     Without one, a count compares every position's generation.
 //   - A way of counting is everything a count depends on besides the
 //     nodes (the pod's namespace, labels and terms, the constraints'

@@ -3,7 +3,8 @@ package incremental
 import (
 	"sync/atomic"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
+	"github.com/kubesched/kubesched/internal/cycle"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -12,7 +13,7 @@ import (
 // positions.
 type Positions struct {
 	gens    []int64
-	version framework.NodesVersion
+	version cycle.Version
 }
 
 // Len returns how many positions p follows.
@@ -28,12 +29,12 @@ func (p *Positions) Reset(n int) {
 // generation and calls recount with the position, its NodeInfo and the
 // generation counted before (0: never counted, so no shift is possible).
 // gens, when not nil, are the nodes' generations
-// (framework.CycleState.NodeGenerations), compared instead of reading
+// (fwk.cycle.Hooks.NodeGenerations), compared instead of reading
 // each NodeInfo; state, when not nil, is the cycle's, which may tell
 // which positions changed since the last Sync
-// (framework.CycleState.ChangedNodes), and then only those are compared.
-func (p *Positions) Sync(state *framework.CycleState, nodes []*nodeinfo.NodeInfo, gens []int64, recount func(pos int, ni *nodeinfo.NodeInfo, since int64)) {
-	now, changed, ok := state.ChangedNodes(nodes, p.version)
+// (fwk.cycle.Hooks.ChangedNodes), and then only those are compared.
+func (p *Positions) Sync(state *fwk.CycleState, nodes []*nodeinfo.NodeInfo, gens []int64, recount func(pos int, ni *nodeinfo.NodeInfo, since int64)) {
+	now, changed, ok := cycle.Of(state).ChangedNodes(nodes, p.version)
 	p.version = now
 	if ok {
 		for _, pos := range changed {
@@ -116,12 +117,12 @@ type Loan struct {
 }
 
 // Lend records that state's cycle reads the value until it ends.
-func (l *Loan) Lend(state *framework.CycleState) {
+func (l *Loan) Lend(state *fwk.CycleState) {
 	if l.readers == nil {
 		l.readers = new(atomic.Int32)
 	}
 	readers := l.readers
-	if state.OnCycleEnd(func() { readers.Add(-1) }) {
+	if cycle.Of(state).OnCycleEnd(func() { readers.Add(-1) }) {
 		// Counted up before the cycle can end: it ends once every
 		// plugin, the lender included, has returned.
 		readers.Add(1)

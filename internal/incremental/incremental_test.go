@@ -7,7 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -114,7 +114,7 @@ func TestLoan(t *testing.T) {
 		t.Error("a value never lent is out")
 	}
 	var forever Loan
-	forever.Lend(framework.NewCycleState(nil)) // no cycle ends this state
+	forever.Lend(fwk.NewCycleState(nil)) // no cycle ends this state
 	if !forever.Out() {
 		t.Error("a value lent to a state whose end is never told is not out")
 	}

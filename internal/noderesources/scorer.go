@@ -8,7 +8,7 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -36,7 +36,7 @@ func NewShape(points []configv1.UtilizationShapePoint) Shape {
 	for i, p := range points {
 		s[i] = shapePoint{
 			utilization: int64(p.Utilization),
-			score:       int64(p.Score) * (framework.MaxNodeScore / MaxShapeScore),
+			score:       int64(p.Score) * (fwk.MaxNodeScore / MaxShapeScore),
 		}
 	}
 	return s
@@ -303,7 +303,7 @@ func (s *Scorer) combine(requested, allocated, allocatable []int64) int64 {
 		without := balance(allocated, allocatable)
 		// Each balance is in [50, 100], so the change is in [-50, 50]; this
 		// maps it to [50, 100], 75 meaning the pod leaves the balance as is.
-		return framework.MaxNodeScore/2 + (framework.MaxNodeScore/2+withPod-without)/2
+		return fwk.MaxNodeScore/2 + (fwk.MaxNodeScore/2+withPod-without)/2
 	default:
 		return weightedMean(s.resources, requested, allocatable, leastRequestedScore)
 	}
@@ -363,7 +363,7 @@ func leastRequestedScore(requested, capacity int64) int64 {
 	if capacity == 0 || requested > capacity {
 		return 0
 	}
-	return (capacity - requested) * framework.MaxNodeScore / capacity
+	return (capacity - requested) * fwk.MaxNodeScore / capacity
 }
 
 // mostRequestedScore is the used share of capacity in 0-100, capped at 100.
@@ -372,7 +372,7 @@ func mostRequestedScore(requested, capacity int64) int64 {
 		return 0
 	}
 	requested = min(requested, capacity)
-	return requested * framework.MaxNodeScore / capacity
+	return requested * fwk.MaxNodeScore / capacity
 }
 
 // ratioScore averages each resource's shape score by weight, leaving out
@@ -457,5 +457,5 @@ func balance(requested, allocatable []int64) int64 {
 		}
 		std = math.Sqrt(sum / float64(count))
 	}
-	return int64((1 - std) * float64(framework.MaxNodeScore))
+	return int64((1 - std) * float64(fwk.MaxNodeScore))
 }

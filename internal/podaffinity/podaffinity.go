@@ -36,7 +36,7 @@ import (
 )
 
 // NamespaceLister is the part of a namespace lister this package reads;
-// framework.NamespaceLister satisfies it. A nil lister has no namespaces.
+// fwk.NamespaceLister satisfies it. A nil lister has no namespaces.
 type NamespaceLister interface {
 	List(selector labels.Selector) ([]*v1.Namespace, error)
 	Get(name string) (*v1.Namespace, error)

@@ -11,7 +11,7 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/kubesched/kubesched/feature"
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 )
 
 // Registrar builds registrations for the release of its features.
@@ -22,49 +22,49 @@ func For(fs feature.Features) Registrar { return Registrar{fs} }
 
 // Event registers actions a on resource r, with hint (nil: every such
 // event helps).
-func (Registrar) Event(r framework.EventResource, a framework.ActionType, hint framework.QueueingHintFn) framework.ClusterEventWithHint {
-	return framework.ClusterEventWithHint{Event: framework.ClusterEvent{Resource: r, ActionType: a}, Hint: hint}
+func (Registrar) Event(r fwk.EventResource, a fwk.ActionType, hint fwk.QueueingHintFn) fwk.ClusterEventWithHint {
+	return fwk.ClusterEventWithHint{Event: fwk.ClusterEvent{Resource: r, ActionType: a}, Hint: hint}
 }
 
 // Assigned registers actions on bound pods: AssignedPod events with
 // PodEventsByRole, Pod events (every pod) before.
-func (g Registrar) Assigned(a framework.ActionType, hint framework.QueueingHintFn) framework.ClusterEventWithHint {
+func (g Registrar) Assigned(a fwk.ActionType, hint fwk.QueueingHintFn) fwk.ClusterEventWithHint {
 	if g.fs.PodEventsByRole {
-		return g.Event(framework.AssignedPod, a, hint)
+		return g.Event(fwk.AssignedPod, a, hint)
 	}
-	return g.Event(framework.Pod, a, hint)
+	return g.Event(fwk.Pod, a, hint)
 }
 
 // Target registers updates of the pending pod itself: TargetPod events
 // with PodEventsByRole; before, Pod events, whose hint skips other pods'
 // updates ([OwnUpdate]).
-func (g Registrar) Target(a framework.ActionType, hint framework.QueueingHintFn) framework.ClusterEventWithHint {
+func (g Registrar) Target(a fwk.ActionType, hint fwk.QueueingHintFn) fwk.ClusterEventWithHint {
 	if g.fs.PodEventsByRole {
-		return g.Event(framework.TargetPod, a, hint)
+		return g.Event(fwk.TargetPod, a, hint)
 	}
-	return g.Event(framework.Pod, a, OwnUpdate(hint))
+	return g.Event(fwk.Pod, a, OwnUpdate(hint))
 }
 
 // AlwaysQueue is the hint of registrations whose every event may help.
-func AlwaysQueue(*v1.Pod, any, any) (framework.QueueingHint, error) { return framework.Queue, nil }
+func AlwaysQueue(*v1.Pod, any, any) (fwk.QueueingHint, error) { return fwk.Queue, nil }
 
 // Never is the hint of a registration no event helps.
-func Never(*v1.Pod, any, any) (framework.QueueingHint, error) { return framework.QueueSkip, nil }
+func Never(*v1.Pod, any, any) (fwk.QueueingHint, error) { return fwk.QueueSkip, nil }
 
 // OwnUpdate returns a hint that asks hint about updates of the pod itself
 // and skips every other pod's: the hint of a Pod registration, which
 // every pod's update matches, before PodEventsByRole.
-func OwnUpdate(hint framework.QueueingHintFn) framework.QueueingHintFn {
-	return func(pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+func OwnUpdate(hint fwk.QueueingHintFn) fwk.QueueingHintFn {
+	return func(pod *v1.Pod, oldObj, newObj any) (fwk.QueueingHint, error) {
 		_, updated, err := Objects[*v1.Pod](oldObj, newObj)
 		if err != nil {
-			return framework.Queue, err
+			return fwk.Queue, err
 		}
 		if updated == nil {
-			return framework.Queue, ErrNoObject
+			return fwk.Queue, ErrNoObject
 		}
 		if updated.UID != pod.UID {
-			return framework.QueueSkip, nil
+			return fwk.QueueSkip, nil
 		}
 		return hint(pod, oldObj, newObj)
 	}
@@ -72,11 +72,11 @@ func OwnUpdate(hint framework.QueueingHintFn) framework.QueueingHintFn {
 
 // OwnUpdateOr returns a hint that asks own about updates of the pod
 // itself and others about every other event.
-func OwnUpdateOr(own, others framework.QueueingHintFn) framework.QueueingHintFn {
-	return func(pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+func OwnUpdateOr(own, others fwk.QueueingHintFn) fwk.QueueingHintFn {
+	return func(pod *v1.Pod, oldObj, newObj any) (fwk.QueueingHint, error) {
 		old, updated, err := Objects[*v1.Pod](oldObj, newObj)
 		if err != nil {
-			return framework.Queue, err
+			return fwk.Queue, err
 		}
 		if old != nil && updated != nil && updated.UID == pod.UID {
 			return own(pod, oldObj, newObj)

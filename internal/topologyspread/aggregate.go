@@ -6,7 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/incremental"
 	"github.com/kubesched/kubesched/internal/podcount"
 	"github.com/kubesched/kubesched/nodeinfo"
@@ -29,12 +29,12 @@ type Incremental struct {
 	// Aggregates, when not nil, are where counts are kept across cycles.
 	Aggregates *Aggregates
 	// Gens, when not nil, are the counted nodes' generations
-	// (framework.CycleState.NodeGenerations), which spare reading the
+	// (fwk.cycle.Hooks.NodeGenerations), which spare reading the
 	// unchanged ones.
 	Gens []int64
 	// State, when not nil, is the cycle's, which may tell which nodes
 	// changed since the last count.
-	State *framework.CycleState
+	State *fwk.CycleState
 }
 
 // aggregate is one way of counting's running totals, used by one count
@@ -125,7 +125,7 @@ func aggregateKey(ns string, cs []Constraint, requireAll bool, counted []bool) s
 
 // count brings a up to date with nodes, counting again the nodes that
 // changed since, and returns the domain counts as countDomains does.
-func (a *aggregate) count(pod *v1.Pod, cs []Constraint, keys []podcount.Key, nodes []*nodeinfo.NodeInfo, gens []int64, state *framework.CycleState, requireAll bool, want func(i int, value string) bool, counted []bool) []map[string]int {
+func (a *aggregate) count(pod *v1.Pod, cs []Constraint, keys []podcount.Key, nodes []*nodeinfo.NodeInfo, gens []int64, state *fwk.CycleState, requireAll bool, want func(i int, value string) bool, counted []bool) []map[string]int {
 	a.update(pod, cs, keys, nodes, gens, state, requireAll, counted)
 	out := make([]map[string]int, len(cs))
 	for c := range cs {
@@ -144,7 +144,7 @@ func (a *aggregate) count(pod *v1.Pod, cs []Constraint, keys []podcount.Key, nod
 
 // update brings a up to date with nodes, counting again the nodes that
 // changed since ([incremental.Positions.Sync] for gens and state).
-func (a *aggregate) update(pod *v1.Pod, cs []Constraint, keys []podcount.Key, nodes []*nodeinfo.NodeInfo, gens []int64, state *framework.CycleState, requireAll bool, counted []bool) {
+func (a *aggregate) update(pod *v1.Pod, cs []Constraint, keys []podcount.Key, nodes []*nodeinfo.NodeInfo, gens []int64, state *fwk.CycleState, requireAll bool, counted []bool) {
 	if a.positions.Len() != len(nodes) || len(a.dom) != len(cs) || a.outgrown() {
 		a.reset(len(nodes), len(cs))
 	}

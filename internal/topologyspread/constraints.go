@@ -6,13 +6,12 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/kubesched/kubesched/fwk"
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/kubesched/kubesched/framework"
 )
 
 // Constraint is a topology spread constraint ready to evaluate: its label
@@ -39,7 +38,7 @@ type Constraint struct {
 //
 // It returns an error, worded as kube-scheduler's, when a selector of the
 // pod's does not parse. It does not modify pod.
-func (d Defaults) Constraints(pod *v1.Pod, action v1.UnsatisfiableConstraintAction, l framework.Listers) ([]Constraint, error) {
+func (d Defaults) Constraints(pod *v1.Pod, action v1.UnsatisfiableConstraintAction, l fwk.Listers) ([]Constraint, error) {
 	kind := "hard"
 	if action == v1.ScheduleAnyway {
 		kind = "soft"
@@ -141,7 +140,7 @@ var (
 // is a ReplicaSet or StatefulSet, the requirements of its label selector
 // added. A controller that cannot be found, and lister errors, are ignored;
 // nil listers are empty. The result is empty when nothing selects the pod.
-func DefaultSelector(pod *v1.Pod, l framework.Listers) labels.Selector {
+func DefaultSelector(pod *v1.Pod, l fwk.Listers) labels.Selector {
 	set := labels.Set{}
 	// Selectors of objects that select the same pod cannot conflict, so a
 	// plain merge is safe.

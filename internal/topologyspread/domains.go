@@ -137,7 +137,7 @@ func (d *Domains) Update(p, podToSchedule *v1.Pod, node *v1.Node, delta int) {
 }
 
 // CloneState returns a copy whose counts can be updated without changing
-// d's. It implements framework.StateCloner.
+// d's. It implements fwk.StateCloner.
 func (d *Domains) CloneState() any {
 	c := *d
 	c.counts = make([]map[string]int, len(d.counts))

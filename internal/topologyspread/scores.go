@@ -7,7 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/podcount"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -47,7 +47,7 @@ type Scores struct {
 // error only if ctx is cancelled.
 //
 // positions, when not nil, gives the positions in all of nodes (as
-// framework.CycleState.NodePositions does). With it, and counts that are
+// fwk.cycle.Hooks.NodePositions does). With it, and counts that are
 // a sum of node shares (see cacheable), every feasible node is scored
 // here at once from an aggregate of inc's kept across cycles, and
 // [Scores.Batch] hands the scores out. inc's generations are all's.
@@ -353,7 +353,7 @@ func (s *Scores) Normalize(nodes []*nodeinfo.NodeInfo, scores []int64) {
 	switch {
 	case highest == 0:
 		for i, v := range scores {
-			scores[i] = framework.MaxNodeScore
+			scores[i] = fwk.MaxNodeScore
 			if v == ignored {
 				scores[i] = 0
 			}
@@ -364,7 +364,7 @@ func (s *Scores) Normalize(nodes []*nodeinfo.NodeInfo, scores []int64) {
 		var table [maxNormalizeTable]int64
 		span := table[:highest-lowest+1]
 		for k := range span {
-			span[k] = framework.MaxNodeScore * (highest - int64(k)) / highest
+			span[k] = fwk.MaxNodeScore * (highest - int64(k)) / highest
 		}
 		for i, v := range scores {
 			if v == ignored {
@@ -379,7 +379,7 @@ func (s *Scores) Normalize(nodes []*nodeinfo.NodeInfo, scores []int64) {
 				scores[i] = 0
 				continue
 			}
-			scores[i] = framework.MaxNodeScore * (highest + lowest - v) / highest
+			scores[i] = fwk.MaxNodeScore * (highest + lowest - v) / highest
 		}
 	}
 }

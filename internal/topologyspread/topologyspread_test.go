@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/podcount"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -67,13 +67,13 @@ func TestConstraints(t *testing.T) {
 	listDefaults := NewDefaults(&configv1.PodTopologySpreadArgs{DefaultingType: configv1.ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{
 		{MaxSkew: 2, TopologyKey: "zone", WhenUnsatisfiable: v1.DoNotSchedule},
 	}})
-	webService := framework.Listers{Services: fakeList[*v1.Service]{service("ns", labelled("app", "web"))}}
+	webService := fwk.Listers{Services: fakeList[*v1.Service]{service("ns", labelled("app", "web"))}}
 	tests := []struct {
 		name     string
 		defaults Defaults
 		pod      *v1.Pod
 		action   v1.UnsatisfiableConstraintAction
-		listers  framework.Listers
+		listers  fwk.Listers
 		want     []string // each constraint as "key maxSkew minDomains affinity taints selector"
 	}{
 		{
@@ -175,7 +175,7 @@ func TestConstraintsReportSelectorsThatDoNotParse(t *testing.T) {
 	t.Parallel()
 	c := constraint("zone", v1.DoNotSchedule, "web")
 	c.LabelSelector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Near"}}
-	_, err := Defaults{}.Constraints(withConstraints(pod("ns"), c), v1.DoNotSchedule, framework.Listers{})
+	_, err := Defaults{}.Constraints(withConstraints(pod("ns"), c), v1.DoNotSchedule, fwk.Listers{})
 	if err == nil || !strings.HasPrefix(err.Error(), "obtaining pod's hard topology spread constraints: ") {
 		t.Errorf("got %v, want kube-scheduler's wording", err)
 	}
@@ -191,7 +191,7 @@ func TestDefaultSelector(t *testing.T) {
 		Spec: appsv1.StatefulSetSpec{Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpExists}}}}}
 	rc := &v1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: "old", Namespace: "ns"},
 		Spec: v1.ReplicationControllerSpec{Selector: labelled("tier", "back")}}
-	all := framework.Listers{
+	all := fwk.Listers{
 		Services: fakeList[*v1.Service]{
 			service("ns", labelled("app", "web")),
 			service("ns", labelled("tier", "back")),
@@ -209,12 +209,12 @@ func TestDefaultSelector(t *testing.T) {
 	tests := []struct {
 		name    string
 		pod     *v1.Pod
-		listers framework.Listers
+		listers fwk.Listers
 		want    string
 	}{
 		{"the selectors of the Services selecting the pod are merged", pod("ns", "app", "web", "tier", "back"), all, "app=web,tier=back"},
 		{"nothing selects a pod without matching Services or a controller", pod("ns", "app", "cache"), all, ""},
-		{"nil listers are empty", pod("ns", "app", "web"), framework.Listers{}, ""},
+		{"nil listers are empty", pod("ns", "app", "web"), fwk.Listers{}, ""},
 		{"a ReplicaSet owner in the pod's namespace adds its requirements", ownedBy(pod("ns", "app", "web"), "apps/v1", "ReplicaSet", "web"), all, "app=web,app=web"},
 		{"a StatefulSet owner adds its requirements", ownedBy(pod("ns", "tier", "front"), "apps/v1", "StatefulSet", "db"), all, "tier"},
 		{"a ReplicationController owner's selector is merged", ownedBy(pod("ns", "app", "web"), "v1", "ReplicationController", "old"), all, "app=web,tier=back"},
@@ -237,7 +237,7 @@ func TestAControllerSelectorIsReadAgainOnceChanged(t *testing.T) {
 	t.Parallel()
 	sel := &metav1.LabelSelector{MatchLabels: labelled("app", "web")}
 	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}, Spec: appsv1.ReplicaSetSpec{Selector: sel}}
-	l := framework.Listers{ReplicaSets: fakeList[*appsv1.ReplicaSet]{rs}}
+	l := fwk.Listers{ReplicaSets: fakeList[*appsv1.ReplicaSet]{rs}}
 	p := ownedBy(pod("ns", "app", "web", "tier", "front"), "apps/v1", "ReplicaSet", "web")
 	for _, step := range []struct {
 		name   string
@@ -301,7 +301,7 @@ func TestDomainsCheck(t *testing.T) {
 		[]*v1.Pod{on(pod("ns", "app", "web"), "a1"), on(pod("ns", "app", "web"), "a2"), on(pod("ns", "app", "db"), "b1")},
 	)
 	incoming := withConstraints(pod("ns", "app", "web"), constraint("zone", v1.DoNotSchedule, "web"))
-	cs, err := Defaults{}.Constraints(incoming, v1.DoNotSchedule, framework.Listers{})
+	cs, err := Defaults{}.Constraints(incoming, v1.DoNotSchedule, fwk.Listers{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +344,7 @@ func TestScoresOfTwoZones(t *testing.T) {
 		[]*v1.Pod{on(pod("ns", "app", "web"), "a1"), on(pod("ns", "app", "web"), "a1"), on(pod("ns", "app", "web"), "b1")},
 	)
 	incoming := withConstraints(pod("ns", "app", "web"), constraint("zone", v1.ScheduleAnyway, "web"))
-	cs, err := Defaults{}.Constraints(incoming, v1.ScheduleAnyway, framework.Listers{})
+	cs, err := Defaults{}.Constraints(incoming, v1.ScheduleAnyway, fwk.Listers{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +383,7 @@ func TestCountsAreTheSameOnOneWorkerAsOnMany(t *testing.T) {
 	cluster := nodeinfo.Build(nodes, pods)
 	incoming := withConstraints(pod("ns", "app", "web"),
 		constraint("zone", v1.DoNotSchedule, "web"), constraint("kubernetes.io/hostname", v1.DoNotSchedule, "web"))
-	cs, err := Defaults{}.Constraints(incoming, v1.DoNotSchedule, framework.Listers{})
+	cs, err := Defaults{}.Constraints(incoming, v1.DoNotSchedule, fwk.Listers{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,7 +431,7 @@ func TestAggregatesCountAsEveryNodeCountedAgain(t *testing.T) {
 	incoming := withConstraints(pod("ns", "app", "web"),
 		constraint("zone", v1.ScheduleAnyway, "web"), constraint("kubernetes.io/hostname", v1.ScheduleAnyway, "web"),
 		constraint("zone", v1.ScheduleAnyway, "db"))
-	cs, err := Defaults{}.Constraints(incoming, v1.ScheduleAnyway, framework.Listers{})
+	cs, err := Defaults{}.Constraints(incoming, v1.ScheduleAnyway, fwk.Listers{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -555,7 +555,7 @@ func TestScoresFromAnAggregateEqualThoseOfEachNode(t *testing.T) {
 	zone := constraint("zone", v1.ScheduleAnyway, "web")
 	zone.MaxSkew = 2
 	incoming := withConstraints(pod("ns", "app", "web"), zone, constraint("kubernetes.io/hostname", v1.ScheduleAnyway, "web"))
-	cs, err := Defaults{}.Constraints(incoming, v1.ScheduleAnyway, framework.Listers{})
+	cs, err := Defaults{}.Constraints(incoming, v1.ScheduleAnyway, fwk.Listers{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -697,9 +697,9 @@ func TestNormalizeDividesAsKubeScheduler(t *testing.T) {
 				case s.ignored.Has(ni.Name()), raw[i] == -1:
 					want[i] = 0
 				case highest == 0:
-					want[i] = framework.MaxNodeScore
+					want[i] = fwk.MaxNodeScore
 				default:
-					want[i] = framework.MaxNodeScore * (highest + lowest - raw[i]) / highest
+					want[i] = fwk.MaxNodeScore * (highest + lowest - raw[i]) / highest
 				}
 			}
 			got := slices.Clone(raw)
@@ -729,7 +729,7 @@ func TestRawScoresBeyondInt32FromAnAggregate(t *testing.T) {
 	zone, host := constraint("zone", v1.ScheduleAnyway, "web"), constraint("kubernetes.io/hostname", v1.ScheduleAnyway, "web")
 	zone.MaxSkew, host.MaxSkew = math.MaxInt32, math.MaxInt32
 	incoming := withConstraints(pod("ns", "app", "web"), zone, host)
-	cs, err := Defaults{}.Constraints(incoming, v1.ScheduleAnyway, framework.Listers{})
+	cs, err := Defaults{}.Constraints(incoming, v1.ScheduleAnyway, fwk.Listers{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/volumebinding"
 )
 
@@ -163,9 +163,9 @@ func nodeIn(name, zone string, kv ...string) node {
 	return node{name: name, labels: l}
 }
 
-func listers(t testing.TB, objs ...runtime.Object) framework.Listers {
+func listers(t testing.TB, objs ...runtime.Object) fwk.Listers {
 	t.Helper()
-	l, err := framework.NewListers(objs...)
+	l, err := fwk.NewListers(objs...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/nodeaffinity"
 )
 
@@ -41,7 +41,7 @@ type provision struct {
 // be translated to CSI. When the node fits and out is not nil, Check
 // fills it. A nil Claims fits every node. Check is safe for concurrent
 // use and allocates nothing when out is nil.
-func (c *Claims) Check(nodeName string, nodeLabels map[string]string, out *Placement) (Conflicts, *framework.Status) {
+func (c *Claims) Check(nodeName string, nodeLabels map[string]string, out *Placement) (Conflicts, *fwk.Status) {
 	if c == nil {
 		return 0, nil
 	}

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/volumebinding"
 )
 
@@ -280,7 +280,7 @@ func TestCheck(t *testing.T) {
 			claims := newClaims(t, pod, tt.objs...)
 			got, status := claims.Check(tt.node.name, tt.node.labels, nil)
 			if tt.wantErr != "" {
-				if status.Code() != framework.Error || status.Message() != tt.wantErr {
+				if status.Code() != fwk.Error || status.Message() != tt.wantErr {
 					t.Fatalf("Check = %v, want Error %q", status, tt.wantErr)
 				}
 				return

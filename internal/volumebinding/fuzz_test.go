@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/volumebinding"
 )
 
@@ -51,13 +51,13 @@ func FuzzClaimsWalkAnySelector(f *testing.F) {
 		free := volume("free", "topo", "1Gi", requiring(req), labelled(key, values))
 		free.Spec.Capacity[v1.ResourceStorage] = quantity(size)
 		csiNode := &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: "a", Annotations: map[string]string{v1.MigratedPluginsAnnotationKey: "kubernetes.io/gce-pd"}}}
-		l, err := framework.NewListers(topo, csiDriver, c, d, claim("b", boundTo("bound")), capacity, bound, free, csiNode)
+		l, err := fwk.NewListers(topo, csiDriver, c, d, claim("b", boundTo("bound")), capacity, bound, free, csiNode)
 		if err != nil {
 			t.Fatal(err)
 		}
 		claims, status := volumebinding.NewClaims(l, podUsing("b", "c", "d"))
 		if status != nil {
-			if status.Code() != framework.Error && !status.IsRejected() {
+			if status.Code() != fwk.Error && !status.IsRejected() {
 				t.Fatalf("NewClaims = %v", status)
 			}
 			return
@@ -65,7 +65,7 @@ func FuzzClaimsWalkAnySelector(f *testing.F) {
 		for _, n := range []node{nodeIn("a", "", key, values), nodeIn("b", values)} {
 			var pl volumebinding.Placement
 			got, status := claims.Check(n.name, n.labels, &pl)
-			if status != nil && status.Code() != framework.Error {
+			if status != nil && status.Code() != fwk.Error {
 				t.Fatalf("Check = %v", status)
 			}
 			if again, _ := claims.Check(n.name, n.labels, nil); again != got {

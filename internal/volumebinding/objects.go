@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/nodeaffinity"
 	"github.com/kubesched/kubesched/names"
 )
@@ -25,7 +25,7 @@ import (
 // Where several objects share a key, the first listed wins. A failing
 // List gives Error.
 type snapshot struct {
-	l framework.Listers
+	l fwk.Listers
 
 	volumes        map[string]*v1.PersistentVolume
 	volumesInOrder []*v1.PersistentVolume
@@ -44,12 +44,12 @@ func cacheKey(m *metav1.ObjectMeta) string {
 	return m.Namespace + "/" + m.Name
 }
 
-func listError(err error) *framework.Status {
-	return framework.AsStatus(err).WithPlugin(names.VolumeBinding)
+func listError(err error) *fwk.Status {
+	return fwk.AsStatus(err).WithPlugin(names.VolumeBinding)
 }
 
 // claimsIn returns the claims of namespace by name.
-func (s *snapshot) claimsIn(namespace string) (map[string]*v1.PersistentVolumeClaim, *framework.Status) {
+func (s *snapshot) claimsIn(namespace string) (map[string]*v1.PersistentVolumeClaim, *fwk.Status) {
 	out := map[string]*v1.PersistentVolumeClaim{}
 	if s.l.PersistentVolumeClaims == nil {
 		return out, nil
@@ -66,7 +66,7 @@ func (s *snapshot) claimsIn(namespace string) (map[string]*v1.PersistentVolumeCl
 	return out, nil
 }
 
-func (s *snapshot) listVolumes() *framework.Status {
+func (s *snapshot) listVolumes() *fwk.Status {
 	if s.volumes != nil {
 		return nil
 	}
@@ -89,7 +89,7 @@ func (s *snapshot) listVolumes() *framework.Status {
 }
 
 // volume returns the PersistentVolume name, or nil if there is none.
-func (s *snapshot) volume(name string) (*v1.PersistentVolume, *framework.Status) {
+func (s *snapshot) volume(name string) (*v1.PersistentVolume, *fwk.Status) {
 	if status := s.listVolumes(); status != nil {
 		return nil, status
 	}
@@ -97,7 +97,7 @@ func (s *snapshot) volume(name string) (*v1.PersistentVolume, *framework.Status)
 }
 
 // volumesOfClass returns the volumes of class, in list order.
-func (s *snapshot) volumesOfClass(class string) ([]*v1.PersistentVolume, *framework.Status) {
+func (s *snapshot) volumesOfClass(class string) ([]*v1.PersistentVolume, *fwk.Status) {
 	if status := s.listVolumes(); status != nil {
 		return nil, status
 	}
@@ -115,7 +115,7 @@ func (s *snapshot) volumesOfClass(class string) ([]*v1.PersistentVolume, *framew
 }
 
 // class returns the StorageClass name, or nil if there is none.
-func (s *snapshot) class(name string) (*storagev1.StorageClass, *framework.Status) {
+func (s *snapshot) class(name string) (*storagev1.StorageClass, *fwk.Status) {
 	if s.classes == nil {
 		s.classes = map[string]*storagev1.StorageClass{}
 		if s.l.StorageClasses != nil {
@@ -137,7 +137,7 @@ func (s *snapshot) class(name string) (*storagev1.StorageClass, *framework.Statu
 // waitsForConsumer reports whether the claim's class delays binding until
 // a pod uses it. A claim without a class, or of a class that does not
 // exist, binds immediately; a class without volumeBindingMode is an Error.
-func (s *snapshot) waitsForConsumer(c *v1.PersistentVolumeClaim) (bool, *framework.Status) {
+func (s *snapshot) waitsForConsumer(c *v1.PersistentVolumeClaim) (bool, *fwk.Status) {
 	name := ClaimClass(c)
 	if name == "" {
 		return false, nil
@@ -147,7 +147,7 @@ func (s *snapshot) waitsForConsumer(c *v1.PersistentVolumeClaim) (bool, *framewo
 		return false, status
 	}
 	if class.VolumeBindingMode == nil {
-		return false, framework.NewStatus(framework.Error, fmt.Sprintf("VolumeBindingMode not set for StorageClass %q", name)).WithPlugin(names.VolumeBinding)
+		return false, fwk.NewStatus(fwk.Error, fmt.Sprintf("VolumeBindingMode not set for StorageClass %q", name)).WithPlugin(names.VolumeBinding)
 	}
 	return *class.VolumeBindingMode == storagev1.VolumeBindingWaitForFirstConsumer, nil
 }
@@ -156,7 +156,7 @@ func (s *snapshot) waitsForConsumer(c *v1.PersistentVolumeClaim) (bool, *framewo
 // class exists: only claims of existing WaitForFirstConsumer classes get
 // here. CSIDrivers and capacities are read only if some claim of the
 // class has a size to check.
-func (s *snapshot) provisioning(className string, claims []*v1.PersistentVolumeClaim) (*provisioning, *framework.Status) {
+func (s *snapshot) provisioning(className string, claims []*v1.PersistentVolumeClaim) (*provisioning, *fwk.Status) {
 	sc, status := s.class(className)
 	if status != nil {
 		return nil, status
@@ -204,7 +204,7 @@ func (s *snapshot) provisioning(className string, claims []*v1.PersistentVolumeC
 	return p, nil
 }
 
-func (s *snapshot) driver(name string) (*storagev1.CSIDriver, *framework.Status) {
+func (s *snapshot) driver(name string) (*storagev1.CSIDriver, *fwk.Status) {
 	if s.drivers == nil {
 		s.drivers = map[string]*storagev1.CSIDriver{}
 		if s.l.CSIDrivers != nil {
@@ -223,7 +223,7 @@ func (s *snapshot) driver(name string) (*storagev1.CSIDriver, *framework.Status)
 	return s.drivers[name], nil
 }
 
-func (s *snapshot) allCapacities() ([]*storagev1.CSIStorageCapacity, *framework.Status) {
+func (s *snapshot) allCapacities() ([]*storagev1.CSIStorageCapacity, *fwk.Status) {
 	if !s.listedCaps && s.l.CSIStorageCapacities != nil {
 		all, err := s.l.CSIStorageCapacities.List(labels.Everything())
 		if err != nil {
@@ -236,7 +236,7 @@ func (s *snapshot) allCapacities() ([]*storagev1.CSIStorageCapacity, *framework.
 
 // migratedPlugins maps each CSINode's name to the in-tree plugins its
 // migrated-plugins annotation lists.
-func (s *snapshot) migratedPlugins() (map[string][]string, *framework.Status) {
+func (s *snapshot) migratedPlugins() (map[string][]string, *fwk.Status) {
 	out := map[string][]string{}
 	if s.l.CSINodes == nil {
 		return out, nil

@@ -23,7 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/component-helpers/storage/ephemeral"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/csimigration"
 	"github.com/kubesched/kubesched/internal/nodeaffinity"
 	"github.com/kubesched/kubesched/names"
@@ -79,27 +79,27 @@ func (c Conflicts) Reasons() []string {
 
 // conflictStatuses holds, for every set of conflicts, the Filter status
 // kube-scheduler returns, so that Filter allocates nothing.
-var conflictStatuses = func() (s [1 << len(conflictReasons)]*framework.Status) {
+var conflictStatuses = func() (s [1 << len(conflictReasons)]*fwk.Status) {
 	for c := 1; c < len(s); c++ {
-		s[c] = framework.NewStatus(framework.UnschedulableAndUnresolvable, Conflicts(c).Reasons()...).WithPlugin(names.VolumeBinding)
+		s[c] = fwk.NewStatus(fwk.UnschedulableAndUnresolvable, Conflicts(c).Reasons()...).WithPlugin(names.VolumeBinding)
 	}
 	return s
 }()
 
 // Status returns the rejection for c, UnschedulableAndUnresolvable with
 // its reasons, or nil for none. The statuses are shared: do not modify.
-func (c Conflicts) Status() *framework.Status { return conflictStatuses[c&(1<<len(conflictReasons)-1)] }
+func (c Conflicts) Status() *fwk.Status { return conflictStatuses[c&(1<<len(conflictReasons)-1)] }
 
-var unboundImmediate = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonUnboundImmediate).WithPlugin(names.VolumeBinding)
+var unboundImmediate = fwk.NewStatus(fwk.UnschedulableAndUnresolvable, ReasonUnboundImmediate).WithPlugin(names.VolumeBinding)
 
 // ClaimsKey is where the VolumeBinding plugins keep a pod's [Claims] for
 // the cycle. Both packages use it, so the scorer reuses what the filter's
 // PreFilter found.
-var ClaimsKey = framework.NewStateKey[*Claims]()
+var ClaimsKey = fwk.NewStateKey[*Claims]()
 
 // ClaimsOf returns the claims in state, or computes them with [NewClaims]
 // when no PreFilter or PreScore has stored them.
-func ClaimsOf(state *framework.CycleState, pod *v1.Pod) (*Claims, *framework.Status) {
+func ClaimsOf(state *fwk.CycleState, pod *v1.Pod) (*Claims, *fwk.Status) {
 	if c, ok := ClaimsKey.Read(state); ok {
 		return c, nil
 	}
@@ -120,7 +120,7 @@ type Claims struct {
 	toMatch []*unboundClaim
 	// matchErr is the Error of the first claim in toMatch whose selector
 	// does not parse: matching volumes fails on it whatever the node.
-	matchErr *framework.Status
+	matchErr *fwk.Status
 	// migrated maps a node name to the in-tree plugins its CSINode says
 	// are migrated to CSI; filled only if a bound volume is of such a kind.
 	migrated map[string][]string
@@ -136,7 +136,7 @@ type boundVolume struct {
 	// volume as seen on nodes that migrated it.
 	plugin      string
 	csiAffinity *nodeaffinity.Selector
-	csiErr      *framework.Status
+	csiErr      *fwk.Status
 }
 
 // unboundClaim is a claim that waits for its first consumer.
@@ -150,7 +150,7 @@ type unboundClaim struct {
 	candidates candidateList
 	// selectorErr is set, instead of candidates, when the claim's selector
 	// does not parse.
-	selectorErr *framework.Status
+	selectorErr *fwk.Status
 	class       *provisioning
 }
 
@@ -204,7 +204,7 @@ type capacity struct {
 // without being fully bound); Error for a class without volumeBindingMode
 // or a failing lister. Claims are checked in the pod's volume order, as
 // kube-scheduler does: first all lookups, then all binding modes.
-func NewClaims(l framework.Listers, pod *v1.Pod) (*Claims, *framework.Status) {
+func NewClaims(l fwk.Listers, pod *v1.Pod) (*Claims, *fwk.Status) {
 	// Most pods mount no claim: answer before listing anything.
 	if !usesClaims(pod) {
 		return nil, nil
@@ -222,7 +222,7 @@ func NewClaims(l framework.Listers, pod *v1.Pod) (*Claims, *framework.Status) {
 		}
 		c := claims[name]
 		if msg := claimProblem(pod, name, c, isEphemeral); msg != "" {
-			return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, msg).WithPlugin(names.VolumeBinding)
+			return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, msg).WithPlugin(names.VolumeBinding)
 		}
 		used = append(used, c)
 	}
@@ -305,7 +305,7 @@ func claimProblem(pod *v1.Pod, name string, c *v1.PersistentVolumeClaim, isEphem
 
 // addBound looks up the bound claims' volumes and, if one would be
 // migrated to CSI, the CSINodes saying where.
-func (c *Claims) addBound(s *snapshot, claims []*v1.PersistentVolumeClaim) *framework.Status {
+func (c *Claims) addBound(s *snapshot, claims []*v1.PersistentVolumeClaim) *fwk.Status {
 	if len(claims) == 0 {
 		return nil
 	}
@@ -322,7 +322,7 @@ func (c *Claims) addBound(s *snapshot, claims []*v1.PersistentVolumeClaim) *fram
 				b.plugin, needCSINodes = p.InTreeName, true
 				affinity, err := csiNodeAffinity(pv, p)
 				if err != nil {
-					b.csiErr = framework.AsStatus(fmt.Errorf("could not translate pv: %w", err)).WithPlugin(names.VolumeBinding)
+					b.csiErr = fwk.AsStatus(fmt.Errorf("could not translate pv: %w", err)).WithPlugin(names.VolumeBinding)
 				} else {
 					b.csiAffinity = compileAffinity(affinity)
 				}
@@ -331,7 +331,7 @@ func (c *Claims) addBound(s *snapshot, claims []*v1.PersistentVolumeClaim) *fram
 		c.bound = append(c.bound, b)
 	}
 	if needCSINodes {
-		var status *framework.Status
+		var status *fwk.Status
 		if c.migrated, status = s.migratedPlugins(); status != nil {
 			return status
 		}
@@ -341,7 +341,7 @@ func (c *Claims) addBound(s *snapshot, claims []*v1.PersistentVolumeClaim) *fram
 
 // addUnbound prepares matching and provisioning for the claims that wait
 // for their first consumer.
-func (c *Claims) addUnbound(s *snapshot, claims []*v1.PersistentVolumeClaim) *framework.Status {
+func (c *Claims) addUnbound(s *snapshot, claims []*v1.PersistentVolumeClaim) *fwk.Status {
 	classes := map[string]*provisioning{}
 	for _, claim := range claims {
 		className := ClaimClass(claim)
@@ -349,7 +349,7 @@ func (c *Claims) addUnbound(s *snapshot, claims []*v1.PersistentVolumeClaim) *fr
 		u.request, u.hasRequest = claim.Spec.Resources.Requests[v1.ResourceStorage]
 		class, ok := classes[className]
 		if !ok {
-			var status *framework.Status
+			var status *fwk.Status
 			if class, status = s.provisioning(className, claims); status != nil {
 				return status
 			}
@@ -361,7 +361,7 @@ func (c *Claims) addUnbound(s *snapshot, claims []*v1.PersistentVolumeClaim) *fr
 			continue
 		}
 		if selector, err := claimSelector(claim); err != nil {
-			u.selectorErr = framework.AsStatus(fmt.Errorf("error creating internal label selector for claim: %s/%s: %w", claim.Namespace, claim.Name, err)).WithPlugin(names.VolumeBinding)
+			u.selectorErr = fwk.AsStatus(fmt.Errorf("error creating internal label selector for claim: %s/%s: %w", claim.Namespace, claim.Name, err)).WithPlugin(names.VolumeBinding)
 		} else {
 			volumes, status := s.volumesOfClass(className)
 			if status != nil {

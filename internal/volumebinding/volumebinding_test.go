@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/volumebinding"
 	"github.com/kubesched/kubesched/names"
 )
@@ -47,8 +47,8 @@ func TestNewClaims(t *testing.T) {
 		pod.Spec.Volumes = append(pod.Spec.Volumes, v1.Volume{Name: "eph", VolumeSource: v1.VolumeSource{Ephemeral: &v1.EphemeralVolumeSource{}}})
 		return pod
 	}
-	unresolvable := func(msg string) *framework.Status {
-		return framework.NewStatus(framework.UnschedulableAndUnresolvable, msg).WithPlugin(names.VolumeBinding)
+	unresolvable := func(msg string) *fwk.Status {
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, msg).WithPlugin(names.VolumeBinding)
 	}
 	emptyDir := podUsing()
 	emptyDir.Spec.Volumes = []v1.Volume{{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}
@@ -57,8 +57,8 @@ func TestNewClaims(t *testing.T) {
 		name      string
 		pod       *v1.Pod
 		extra     []runtime.Object
-		listers   *framework.Listers
-		want      *framework.Status
+		listers   *fwk.Listers
+		want      *fwk.Status
 		wantClaim bool // a Claims value, rather than nil for "no claims"
 	}{
 		{name: "a pod without volumes has no claims", pod: podUsing()},
@@ -82,26 +82,26 @@ func TestNewClaims(t *testing.T) {
 		{
 			name: "a class without binding mode is an error",
 			pod:  podUsing("unset"),
-			want: framework.NewStatus(framework.Error, `VolumeBindingMode not set for StorageClass "unset"`).WithPlugin(names.VolumeBinding),
+			want: fwk.NewStatus(fwk.Error, `VolumeBindingMode not set for StorageClass "unset"`).WithPlugin(names.VolumeBinding),
 		},
 		{
 			name: "a class without binding mode wins over an earlier immediate claim",
 			pod:  podUsing("now", "unset"),
-			want: framework.NewStatus(framework.Error, `VolumeBindingMode not set for StorageClass "unset"`).WithPlugin(names.VolumeBinding),
+			want: fwk.NewStatus(fwk.Error, `VolumeBindingMode not set for StorageClass "unset"`).WithPlugin(names.VolumeBinding),
 		},
 		{name: "a missing claim wins over an earlier class without binding mode", pod: podUsing("unset", "ghost"), want: unresolvable(`persistentvolumeclaim "ghost" not found`)},
-		{name: "no listers means no claims", pod: podUsing("wait"), listers: &framework.Listers{}, want: unresolvable(`persistentvolumeclaim "wait" not found`)},
+		{name: "no listers means no claims", pod: podUsing("wait"), listers: &fwk.Listers{}, want: unresolvable(`persistentvolumeclaim "wait" not found`)},
 		{
 			name:    "a failing lister is an error",
 			pod:     podUsing("wait"),
-			listers: &framework.Listers{PersistentVolumeClaims: failingClaims{}},
-			want:    framework.NewStatus(framework.Error, "boom").WithPlugin(names.VolumeBinding),
+			listers: &fwk.Listers{PersistentVolumeClaims: failingClaims{}},
+			want:    fwk.NewStatus(fwk.Error, "boom").WithPlugin(names.VolumeBinding),
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var l framework.Listers
+			var l fwk.Listers
 			if tt.listers != nil {
 				l = *tt.listers
 			} else {
@@ -118,12 +118,12 @@ func TestNewClaims(t *testing.T) {
 	}
 }
 
-func unboundImmediate() *framework.Status {
-	return framework.NewStatus(framework.UnschedulableAndUnresolvable, volumebinding.ReasonUnboundImmediate).WithPlugin(names.VolumeBinding)
+func unboundImmediate() *fwk.Status {
+	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, volumebinding.ReasonUnboundImmediate).WithPlugin(names.VolumeBinding)
 }
 
 // sameStatus compares code, reasons and plugin.
-func sameStatus(a, b *framework.Status) bool {
+func sameStatus(a, b *fwk.Status) bool {
 	return a.Code() == b.Code() && slices.Equal(a.Reasons(), b.Reasons()) && a.Plugin() == b.Plugin()
 }
 
@@ -135,7 +135,7 @@ func TestConflictsReasonsComeInKubeSchedulersOrder(t *testing.T) {
 		t.Errorf("Reasons = %q, want %q", got, want)
 	}
 	s := (volumebinding.PVNotExist | volumebinding.NotEnoughSpace).Status()
-	if s.Code() != framework.UnschedulableAndUnresolvable || s.Plugin() != names.VolumeBinding ||
+	if s.Code() != fwk.UnschedulableAndUnresolvable || s.Plugin() != names.VolumeBinding ||
 		!slices.Equal(s.Reasons(), []string{volumebinding.ReasonNotEnoughSpace, volumebinding.ReasonPVNotExist}) {
 		t.Errorf("Status = %v", s)
 	}

@@ -1,4 +1,4 @@
-package framework
+package fwk
 
 import (
 	"context"
@@ -39,8 +39,9 @@ type PreFilterPlugin interface {
 
 // PreEnqueuePlugin decides whether kube-scheduler tries to schedule a pod
 // at all: a pod it turns down waits in the scheduling queue and never
-// reaches PreFilter. [Framework.Schedule] runs these plugins first and
-// returns a [*NotTriedError] for a pod one turns down; package queue keeps
+// reaches PreFilter. framework.Framework.Schedule runs these plugins
+// first and returns a *framework.NotTriedError for a pod one turns down;
+// package queue keeps
 // such pods out of its active queue.
 type PreEnqueuePlugin interface {
 	Plugin
@@ -127,15 +128,15 @@ type NodeLocalPlugin interface {
 }
 
 // ReservePlugin is told the chosen node once per placement, as
-// kube-scheduler's Reserve extension point is, and records in the
-// Result's [Outputs], under keys of its own, what the placement takes
+// kube-scheduler's Reserve extension point is, and records in out (the
+// Result's [Outputs]), under keys of its own, what the placement takes
 // there beyond the pod itself (DynamicResources the ResourceClaims it
 // allocates). It is not called when the pod fits nowhere.
 type ReservePlugin interface {
 	Plugin
-	// Reserve may add to r; a non-nil status fails the placement with
+	// Reserve may add to out; a non-nil status fails the placement with
 	// that status as the error.
-	Reserve(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string, r *Result) *Status
+	Reserve(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string, out *Outputs) *Status
 }
 
 // PreFilterResult narrows the nodes worth filtering. A nil result, or one
