@@ -279,6 +279,12 @@ func (c *clusterObjects) install(ctx context.Context, objs []runtime.Object) err
 		if err := c.waitForInformers(ctx, c.installed); err != nil {
 			return err
 		}
+		// The caches (and the tracker's slices) may say a rule is gone
+		// before the tracker's handler for its deletion has run, when
+		// the rule tainted nothing; run late, that handler resyncs the
+		// rule's slices while the writes below change them, and panics
+		// as above. Nothing tells when it has run: give it time to.
+		time.Sleep(ruleHandlerGrace)
 	}
 	if _, err := remove(other); err != nil {
 		return err
@@ -298,6 +304,11 @@ func (c *clusterObjects) install(ctx context.Context, objs []runtime.Object) err
 	}
 	return c.waitForInformers(ctx, want)
 }
+
+// ruleHandlerGrace is how long install waits, after deleting
+// DeviceTaintRules, for the ResourceSlice tracker's handlers to take the
+// deletions in.
+const ruleHandlerGrace = 20 * time.Millisecond
 
 // sameObject reports whether two versions of an object differ only in
 // what the fake API server may set or drop (see [normalized]).

@@ -3,6 +3,7 @@ package framework_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -308,7 +309,7 @@ func TestTwoPassFilteringOnlyWhereNominatedPodsCount(t *testing.T) {
 			} else if err != nil {
 				t.Fatal(err)
 			}
-			if tc.wantErr == "" && !tc.noFilter && !mapsEqual(tc.spy.filters, tc.wantFilters) {
+			if tc.wantErr == "" && !tc.noFilter && !maps.Equal(tc.spy.filters, tc.wantFilters) {
 				t.Errorf("Filter calls = %v, want %v", tc.spy.filters, tc.wantFilters)
 			}
 			slices.Sort(tc.spy.adds)
@@ -317,18 +318,6 @@ func TestTwoPassFilteringOnlyWhereNominatedPodsCount(t *testing.T) {
 			}
 		})
 	}
-}
-
-func mapsEqual(a, b map[string]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 func TestWithNominatorRejectsNil(t *testing.T) {

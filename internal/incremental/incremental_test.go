@@ -1,6 +1,7 @@
 package incremental
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
@@ -80,7 +81,7 @@ func TestSharesKeepTotalsInStep(t *testing.T) {
 	s.Add(0, "zone-a", 2, add)
 	s.Add(1, "zone-a", 1, add)
 	s.Add(1, "zone-b", 4, add)
-	if want := map[string]int64{"zone-a": 3, "zone-b": 4}; !mapsEqual(totals, want) {
+	if want := map[string]int64{"zone-a": 3, "zone-b": 4}; !maps.Equal(totals, want) {
 		t.Fatalf("totals %v, want %v", totals, want)
 	}
 	s.Add(1, "zone-b", -4, add)
@@ -88,24 +89,12 @@ func TestSharesKeepTotalsInStep(t *testing.T) {
 		t.Errorf("a share that came to 0 is kept: position 1 holds %d shares, want 1", got)
 	}
 	s.Drop(0, add)
-	if want := map[string]int64{"zone-a": 1}; !mapsEqual(totals, want) {
+	if want := map[string]int64{"zone-a": 1}; !maps.Equal(totals, want) {
 		t.Errorf("after dropping position 0, totals %v, want %v", totals, want)
 	}
 	if got := len(s.byPos[0]); got != 0 {
 		t.Errorf("position 0 still holds %d shares after Drop", got)
 	}
-}
-
-func mapsEqual(a, b map[string]int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 func TestLoan(t *testing.T) {
