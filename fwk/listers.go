@@ -254,4 +254,3 @@ func (l *claimList) Get(namespace, name string) (*resourceapi.ResourceClaim, err
 	}
 	return nil, apierrors.NewNotFound(resourceapi.Resource("resourceclaims"), name)
 }
-
