@@ -2,6 +2,7 @@ package kubesched_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -147,5 +148,36 @@ func placeClaimingPods(b *testing.B, numNodes int, pct int32, objs ...runtime.Ob
 		if err := c.AssumePod(pod, filter.Claims(res)...); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkPreemption measures one decision for the Preemption workload's
+// pod, which fits no node: every cycle runs DefaultPreemption's dry run
+// over the candidate nodes, cloning the cycle's state for each, as
+// cmd/sidebyside's Preemption rows do.
+func BenchmarkPreemption(b *testing.B) {
+	for _, n := range []int{5000, 15000} {
+		b.Run(fmt.Sprintf("%dnodes", n), func(b *testing.B) {
+			nodes := testcluster.Nodes(n, testcluster.Preemption)
+			pods := testcluster.PreemptionPods(nodes)
+			pod := testcluster.Pod("incoming", testcluster.Preemption)
+			f, err := kubesched.DefaultFramework(framework.WithObjects(testcluster.Objects(nodes, pods, pod.Name, testcluster.Preemption)...))
+			if err != nil {
+				b.Fatal(err)
+			}
+			snap := snapshot(b, nodes, pods)
+			_, err = f.ScheduleSnapshot(context.Background(), pod, snap)
+			var fe *framework.FitError
+			if !errors.As(err, &fe) || fe.Preemption == nil {
+				b.Fatalf("setup: %v, want a FitError with a preemption", err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := f.ScheduleSnapshot(context.Background(), pod, snap); !errors.As(err, &fe) {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -15,7 +15,10 @@ import (
 
 // cycleData is what a framework keeps in the states of its cycles beside
 // the plugins' slots, in the slot of [cycle.Key]: it is the cycle's
-// [cycle.Hooks]. A clone of the state gets a copy ([cycleData.CloneState]).
+// [cycle.Hooks]. Clones of the state share it (preemption clones the
+// state for every candidate node): the framework changes it only on the
+// cycle's own state, before PostFilter or nominated pods' filtering
+// clone it, or after those clones are done with.
 type cycleData struct {
 	fw       *Framework
 	allNodes []*nodeinfo.NodeInfo
@@ -61,13 +64,6 @@ func cycleOf(state *fwk.CycleState) *cycleData {
 	h, _ := cycle.Key.Read(state)
 	d, _ := h.(*cycleData)
 	return d
-}
-
-// CloneState copies d for a clone of its state.
-func (d *cycleData) CloneState() any {
-	c := *d
-	c.skipScore = append([]bool(nil), d.skipScore...)
-	return &c
 }
 
 // cycleEnds are the functions to run at the end of a cycle.

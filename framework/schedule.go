@@ -207,7 +207,7 @@ func (f *Framework) schedule(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo
 
 // newCycleState returns the state of a scheduling cycle over nodes.
 func (f *Framework) newCycleState(nodes []*nodeinfo.NodeInfo, idx nodeIndex) *fwk.CycleState {
-	state := fwk.NewCycleState(nodes).SetListers(f.listers)
+	state := fwk.NewCycleState(nodes).ShareListers(&f.listers)
 	d := &cycleData{
 		fw:          f,
 		allNodes:    nodes,

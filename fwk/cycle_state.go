@@ -18,8 +18,10 @@ import (
 // not keep it, or clones of it, to read after the cycle returns.
 type CycleState struct {
 	allNodes []*nodeinfo.NodeInfo
-	listers  Listers
-	slots    []any
+	// listers is shared with clones: a pointer keeps a state, which
+	// preemption clones for every candidate node, small.
+	listers *Listers
+	slots   []any
 }
 
 // NewCycleState returns the state for one scheduling cycle over allNodes.
@@ -40,15 +42,23 @@ func (s *CycleState) AllNodes() []*nodeinfo.NodeInfo {
 // Listers returns the cluster objects of the cycle. Fields may be nil,
 // meaning none; a nil state has none.
 func (s *CycleState) Listers() Listers {
-	if s == nil {
+	if s == nil || s.listers == nil {
 		return Listers{}
 	}
-	return s.listers
+	return *s.listers
 }
 
 // SetListers sets the cluster objects plugins see through this state, for
 // calling plugins outside a framework. It returns s.
 func (s *CycleState) SetListers(l Listers) *CycleState {
+	s.listers = &l
+	return s
+}
+
+// ShareListers is SetListers without the copy, for a framework that
+// makes a state per cycle: the state reads *l, which must not change
+// while the cycle runs. It returns s.
+func (s *CycleState) ShareListers(l *Listers) *CycleState {
 	s.listers = l
 	return s
 }
