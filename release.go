@@ -131,8 +131,9 @@ func (r *Release) PluginEvents(l fwk.Listers) fwk.PluginEvents {
 // add your own plugins' registrations to PluginEvents(l) for a profile
 // of your own.
 func (r *Release) QueueOptions(l fwk.Listers) []queue.Option {
+	plugins := r.DefaultPlugins().plugins()
 	var gates []fwk.PreEnqueuePlugin
-	for _, p := range r.DefaultPlugins().plugins() {
+	for _, p := range plugins {
 		if g, ok := p.(fwk.PreEnqueuePlugin); ok {
 			gates = append(gates, g)
 		}
@@ -140,7 +141,7 @@ func (r *Release) QueueOptions(l fwk.Listers) []queue.Option {
 	return []queue.Option{
 		queue.WithFeatures(r.r.Features),
 		queue.WithListers(l),
-		queue.WithPluginEvents(r.PluginEvents(l)),
+		queue.WithPluginEvents(fwk.PluginEventsOf(r.r.Features, l, plugins...)),
 		queue.WithPreEnqueuePlugins(gates...),
 	}
 }
