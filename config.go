@@ -302,14 +302,14 @@ func partAt(ps []fwk.Plugin, point framework.ExtensionPoint) fwk.Plugin {
 // buildExtenders builds the configuration's extenders, and makes the
 // resources they manage with ignoredByScheduler NodeResourcesFit's
 // ignoredResources in every profile, as kube-scheduler does.
-func buildExtenders(cfgs []configv1.Extender, profiles []configv1.KubeSchedulerProfile) ([]framework.Extender, error) {
+func buildExtenders(cfgs []configv1.Extender, profiles []configv1.KubeSchedulerProfile) ([]fwk.Extender, error) {
 	if len(cfgs) == 0 {
 		return nil, nil
 	}
 	if err := extender.Validate(cfgs...); err != nil {
 		return nil, err
 	}
-	var out []framework.Extender
+	var out []fwk.Extender
 	for _, c := range cfgs {
 		e, err := extender.New(c)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/kubesched/kubesched/framework"
+	kfwk "github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -144,7 +145,7 @@ func comparePreemption(ctx context.Context, s *Scenario, want *PreemptionResult)
 // comparePreemptionDecision checks kubesched's chosen node and victims
 // against upstream's full dry run. kubesched's dry run walks the
 // scenario's nodes in order, from a random offset.
-func comparePreemptionDecision(want *PreemptionResult, pre *framework.Preemption, add func(kind, format string, args ...any)) {
+func comparePreemptionDecision(want *PreemptionResult, pre *kfwk.Preemption, add func(kind, format string, args ...any)) {
 	best := want.BestCandidates
 	switch {
 	case want.ClockDependent:
@@ -182,7 +183,7 @@ func podNames(pods []*v1.Pod) []string {
 	return out
 }
 
-func describePreemption(p *framework.Preemption) string {
+func describePreemption(p *kfwk.Preemption) string {
 	if p == nil {
 		return "none"
 	}

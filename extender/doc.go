@@ -2,7 +2,7 @@
 // v1.37.2 does, so that a kubesched simulation includes a cluster's
 // extenders. A [Client] is built from the same configuration as an entry of
 // KubeSchedulerConfiguration's `extenders:` ([configv1.Extender]) and is a
-// [framework.Extender]:
+// [fwk.Extender]:
 //
 //	c, err := extender.New(configv1.Extender{
 //		URLPrefix:      "http://127.0.0.1:8888",
@@ -17,7 +17,7 @@
 // list, and also makes NodeResourcesFit ignore the managed resources
 // marked ignoredByScheduler, as kube-scheduler does.
 //
-// With a preemptVerb, a Client is also a [framework.PreemptionExtender]:
+// With a preemptVerb, a Client is also a [fwk.PreemptionExtender]:
 // DefaultPreemption sends it its candidate nodes and victims, and keeps
 // only the nodes and victims the extender answers with.
 //

@@ -20,7 +20,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -51,13 +51,13 @@ func (e *StatusError) Error() string {
 }
 
 var (
-	_ framework.Extender           = (*Client)(nil)
-	_ framework.PreemptionExtender = (*Client)(nil)
+	_ fwk.Extender           = (*Client)(nil)
+	_ fwk.PreemptionExtender = (*Client)(nil)
 )
 
 // Client calls one HTTP scheduler extender. Build it with [New]; it is
 // safe for concurrent use. With a preemptVerb it is a
-// [framework.PreemptionExtender], which DefaultPreemption asks to narrow
+// [fwk.PreemptionExtender], which DefaultPreemption asks to narrow
 // its candidate nodes.
 type Client struct {
 	urlPrefix        string
@@ -192,18 +192,18 @@ func (c *Client) managesAny(containers []v1.Container) bool {
 // then see (kubernetes/kubernetes#141781). An answer with neither keeps no
 // node. The answer's Error field, a failed call or a bad answer is an
 // error. Without a filterVerb, nodes are returned unchanged.
-func (c *Client) Filter(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (framework.ExtenderFilterResult, error) {
+func (c *Client) Filter(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.NodeInfo) (fwk.ExtenderFilterResult, error) {
 	if !c.IsFilter() {
-		return framework.ExtenderFilterResult{Nodes: nodes}, nil
+		return fwk.ExtenderFilterResult{Nodes: nodes}, nil
 	}
 	var res extenderv1.ExtenderFilterResult
 	if err := c.send(ctx, c.filterVerb, c.args(pod, nodes), &res); err != nil {
-		return framework.ExtenderFilterResult{}, err
+		return fwk.ExtenderFilterResult{}, err
 	}
 	if res.Error != "" {
-		return framework.ExtenderFilterResult{}, errors.New(res.Error)
+		return fwk.ExtenderFilterResult{}, errors.New(res.Error)
 	}
-	out := framework.ExtenderFilterResult{Failed: res.FailedNodes, FailedAndUnresolvable: res.FailedAndUnresolvableNodes}
+	out := fwk.ExtenderFilterResult{Failed: res.FailedNodes, FailedAndUnresolvable: res.FailedAndUnresolvableNodes}
 	switch {
 	case c.nodeCacheCapable && res.NodeNames != nil:
 		given := make(map[string]*nodeinfo.NodeInfo, len(nodes))
@@ -214,7 +214,7 @@ func (c *Client) Filter(ctx context.Context, pod *v1.Pod, nodes []*nodeinfo.Node
 		for i, name := range *res.NodeNames {
 			ni, ok := given[name]
 			if !ok {
-				return framework.ExtenderFilterResult{}, fmt.Errorf("extender %q claims a filtered node %q which is not found in the input node list", c.urlPrefix, name)
+				return fwk.ExtenderFilterResult{}, fmt.Errorf("extender %q claims a filtered node %q which is not found in the input node list", c.urlPrefix, name)
 			}
 			out.Nodes[i] = ni
 		}

@@ -10,7 +10,6 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/feature"
-	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/dra"
 	"github.com/kubesched/kubesched/internal/schedconfig"
@@ -203,23 +202,27 @@ var draPreFilterRan = fwk.NewStateKey[bool]()
 // schedulable" when nothing helps. When PreFilter did not run (an earlier
 // PreFilter plugin rejected the pod outright) it returns kube-scheduler's
 // Error, "not found".
-func (pl *DynamicResources) PostFilter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, fe *framework.FitError) *fwk.Status {
+func (pl *DynamicResources) PostFilter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, _ fwk.NodeToStatus) (*fwk.PostFilterResult, *fwk.Status) {
 	if ran, _ := draPreFilterRan.Read(state); !ran {
-		return fwk.AsStatus(errStateNotFound)
+		return nil, fwk.AsStatus(errStateNotFound)
 	}
 	s, _ := dra.StateKey.Read(state)
 	intN := rand.IntN
-	if fw := framework.Of(state); fw != nil {
-		intN = fw.IntN
+	if h := fwk.HandleOf(state); h != nil {
+		intN = h.IntN
 	}
 	dealloc, del, status := pl.plugin().PostFilter(s, pod, intN, feature.Of(pl.Features).PreemptionMessageNamesVictims)
-	if fe != nil && dealloc != nil {
-		DeallocateClaimOutput.Set(&fe.Outputs, dealloc)
+	if dealloc == nil && del == nil {
+		return nil, status
 	}
-	if fe != nil && del != nil {
-		DeleteClaimOutput.Set(&fe.Outputs, del)
+	r := &fwk.PostFilterResult{}
+	if dealloc != nil {
+		DeallocateClaimOutput.Set(&r.Outputs, dealloc)
 	}
-	return status
+	if del != nil {
+		DeleteClaimOutput.Set(&r.Outputs, del)
+	}
+	return r, status
 }
 
 // errStateNotFound is kube-scheduler's error for a cycle state without

@@ -12,7 +12,6 @@ import (
 	ndf "k8s.io/component-helpers/nodedeclaredfeatures"
 
 	"github.com/kubesched/kubesched/feature"
-	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/nodeaffinity"
 	"github.com/kubesched/kubesched/internal/taints"
@@ -22,24 +21,24 @@ import (
 
 // The plugins that can say more than their reasons, for Framework.Explain.
 var (
-	_ framework.FilterExplainer = (*NodeResourcesFit)(nil)
-	_ framework.FilterExplainer = &TaintToleration{}
-	_ framework.FilterExplainer = &NodePorts{}
-	_ framework.FilterExplainer = (*NodeAffinity)(nil)
-	_ framework.FilterExplainer = (*PodTopologySpread)(nil)
-	_ framework.FilterExplainer = (*DynamicResources)(nil)
-	_ framework.FilterExplainer = &VolumeBinding{}
-	_ framework.FilterExplainer = &VolumeZone{}
-	_ framework.FilterExplainer = &NodeVolumeLimits{}
-	_ framework.FilterExplainer = &NodeName{}
-	_ framework.FilterExplainer = &NodeUnschedulable{}
-	_ framework.FilterExplainer = &NodeDeclaredFeatures{}
-	_ framework.FilterExplainer = &VolumeRestrictions{}
+	_ fwk.FilterExplainer = (*NodeResourcesFit)(nil)
+	_ fwk.FilterExplainer = &TaintToleration{}
+	_ fwk.FilterExplainer = &NodePorts{}
+	_ fwk.FilterExplainer = (*NodeAffinity)(nil)
+	_ fwk.FilterExplainer = (*PodTopologySpread)(nil)
+	_ fwk.FilterExplainer = (*DynamicResources)(nil)
+	_ fwk.FilterExplainer = &VolumeBinding{}
+	_ fwk.FilterExplainer = &VolumeZone{}
+	_ fwk.FilterExplainer = &NodeVolumeLimits{}
+	_ fwk.FilterExplainer = &NodeName{}
+	_ fwk.FilterExplainer = &NodeUnschedulable{}
+	_ fwk.FilterExplainer = &NodeDeclaredFeatures{}
+	_ fwk.FilterExplainer = &VolumeRestrictions{}
 )
 
 // ExplainFilter lists each resource ni lacks for pod with the amounts:
 // the pod's request, the node's allocatable, and what its pods request.
-func (pl *NodeResourcesFit) ExplainFilter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (pl *NodeResourcesFit) ExplainFilter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []fwk.Detail {
 	st, ok := resourcesFitStateKey.Read(state)
 	if !ok {
 		var err error
@@ -47,23 +46,23 @@ func (pl *NodeResourcesFit) ExplainFilter(_ context.Context, state *fwk.CycleSta
 			return nil
 		}
 	}
-	var out []framework.Detail
+	var out []fwk.Detail
 	for _, m := range st.appendInsufficient(nil, ni) {
-		s := framework.Shortfall{Resource: m.ResourceName, Requested: m.Requested, Allocatable: m.Capacity, Used: m.Used}
+		s := fwk.Shortfall{Resource: m.ResourceName, Requested: m.Requested, Allocatable: m.Capacity, Used: m.Used}
 		msg := fmt.Sprintf("%s: the pod requests %s, the node has %s allocatable of which its pods request %s: %s short",
 			m.ResourceName, s.Format(s.Requested), s.Format(s.Allocatable), s.Format(s.Used), s.Format(s.Missing()))
 		if m.Unresolvable {
 			msg += "; more than the node's allocatable: no eviction would help"
 		}
-		out = append(out, framework.Detail{Message: msg, Shortfall: &s})
+		out = append(out, fwk.Detail{Message: msg, Shortfall: &s})
 	}
 	return out
 }
 
 // ExplainFilter names each NoSchedule or NoExecute taint of ni that pod
 // does not tolerate.
-func (pl *TaintToleration) ExplainFilter(_ context.Context, _ *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
-	var out []framework.Detail
+func (pl *TaintToleration) ExplainFilter(_ context.Context, _ *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []fwk.Detail {
+	var out []fwk.Detail
 	nodeTaints := ni.Taints()
 	for i := range nodeTaints {
 		t := &nodeTaints[i]
@@ -71,7 +70,7 @@ func (pl *TaintToleration) ExplainFilter(_ context.Context, _ *fwk.CycleState, p
 			continue
 		}
 		if !taints.Tolerated(pod.Spec.Tolerations, t, feature.Of(pl.Features).TaintTolerationComparisonOperators) {
-			out = append(out, framework.Detail{Message: fmt.Sprintf("taint %s is not tolerated", t.ToString())})
+			out = append(out, fwk.Detail{Message: fmt.Sprintf("taint %s is not tolerated", t.ToString())})
 		}
 	}
 	return out
@@ -79,8 +78,8 @@ func (pl *TaintToleration) ExplainFilter(_ context.Context, _ *fwk.CycleState, p
 
 // ExplainFilter names each host port of pod already in use on ni, with
 // the pods holding it.
-func (*NodePorts) ExplainFilter(_ context.Context, _ *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
-	var out []framework.Detail
+func (*NodePorts) ExplainFilter(_ context.Context, _ *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []fwk.Detail {
+	var out []fwk.Detail
 	for _, p := range nodeinfo.HostPorts(pod) {
 		if !ni.UsedPorts().CheckConflict(p.HostIP, string(p.Protocol), p.HostPort) {
 			continue
@@ -100,7 +99,7 @@ func (*NodePorts) ExplainFilter(_ context.Context, _ *fwk.CycleState, pod *v1.Po
 		if len(holders) > 0 {
 			msg += " by " + strings.Join(holders, ", ")
 		}
-		out = append(out, framework.Detail{Message: msg})
+		out = append(out, fwk.Detail{Message: msg})
 	}
 	return out
 }
@@ -121,19 +120,19 @@ func portString(p v1.ContainerPort) string {
 // ExplainFilter names what of pod's node selection ni does not match:
 // each nodeSelector label, and for each required term of its node
 // affinity the requirements the node fails.
-func (pl *NodeAffinity) ExplainFilter(_ context.Context, _ *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (pl *NodeAffinity) ExplainFilter(_ context.Context, _ *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []fwk.Detail {
 	node := ni.Node()
 	if node == nil {
 		return nil
 	}
-	var out []framework.Detail
+	var out []fwk.Detail
 	if pl.added != nil && !pl.added.Matches(node) {
-		out = append(out, framework.Detail{Message: "the profile's addedAffinity does not match the node"})
+		out = append(out, fwk.Detail{Message: "the profile's addedAffinity does not match the node"})
 	}
 	for _, k := range slices.Sorted(maps.Keys(pod.Spec.NodeSelector)) {
 		want := pod.Spec.NodeSelector[k]
 		if got, ok := node.Labels[k]; !ok || got != want {
-			out = append(out, framework.Detail{Message: fmt.Sprintf("nodeSelector %s=%s: the node has %s", k, want, nodeaffinity.LabelValue(node.Labels, k))})
+			out = append(out, fwk.Detail{Message: fmt.Sprintf("nodeSelector %s=%s: the node has %s", k, want, nodeaffinity.LabelValue(node.Labels, k))})
 		}
 	}
 	a := pod.Spec.Affinity
@@ -141,39 +140,39 @@ func (pl *NodeAffinity) ExplainFilter(_ context.Context, _ *fwk.CycleState, pod 
 		return out
 	}
 	for _, term := range nodeaffinity.Unmet(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution, node) {
-		out = append(out, framework.Detail{Message: "required node affinity " + term})
+		out = append(out, fwk.Detail{Message: "required node affinity " + term})
 	}
 	return out
 }
 
 // ExplainFilter says which topology label ni lacks, or the skew placing
 // pod on it would make, constraint by constraint.
-func (pl *PodTopologySpread) ExplainFilter(_ context.Context, state *fwk.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (pl *PodTopologySpread) ExplainFilter(_ context.Context, state *fwk.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) []fwk.Detail {
 	d, ok := spreadDomainsKey.Read(state)
 	if !ok {
 		return nil
 	}
-	var out []framework.Detail
+	var out []fwk.Detail
 	for _, msg := range d.Explain(ni.Labels()) {
-		out = append(out, framework.Detail{Message: msg})
+		out = append(out, fwk.Detail{Message: msg})
 	}
 	return out
 }
 
-var _ framework.FilterExplainer = (*InterPodAffinity)(nil)
+var _ fwk.FilterExplainer = (*InterPodAffinity)(nil)
 
 // ExplainFilter says which of pod's affinity terms finds no matching pod
 // in ni's domain, which of its anti-affinity terms finds some, and how
 // many placed pods' anti-affinity rules out ni's domain.
-func (pl *InterPodAffinity) ExplainFilter(_ context.Context, state *fwk.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (pl *InterPodAffinity) ExplainFilter(_ context.Context, state *fwk.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) []fwk.Detail {
 	s, ok := interPodAffinityKey.Read(state)
 	if !ok {
 		return nil
 	}
 	nodeLabels := ni.Labels()
-	var out []framework.Detail
+	var out []fwk.Detail
 	add := func(format string, args ...any) {
-		out = append(out, framework.Detail{Message: fmt.Sprintf(format, args...)})
+		out = append(out, fwk.Detail{Message: fmt.Sprintf(format, args...)})
 	}
 	if !s.satisfiesAffinity(nodeLabels) {
 		for i := range s.affinity {
@@ -203,7 +202,7 @@ func (pl *InterPodAffinity) ExplainFilter(_ context.Context, state *fwk.CycleSta
 	})
 	slices.Sort(existing)
 	for _, msg := range existing {
-		out = append(out, framework.Detail{Message: msg})
+		out = append(out, fwk.Detail{Message: msg})
 	}
 	return out
 }
@@ -212,14 +211,14 @@ func (pl *InterPodAffinity) ExplainFilter(_ context.Context, state *fwk.CycleSta
 // allocated claim the node cannot reach, a claim that cannot be allocated
 // there even alone (with its requests), or claims that can each be
 // allocated but not together.
-func (pl *DynamicResources) ExplainFilter(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (pl *DynamicResources) ExplainFilter(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []fwk.Detail {
 	s, status := pl.state(ctx, state, pod)
 	if status != nil {
 		return nil
 	}
-	var out []framework.Detail
+	var out []fwk.Detail
 	for _, msg := range pl.plugin().Explain(ctx, s, pod, ni) {
-		out = append(out, framework.Detail{Message: msg})
+		out = append(out, fwk.Detail{Message: msg})
 	}
 	return out
 }
@@ -229,21 +228,21 @@ func (pl *DynamicResources) ExplainFilter(ctx context.Context, state *fwk.CycleS
 // fails) or that is missing, a claim being provisioned for another node,
 // a claim that no free volume matches and its class cannot provision
 // there.
-func (*VolumeBinding) ExplainFilter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (*VolumeBinding) ExplainFilter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []fwk.Detail {
 	claims, status := volumebinding.ClaimsOf(state, pod)
 	if status != nil || ni.Node() == nil {
 		return nil
 	}
-	var out []framework.Detail
+	var out []fwk.Detail
 	for _, msg := range claims.Explain(ni.Name(), ni.Labels()) {
-		out = append(out, framework.Detail{Message: msg})
+		out = append(out, fwk.Detail{Message: msg})
 	}
 	return out
 }
 
 // ExplainFilter names each bound volume of the pod whose zone or region
 // label ni does not match, with the node's label.
-func (*VolumeZone) ExplainFilter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (*VolumeZone) ExplainFilter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []fwk.Detail {
 	if ni.Node() == nil || pod == nil || len(pod.Spec.Volumes) == 0 {
 		return nil
 	}
@@ -258,7 +257,7 @@ func (*VolumeZone) ExplainFilter(_ context.Context, state *fwk.CycleState, pod *
 	if !slices.ContainsFunc(volumeTopologyLabels[:], func(k string) bool { _, ok := nodeLabels[k]; return ok }) {
 		return nil
 	}
-	var out []framework.Detail
+	var out []fwk.Detail
 	for _, t := range topologies {
 		v, ok := nodeLabels[t.key]
 		key := t.key
@@ -273,7 +272,7 @@ func (*VolumeZone) ExplainFilter(_ context.Context, state *fwk.CycleState, pod *
 		if ok {
 			has = key + "=" + v
 		}
-		out = append(out, framework.Detail{Message: fmt.Sprintf("volume %s is in %s=%s; the node has %s",
+		out = append(out, fwk.Detail{Message: fmt.Sprintf("volume %s is in %s=%s; the node has %s",
 			t.volume, t.key, strings.Join(sets.List(t.values), " or "), has)})
 	}
 	return out
@@ -282,7 +281,7 @@ func (*VolumeZone) ExplainFilter(_ context.Context, state *fwk.CycleState, pod *
 // ExplainFilter says, for each CSI driver whose volume limit the pod's
 // volumes would break on ni, the limit, the volumes in use and the
 // volumes the pod adds.
-func (pl *NodeVolumeLimits) ExplainFilter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (pl *NodeVolumeLimits) ExplainFilter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []fwk.Detail {
 	if ni.Node() == nil {
 		return nil
 	}
@@ -303,7 +302,7 @@ func (pl *NodeVolumeLimits) ExplainFilter(_ context.Context, state *fwk.CycleSta
 		if csiNode == nil {
 			where = "the node has no CSINode"
 		}
-		return []framework.Detail{{Message: fmt.Sprintf("the pod's volumes need CSI driver %s, whose CSIDriver sets preventPodSchedulingIfMissing, and %s", d.name, where)}}
+		return []fwk.Detail{{Message: fmt.Sprintf("the pod's volumes need CSI driver %s, whose CSIDriver sets preventPodSchedulingIfMissing, and %s", d.name, where)}}
 	}
 	if csiNode == nil || !hasVolumeLimits(csiNode) {
 		return nil
@@ -312,35 +311,35 @@ func (pl *NodeVolumeLimits) ExplainFilter(_ context.Context, state *fwk.CycleSta
 	if status != nil {
 		return nil
 	}
-	var out []framework.Detail
+	var out []fwk.Detail
 	for _, d := range drivers {
 		if d.over() {
-			out = append(out, framework.Detail{Message: fmt.Sprintf("driver %s: the node attaches at most %d volumes, %d are in use and the pod adds %d", d.driver, d.limit, d.inUse, d.added)})
+			out = append(out, fwk.Detail{Message: fmt.Sprintf("driver %s: the node attaches at most %d volumes, %d are in use and the pod adds %d", d.driver, d.limit, d.inUse, d.added)})
 		}
 	}
 	return out
 }
 
 // ExplainFilter names the node the pod asks for.
-func (*NodeName) ExplainFilter(_ context.Context, _ *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (*NodeName) ExplainFilter(_ context.Context, _ *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []fwk.Detail {
 	if pod == nil || ni.Node() == nil || pod.Spec.NodeName == "" || pod.Spec.NodeName == ni.Name() {
 		return nil
 	}
-	return []framework.Detail{{Message: fmt.Sprintf("the pod's spec.nodeName is %s", pod.Spec.NodeName)}}
+	return []fwk.Detail{{Message: fmt.Sprintf("the pod's spec.nodeName is %s", pod.Spec.NodeName)}}
 }
 
 // ExplainFilter says the node is cordoned and which toleration would
 // admit the pod.
-func (pl *NodeUnschedulable) ExplainFilter(_ context.Context, _ *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (pl *NodeUnschedulable) ExplainFilter(_ context.Context, _ *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []fwk.Detail {
 	if pod == nil || ni.Node() == nil || !ni.Unschedulable() || taints.Tolerated(pod.Spec.Tolerations, &unschedulableTaint, feature.Of(pl.Features).TaintTolerationComparisonOperators) {
 		return nil
 	}
-	return []framework.Detail{{Message: fmt.Sprintf("the node is cordoned (spec.unschedulable) and the pod does not tolerate %s", unschedulableTaint.ToString())}}
+	return []fwk.Detail{{Message: fmt.Sprintf("the node is cordoned (spec.unschedulable) and the pod does not tolerate %s", unschedulableTaint.ToString())}}
 }
 
 // ExplainFilter names the features the pod needs that ni does not
 // declare in status.declaredFeatures.
-func (*NodeDeclaredFeatures) ExplainFilter(_ context.Context, state *fwk.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (*NodeDeclaredFeatures) ExplainFilter(_ context.Context, state *fwk.CycleState, _ *v1.Pod, ni *nodeinfo.NodeInfo) []fwk.Detail {
 	reqs, ok := declaredFeaturesKey.Read(state)
 	if !ok || ni.Node() == nil {
 		return nil
@@ -349,19 +348,19 @@ func (*NodeDeclaredFeatures) ExplainFilter(_ context.Context, state *fwk.CycleSt
 	if err != nil || m.IsMatch {
 		return nil
 	}
-	return []framework.Detail{{Message: fmt.Sprintf("the node does not declare %s, which the pod needs", strings.Join(m.UnsatisfiedRequirements, ", "))}}
+	return []fwk.Detail{{Message: fmt.Sprintf("the node does not declare %s, which the pod needs", strings.Join(m.UnsatisfiedRequirements, ", "))}}
 }
 
 // ExplainFilter names the volume of the pod that clashes with a volume of
 // a pod on ni, and the pod; or each ReadWriteOncePod claim of the pod
 // that a pod already uses, and where.
-func (*VolumeRestrictions) ExplainFilter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []framework.Detail {
+func (*VolumeRestrictions) ExplainFilter(_ context.Context, state *fwk.CycleState, pod *v1.Pod, ni *nodeinfo.NodeInfo) []fwk.Detail {
 	if pod == nil || ni.Node() == nil {
 		return nil
 	}
-	var out []framework.Detail
+	var out []fwk.Detail
 	for v, holder := range diskConflicts(pod, ni) {
-		out = append(out, framework.Detail{Message: fmt.Sprintf("volume %s (%s) is mounted by pod %s/%s on the node, and not read-only on both sides", v.Name, diskOf(v), holder.Namespace, holder.Name)})
+		out = append(out, fwk.Detail{Message: fmt.Sprintf("volume %s (%s) is mounted by pod %s/%s on the node, and not read-only on both sides", v.Name, diskOf(v), holder.Namespace, holder.Name)})
 	}
 	if len(out) > 0 {
 		return out
@@ -386,12 +385,12 @@ func (*VolumeRestrictions) ExplainFilter(_ context.Context, state *fwk.CycleStat
 					break
 				}
 			}
-			out = append(out, framework.Detail{Message: fmt.Sprintf("claim %s is ReadWriteOncePod and %s on node %s uses it", key, holder, other.Name())})
+			out = append(out, fwk.Detail{Message: fmt.Sprintf("claim %s is ReadWriteOncePod and %s on node %s uses it", key, holder, other.Name())})
 			break
 		}
 	}
 	if len(out) == 0 {
-		out = append(out, framework.Detail{Message: "a ReadWriteOncePod claim of the pod is used by a pod nominated to a node"})
+		out = append(out, fwk.Detail{Message: "a ReadWriteOncePod claim of the pod is used by a pod nominated to a node"})
 	}
 	return out
 }

@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubesched/kubesched/filter"
-	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
@@ -27,7 +26,7 @@ func TestExplainersOfPluginsWithOneReason(t *testing.T) {
 
 	tests := []struct {
 		name  string
-		pl    framework.FilterExplainer
+		pl    fwk.FilterExplainer
 		pod   *v1.Pod
 		node  *nodeinfo.NodeInfo
 		nodes []*nodeinfo.NodeInfo // the cycle's, when not just node

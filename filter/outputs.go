@@ -4,14 +4,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 
-	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/fwk"
 )
 
 // The outputs DynamicResources and VolumeBinding leave in a
 // framework.Result (Reserve) or FitError (PostFilter). The functions
-// below read them; the keys are for code that builds a Result or
-// FitError of its own, a test's say.
+// below read them from either (a [fwk.OutputHolder]); the keys are for
+// code that builds a Result or FitError of its own, a test's say.
 var (
 	// ClaimsOutput holds what [Claims] returns.
 	ClaimsOutput = fwk.NewOutputKey[[]*resourceapi.ResourceClaim]()
@@ -42,8 +41,8 @@ var (
 // "<pod>-extended-resources-" and a name as the API server could give
 // it, derived from the pod so that runs are reproducible (clear Name
 // before creating it in a real cluster).
-func Claims(r *framework.Result) []*resourceapi.ResourceClaim {
-	return fromResult(r, ClaimsOutput)
+func Claims(r fwk.OutputHolder) []*resourceapi.ResourceClaim {
+	return outputOf(r, ClaimsOutput)
 }
 
 // ExtendedResourceClaimStatus returns what kube-scheduler writes in the
@@ -51,8 +50,8 @@ func Claims(r *framework.Result) []*resourceapi.ResourceClaim {
 // DRA-backed extended resources (the last of [Claims]): which of the
 // claim's requests serves each container's extended resource. Nil when
 // the pod has no such claim, or for a nil r.
-func ExtendedResourceClaimStatus(r *framework.Result) *v1.PodExtendedResourceClaimStatus {
-	return fromResult(r, ExtendedResourceClaimStatusOutput)
+func ExtendedResourceClaimStatus(r fwk.OutputHolder) *v1.PodExtendedResourceClaimStatus {
+	return outputOf(r, ExtendedResourceClaimStatusOutput)
 }
 
 // Volumes returns the PersistentVolumes kube-scheduler assumes bound to
@@ -61,16 +60,16 @@ func ExtendedResourceClaimStatus(r *framework.Result) *v1.PodExtendedResourceCla
 // are all bound or provisioned, or for a nil r. Giving them to the
 // listers the next cycle reads keeps a volume from being matched to two
 // claims.
-func Volumes(r *framework.Result) []*v1.PersistentVolume {
-	return fromResult(r, VolumesOutput)
+func Volumes(r fwk.OutputHolder) []*v1.PersistentVolume {
+	return outputOf(r, VolumesOutput)
 }
 
 // ProvisionedClaims returns the pod's unbound claims that kube-scheduler
 // assumes will be provisioned for r.SuggestedHost: copies annotated
 // volume.kubernetes.io/selected-node with its name, as kube-scheduler
 // writes them for the provisioner. Empty for a nil r.
-func ProvisionedClaims(r *framework.Result) []*v1.PersistentVolumeClaim {
-	return fromResult(r, ProvisionedClaimsOutput)
+func ProvisionedClaims(r fwk.OutputHolder) []*v1.PersistentVolumeClaim {
+	return outputOf(r, ProvisionedClaimsOutput)
 }
 
 // ClaimToDeallocate returns the ResourceClaim DynamicResources'
@@ -78,34 +77,24 @@ func ProvisionedClaims(r *framework.Result) []*v1.PersistentVolumeClaim {
 // of an allocated claim of the pod that some node could not use, with
 // status.allocation, reservedFor and devices cleared, ready for an
 // UpdateStatus. Nil when it deallocates nothing, or for a nil fe.
-func ClaimToDeallocate(fe *framework.FitError) *resourceapi.ResourceClaim {
-	return fromFitError(fe, DeallocateClaimOutput)
+func ClaimToDeallocate(fe fwk.OutputHolder) *resourceapi.ResourceClaim {
+	return outputOf(fe, DeallocateClaimOutput)
 }
 
 // ClaimToDelete returns the claim an earlier cycle made for the pod's
 // DRA-backed extended resources, which DynamicResources' PostFilter
 // deletes (after removing its finalizers) when it cannot be used. Nil
 // when it deletes nothing, or for a nil fe.
-func ClaimToDelete(fe *framework.FitError) *resourceapi.ResourceClaim {
-	return fromFitError(fe, DeleteClaimOutput)
+func ClaimToDelete(fe fwk.OutputHolder) *resourceapi.ResourceClaim {
+	return outputOf(fe, DeleteClaimOutput)
 }
 
-// fromResult returns r's output under k, the zero value for none or a
-// nil r.
-func fromResult[T any](r *framework.Result, k fwk.OutputKey[T]) T {
+// outputOf returns h's output under k, the zero value for none or a nil
+// h.
+func outputOf[T any](h fwk.OutputHolder, k fwk.OutputKey[T]) T {
 	var v T
-	if r != nil {
-		v, _ = k.Get(&r.Outputs)
-	}
-	return v
-}
-
-// fromFitError returns fe's output under k, the zero value for none or
-// a nil fe.
-func fromFitError[T any](fe *framework.FitError, k fwk.OutputKey[T]) T {
-	var v T
-	if fe != nil {
-		v, _ = k.Get(&fe.Outputs)
+	if h != nil {
+		v, _ = k.Get(h.PluginOutputs())
 	}
 	return v
 }

@@ -19,9 +19,10 @@
 // phase whose interface it implements. Verdicts are a *fwk.Status, where
 // nil means success, so "does not fit" is never an error. Values a
 // plugin computes once per pod live in a typed fwk.StateKey slot of the
-// fwk.CycleState. [PostFilterPlugin] is the framework's, since it reads
-// and writes a [FitError]; such a plugin reaches the framework running
-// its cycle with [Of].
+// fwk.CycleState. A fwk.PostFilterPlugin returns what it asks of the
+// caller (a fwk.Preemption, a nomination to clear, outputs), which the
+// framework gathers into the [FitError]; it reaches the framework running
+// its cycle, to re-run filters, through fwk.HandleOf.
 //
 // The cycle, in kube-scheduler's order:
 //
@@ -30,25 +31,24 @@
 //  2. Filter: every node (or, with percentageOfNodesToScore below 100,
 //     enough of them) runs the filters in order on a worker pool, stopping
 //     at the first rejection so the reported plugin is kube-scheduler's.
-//     Then each [Extender] ([WithExtender]) interested in the pod filters
+//     Then each fwk.Extender ([WithExtender]) interested in the pod filters
 //     the nodes left, one after another, over HTTP.
 //  3. PreScore, Score, NormalizeScore on the feasible nodes; each score must
 //     end in [fwk.MinNodeScore, fwk.MaxNodeScore] and is multiplied by the plugin's
 //     weight. Prioritizing extenders add their weighted scores, scaled from
 //     0-10 to 0-100.
 //  4. The highest total wins; ties are broken at random.
-//  5. When no node fits, the [PostFilterPlugin]s run (DynamicResources',
-//     then DefaultPreemption): they record in the [FitError] what
-//     kube-scheduler would do to make the pod fit later — the node to
-//     nominate it to and the pods to evict ([Preemption]), a claim to
-//     deallocate — and add their messages to its text. Nothing in the
-//     cluster is changed.
+//  5. When no node fits, the PostFilter plugins run (DynamicResources',
+//     then DefaultPreemption): the [FitError] gathers what kube-scheduler
+//     would do to make the pod fit later — the node to nominate it to and
+//     the pods to evict (fwk.Preemption), a claim to deallocate — and
+//     their messages. Nothing in the cluster is changed.
 //
 // Scoring is skipped when only one node is feasible.
 //
 // [Framework.Explain] runs the same cycle for people: every Filter
 // plugin's verdict on every node, not only the first rejection, with the
-// facts plugins implementing [FilterExplainer] give (a [Shortfall] per
+// facts plugins implementing fwk.FilterExplainer give (a fwk.Shortfall per
 // resource, the taint, term or port in the way), every feasible node's
 // raw, normalized and weighted scores, and the nodes closest to fitting
 // ([Explanation.Closest]). [Framework.Plugins] lists the profile.

@@ -75,7 +75,7 @@ func names(nodes []*nodeinfo.NodeInfo) []string {
 	return out
 }
 
-func (e *fakeExtender) Filter(_ context.Context, _ *v1.Pod, nodes []*nodeinfo.NodeInfo) (framework.ExtenderFilterResult, error) {
+func (e *fakeExtender) Filter(_ context.Context, _ *v1.Pod, nodes []*nodeinfo.NodeInfo) (fwk.ExtenderFilterResult, error) {
 	e.mu.Lock()
 	e.seen = append(e.seen, names(nodes))
 	e.mu.Unlock()
@@ -85,7 +85,7 @@ func (e *fakeExtender) Filter(_ context.Context, _ *v1.Pod, nodes []*nodeinfo.No
 		e.callOrderMu.Unlock()
 	}
 	if e.filterErr != nil {
-		return framework.ExtenderFilterResult{}, e.filterErr
+		return fwk.ExtenderFilterResult{}, e.filterErr
 	}
 	var kept []*nodeinfo.NodeInfo
 	for _, ni := range nodes {
@@ -100,7 +100,7 @@ func (e *fakeExtender) Filter(_ context.Context, _ *v1.Pod, nodes []*nodeinfo.No
 	if e.reverse {
 		slices.Reverse(kept)
 	}
-	return framework.ExtenderFilterResult{Nodes: kept, Failed: e.failed, FailedAndUnresolvable: e.unresolvable}, nil
+	return fwk.ExtenderFilterResult{Nodes: kept, Failed: e.failed, FailedAndUnresolvable: e.unresolvable}, nil
 }
 
 func (e *fakeExtender) Prioritize(_ context.Context, _ *v1.Pod, nodes []*nodeinfo.NodeInfo) (extenderv1.HostPriorityList, int64, error) {

@@ -53,7 +53,7 @@ type Framework struct {
 	preScores   []fwk.PreScorePlugin
 	scores      []scorePlugin
 	reserves    []fwk.ReservePlugin
-	postFilters []PostFilterPlugin
+	postFilters []fwk.PostFilterPlugin
 	percentage  int32
 	parallelism int
 
@@ -69,7 +69,7 @@ type Framework struct {
 	// scratch recycles per-cycle working slices (*scratch).
 	scratch   sync.Pool
 	listers   fwk.Listers
-	extenders []Extender
+	extenders []fwk.Extender
 	nominator Nominator
 	// active caches the plugins cycles run after PreFilter.
 	active cyclePluginsCache
@@ -130,7 +130,7 @@ type Option func(*config) error
 
 type config struct {
 	listers     fwk.Listers
-	extenders   []Extender
+	extenders   []fwk.Extender
 	nominator   Nominator
 	plugins     []pluginWeight
 	percentage  int32
@@ -339,7 +339,7 @@ func New(opts ...Option) (*Framework, error) {
 			f.reserves = append(f.reserves, pl)
 			f.notePlugin(name, Reserve, 0)
 		}
-		if pl, ok := p.(PostFilterPlugin); ok && joins(PostFilter) && !(c.noPreemption && name == defaultPreemption) {
+		if pl, ok := p.(fwk.PostFilterPlugin); ok && joins(PostFilter) && !(c.noPreemption && name == defaultPreemption) {
 			if err := claim("PostFilter", name); err != nil {
 				return nil, err
 			}
@@ -361,7 +361,7 @@ func Implements(p fwk.Plugin, point ExtensionPoint) bool {
 	case Filter:
 		_, ok = p.(fwk.FilterPlugin)
 	case PostFilter:
-		_, ok = p.(PostFilterPlugin)
+		_, ok = p.(fwk.PostFilterPlugin)
 	case PreScore:
 		_, ok = p.(fwk.PreScorePlugin)
 	case Score:

@@ -13,44 +13,6 @@ import (
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
-// PostFilterPlugin runs when no node fits a pod, to make it fit in a later
-// cycle: DefaultPreemption chooses pods to evict, DynamicResources a
-// ResourceClaim to deallocate. kubesched changes nothing in the cluster;
-// a plugin writes what kube-scheduler would do into fe (its Preemption
-// and ClearNomination, or its [fwk.Outputs] under keys of the plugin's own,
-// as DynamicResources its claim to deallocate) for the caller to act on.
-type PostFilterPlugin interface {
-	fwk.Plugin
-	// PostFilter returns nil (Success) when it made the pod schedulable,
-	// which ends the PostFilter phase; Unschedulable, with a reason, when
-	// it could not, and the next plugin runs; UnschedulableAndUnresolvable
-	// or Error to end the phase with its message. fe.Diagnosis holds the
-	// verdict on every node; state is the cycle's, after Filter.
-	PostFilter(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, fe *FitError) *fwk.Status
-}
-
-// Preemption is DefaultPreemption's decision for a pod no node fits: the
-// node to nominate it to and the pods to evict there first.
-type Preemption struct {
-	// NominatedNodeName is the node kube-scheduler nominates the pod to:
-	// it writes it into the pod's status.nominatedNodeName and schedules
-	// the pod there once the victims are gone.
-	NominatedNodeName string
-	// Victims are the pods to evict on that node, most important first.
-	// kube-scheduler marks each with the DisruptionTarget condition
-	// (reason PreemptionByScheduler) and deletes it.
-	Victims []*v1.Pod
-	// NumPDBViolations counts the victims whose eviction a
-	// PodDisruptionBudget does not allow.
-	NumPDBViolations int
-	// NominationsToClear are the pods of lower priority nominated to
-	// that node (known from the framework's [Nominator]), whose
-	// status.nominatedNodeName kube-scheduler clears: the room is the
-	// preemptor's now. It clears them as it starts evicting, so none
-	// when every victim is already being deleted.
-	NominationsToClear []*v1.Pod
-}
-
 // NominationUpdater is a [Nominator] the framework can update, as
 // [*Nominations] can: after a preemption, Schedule nominates the pod to
 // the chosen node and removes the nominations of the lower-priority pods
@@ -92,15 +54,12 @@ func (f *Framework) runPostFilter(ctx context.Context, state *fwk.CycleState, po
 	}
 	var reasons []string
 	for _, pl := range f.postFilters {
-		s := pl.PostFilter(ctx, state, pod, fe)
-		switch {
-		case s.IsSuccess():
-			// Empty but from v1.37's DefaultPreemption, which says where
-			// it found room.
-			fe.Diagnosis.PostFilterMsg = s.Message()
-			f.recordPostFilter(pod, fe)
-			return
-		case s.Code() == fwk.UnschedulableAndUnresolvable, !s.IsRejected():
+		r, s := pl.PostFilter(ctx, state, pod, &fe.Diagnosis)
+		fe.add(r)
+		if s.Code() != fwk.Unschedulable {
+			// Success ends the phase with its message (empty but from
+			// v1.37's DefaultPreemption, which says where it found
+			// room), as UnschedulableAndUnresolvable and Error do.
 			fe.Diagnosis.PostFilterMsg = s.Message()
 			f.recordPostFilter(pod, fe)
 			return
@@ -109,6 +68,18 @@ func (f *Framework) runPostFilter(ctx context.Context, state *fwk.CycleState, po
 	}
 	fe.Diagnosis.PostFilterMsg = strings.Join(reasons, ", ")
 	f.recordPostFilter(pod, fe)
+}
+
+// add records what a PostFilter plugin asked for.
+func (fe *FitError) add(r *fwk.PostFilterResult) {
+	if r == nil {
+		return
+	}
+	if r.Preemption != nil {
+		fe.Preemption = r.Preemption
+	}
+	fe.ClearNomination = fe.ClearNomination || r.ClearNomination
+	fe.Outputs.Merge(&r.Outputs)
 }
 
 // recordPostFilter completes fe with what needs the framework's
@@ -144,16 +115,8 @@ func (f *Framework) recordPostFilter(pod *v1.Pod, fe *FitError) {
 	}
 }
 
-// Of returns the framework running the cycle of state, through which
-// PostFilter plugins re-run filters as if pods were added or removed
-// (see [Framework.RunFilterPluginsWithNominatedPods]); nil for a state
-// made outside a framework.
-func Of(state *fwk.CycleState) *Framework {
-	if d := cycleOf(state); d != nil {
-		return d.fw
-	}
-	return nil
-}
+// The framework is its plugins' [fwk.Handle].
+var _ fwk.Handle = (*Framework)(nil)
 
 // RunFilterPluginsWithNominatedPods runs the filters that take part in
 // the cycle of state on node ni for pod, accounting for the pods
@@ -205,12 +168,4 @@ func (f *Framework) IntN(n int) int { return f.intN(n) }
 func (f *Framework) Parallelism() int { return f.parallelism }
 
 // Extenders returns the framework's extenders, in the order they run.
-func (f *Framework) Extenders() []Extender { return f.extenders }
-
-// NewFitError returns the FitError over numAllNodes nodes whose verdicts
-// are statuses, the nodes not named there sharing absent (which may be
-// nil), as kube-scheduler builds the FitError a PostFilter plugin reports
-// (DefaultPreemption's "preemption: 0/3 nodes are available: ...").
-func NewFitError(pod *v1.Pod, numAllNodes int, statuses map[string]*fwk.Status, absent *fwk.Status) *FitError {
-	return &FitError{Pod: pod, NumAllNodes: numAllNodes, Diagnosis: Diagnosis{statuses: statuses, absent: absent}}
-}
+func (f *Framework) Extenders() []fwk.Extender { return f.extenders }

@@ -6,8 +6,6 @@ import (
 	"iter"
 	"maps"
 	"slices"
-	"sort"
-	"strings"
 
 	"github.com/kubesched/kubesched/fwk"
 	v1 "k8s.io/api/core/v1"
@@ -36,6 +34,15 @@ type Result struct {
 	Outputs fwk.Outputs
 
 	scores scoreTable
+}
+
+// PluginOutputs returns &r.Outputs, nil for a nil r: a Result is a
+// [fwk.OutputHolder].
+func (r *Result) PluginOutputs() *fwk.Outputs {
+	if r == nil {
+		return nil
+	}
+	return &r.Outputs
 }
 
 // NodeScores returns every feasible node's scores, in the order the nodes
@@ -432,7 +439,7 @@ type FitError struct {
 	// Preemption is DefaultPreemption's decision: nominate the pod to a
 	// node and evict pods there. Nil when preemption was not tried or
 	// found no node.
-	Preemption *Preemption
+	Preemption *fwk.Preemption
 	// ClearNomination is set when kube-scheduler would clear the pod's
 	// status.nominatedNodeName: preemption found no node, or the profile
 	// has no PostFilter plugin. Otherwise, without a Preemption, the
@@ -445,6 +452,15 @@ type FitError struct {
 	Outputs fwk.Outputs
 }
 
+// PluginOutputs returns &f.Outputs, nil for a nil f: a FitError is a
+// [fwk.OutputHolder].
+func (f *FitError) PluginOutputs() *fwk.Outputs {
+	if f == nil {
+		return nil
+	}
+	return &f.Outputs
+}
+
 // Error returns kube-scheduler's message, for example
 // "0/5 nodes are available: 2 Insufficient cpu, 3 node(s) had untolerated taint(s).":
 // the PreFilter message if PreFilter rejected the pod, otherwise each reason
@@ -453,31 +469,11 @@ type FitError struct {
 // the nodes without a verdict of their own count NumAllNodes less those
 // with one.
 func (f *FitError) Error() string {
-	msg := fmt.Sprintf("0/%d nodes are available:", f.NumAllNodes)
 	d := &f.Diagnosis
 	if d.PreFilterMsg != "" {
-		return withPostFilter(msg+" "+d.PreFilterMsg+".", d)
+		return withPostFilter(fmt.Sprintf("0/%d nodes are available: %s.", f.NumAllNodes, d.PreFilterMsg), d)
 	}
-	counts := map[string]int{}
-	for _, s := range d.statuses {
-		for _, r := range s.Reasons() {
-			counts[r]++
-		}
-	}
-	if rest := f.NumAllNodes - len(d.statuses); rest > 0 && d.absent != nil {
-		for _, r := range d.absent.Reasons() {
-			counts[r] += rest
-		}
-	}
-	parts := make([]string, 0, len(counts))
-	for r, n := range counts {
-		parts = append(parts, fmt.Sprintf("%d %s", n, r))
-	}
-	sort.Strings(parts)
-	if len(parts) > 0 {
-		msg += " " + strings.Join(parts, ", ") + "."
-	}
-	return withPostFilter(msg, d)
+	return withPostFilter(fwk.FitMessage(f.NumAllNodes, d.statuses, d.absent), d)
 }
 
 func withPostFilter(msg string, d *Diagnosis) string {

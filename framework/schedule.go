@@ -220,6 +220,7 @@ func (f *Framework) newCycleState(nodes []*nodeinfo.NodeInfo, idx nodeIndex) *fw
 		d.gens = x.gens
 	}
 	cycle.Key.Write(state, cycle.Hooks(d))
+	fwk.SetHandle(state, f)
 	return state
 }
 

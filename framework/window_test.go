@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -49,7 +50,7 @@ func TestAWindowFindsWhatASearchThatStopsEarlyFinds(t *testing.T) {
 			for p := range nodes {
 				nodes[p] = &nodeinfo.NodeInfo{}
 			}
-			sc := &scoring{f: &Framework{extenders: make([]Extender, extenders)}, buf: &scratch{}}
+			sc := &scoring{f: &Framework{extenders: make([]fwk.Extender, extenders)}, buf: &scratch{}}
 			got, walked := sc.window(search{nodes: nodes}, tc.start, tc.want, tc.rejected)
 
 			// One node after another, as a search on one worker takes

@@ -20,6 +20,14 @@ type outputValue struct {
 	v   any
 }
 
+// OutputHolder is what holds a cycle's Outputs: framework.Result (from
+// Reserve) and framework.FitError (from PostFilter) do. Typed accessors
+// such as package filter's Claims take one.
+type OutputHolder interface {
+	// PluginOutputs returns the outputs held; nil for a nil holder.
+	PluginOutputs() *Outputs
+}
+
 // OutputKey names one output of type T in [Outputs]. Make each key once,
 // with [NewOutputKey], and keep it in a package variable.
 type OutputKey[T any] struct {
@@ -61,4 +69,23 @@ func (k OutputKey[T]) Get(o *Outputs) (T, bool) {
 	}
 	var zero T
 	return zero, false
+}
+
+// Merge sets each of from's outputs in o, replacing the one under the
+// same key.
+func (o *Outputs) Merge(from *Outputs) {
+	if o == nil || from == nil {
+		return
+	}
+	for _, fv := range from.values {
+		i := 0
+		for i < len(o.values) && o.values[i].key != fv.key {
+			i++
+		}
+		if i == len(o.values) {
+			o.values = append(o.values, fv)
+		} else {
+			o.values[i].v = fv.v
+		}
+	}
 }

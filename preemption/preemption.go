@@ -21,7 +21,6 @@ import (
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 
 	"github.com/kubesched/kubesched/feature"
-	"github.com/kubesched/kubesched/framework"
 	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/internal/cycle"
 	"github.com/kubesched/kubesched/internal/parallel"
@@ -41,7 +40,7 @@ const (
 // plugin: when no node fits a pod, it looks for a node where evicting
 // pods of lower priority makes room, and records in the FitError the
 // node to nominate the pod to and the pods to evict there
-// ([framework.Preemption]). It changes nothing: evicting the victims and
+// ([fwk.Preemption]). It changes nothing: evicting the victims and
 // writing the nomination are the caller's.
 //
 // As in kube-scheduler v1.37.2:
@@ -65,9 +64,10 @@ const (
 //     latest start of its most important victims, and then a random one.
 //     A pod without status.startTime counts as started now.
 //   - Extenders with a preemptVerb may narrow the candidates
-//     ([framework.PreemptionExtender]).
+//     ([fwk.PreemptionExtender]).
 //
-// Both random choices use the framework's source ([framework.WithRandSource]),
+// Both random choices use the framework's source ([fwk.Handle.IntN],
+// seeded by [github.com/kubesched/kubesched/framework.WithRandSource]),
 // and the dry run takes the candidates in node order from the offset
 // however the work is spread over goroutines, so a seeded framework makes
 // the same choice every time.
@@ -84,7 +84,7 @@ type DefaultPreemption struct {
 	Features *feature.Features
 }
 
-var _ framework.PostFilterPlugin = (*DefaultPreemption)(nil)
+var _ fwk.PostFilterPlugin = (*DefaultPreemption)(nil)
 
 // NewDefaultPreemption returns the plugin configured by args,
 // kube-scheduler's own type: the dry run stops once it has found
@@ -114,27 +114,27 @@ func (*DefaultPreemption) EventsToRegister(fs feature.Features, _ fwk.Listers) [
 }
 
 // PostFilter looks for a node where preemption makes room for pod and
-// records it in fe.Preemption; see [DefaultPreemption]. It returns nil
-// when it found one; otherwise Unschedulable with kube-scheduler's
-// message, prefixed "preemption: ", and fe.ClearNomination set when no
-// node would do. It needs the cycle's framework (state from
-// [framework.Framework.Schedule]); without one it returns Error.
-func (pl *DefaultPreemption) PostFilter(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, fe *framework.FitError) *fwk.Status {
-	s := pl.preempt(ctx, state, pod, fe)
+// returns it as the result's Preemption; see [DefaultPreemption]. Its
+// status is then Success; otherwise Unschedulable with kube-scheduler's
+// message, prefixed "preemption: ", and ClearNomination set when no node
+// would do. It needs the cycle's framework ([fwk.HandleOf]); without one
+// it returns Error.
+func (pl *DefaultPreemption) PostFilter(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, filtered fwk.NodeToStatus) (*fwk.PostFilterResult, *fwk.Status) {
+	r, s := pl.preempt(ctx, state, pod, filtered)
 	if msg := s.Message(); msg != "" {
-		return fwk.NewStatus(s.Code(), "preemption: "+msg)
+		return r, fwk.NewStatus(s.Code(), "preemption: "+msg)
 	}
-	return s
+	return r, s
 }
 
 // preempt is kube-scheduler's Evaluator.Preempt, without acting.
-func (pl *DefaultPreemption) preempt(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, fe *framework.FitError) *fwk.Status {
-	fw := framework.Of(state)
+func (pl *DefaultPreemption) preempt(ctx context.Context, state *fwk.CycleState, pod *v1.Pod, filtered fwk.NodeToStatus) (*fwk.PostFilterResult, *fwk.Status) {
+	fw := fwk.HandleOf(state)
 	if fw == nil {
-		return fwk.AsStatus(errors.New("no framework: DefaultPreemption runs inside a framework's cycle"))
+		return nil, fwk.AsStatus(errors.New("no framework: DefaultPreemption runs inside a framework's cycle"))
 	}
-	if pod == nil {
-		return fwk.AsStatus(errors.New("nil pod"))
+	if pod == nil || filtered == nil {
+		return nil, fwk.AsStatus(errors.New("nil pod or node statuses"))
 	}
 	now := time.Now
 	if pl.now != nil {
@@ -143,14 +143,14 @@ func (pl *DefaultPreemption) preempt(ctx context.Context, state *fwk.CycleState,
 	e := &evaluator{fw: fw, state: state, pod: pod, priority: corev1helpers.PodPriority(pod), now: now(),
 		stopAtFirst: feature.Of(pl.Features).BudgetStopsAtFirstViolation}
 
-	if ok, msg := e.eligible(&fe.Diagnosis); !ok {
-		return fwk.NewStatus(fwk.Unschedulable, msg)
+	if ok, msg := e.eligible(filtered); !ok {
+		return nil, fwk.NewStatus(fwk.Unschedulable, msg)
 	}
 
 	all := state.AllNodes()
 	var potential []*nodeinfo.NodeInfo
 	for _, ni := range all {
-		if st := fe.Diagnosis.NodeStatus(ni.Name()); st != nil && st.Code() == fwk.Unschedulable {
+		if st := filtered.NodeStatus(ni.Name()); st != nil && st.Code() == fwk.Unschedulable {
 			potential = append(potential, ni)
 		}
 	}
@@ -159,42 +159,41 @@ func (pl *DefaultPreemption) preempt(ctx context.Context, state *fwk.CycleState,
 	if len(potential) > 0 {
 		budgets, err := listBudgets(state.Listers().PodDisruptionBudgets)
 		if err != nil {
-			return fwk.AsStatus(err)
+			return nil, fwk.AsStatus(err)
 		}
 		e.budgets = budgets
 		offset := fw.IntN(len(potential))
 		var errs []error
 		candidates, statuses, errs = e.dryRun(ctx, potential, offset, pl.numCandidates(int32(len(potential))))
 		if err := ctx.Err(); err != nil {
-			return fwk.AsStatus(err)
+			return nil, fwk.AsStatus(err)
 		}
 		if len(errs) > 0 && len(candidates) == 0 {
-			return fwk.AsStatus(joinErrors(errs))
+			return nil, fwk.AsStatus(joinErrors(errs))
 		}
 	}
 	if len(candidates) == 0 {
-		nf := framework.NewFitError(pod, len(all), statuses, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "Preemption is not helpful for scheduling"))
-		fe.ClearNomination = true
-		return fwk.NewStatus(fwk.Unschedulable, nf.Error())
+		msg := fwk.FitMessage(len(all), statuses, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "Preemption is not helpful for scheduling"))
+		return &fwk.PostFilterResult{ClearNomination: true}, fwk.NewStatus(fwk.Unschedulable, msg)
 	}
 
 	candidates, status := e.callExtenders(ctx, candidates)
 	if !status.IsSuccess() {
-		return status
+		return nil, status
 	}
 	best := e.selectCandidate(candidates)
 	if best == nil {
-		return fwk.NewStatus(fwk.Unschedulable, "no candidate node for preemption")
+		return nil, fwk.NewStatus(fwk.Unschedulable, "no candidate node for preemption")
 	}
-	fe.Preemption = &framework.Preemption{
+	r := &fwk.PostFilterResult{Preemption: &fwk.Preemption{
 		NominatedNodeName: best.node,
 		Victims:           best.victims,
 		NumPDBViolations:  best.numPDBViolations,
-	}
+	}}
 	if feature.Of(pl.Features).PreemptionMessageNamesVictims {
-		return fwk.NewStatus(fwk.Success, fmt.Sprintf("found a potential placement for pod on node %v, preempting %d victims", best.node, len(best.victims)))
+		return r, fwk.NewStatus(fwk.Success, fmt.Sprintf("found a potential placement for pod on node %v, preempting %d victims", best.node, len(best.victims)))
 	}
-	return nil
+	return r, nil
 }
 
 // numCandidates is how many candidates the dry run looks for among
@@ -211,7 +210,7 @@ func (pl *DefaultPreemption) numCandidates(numNodes int32) int32 {
 
 // evaluator is one PostFilter call's working state.
 type evaluator struct {
-	fw       *framework.Framework
+	fw       fwk.Handle
 	state    *fwk.CycleState
 	pod      *v1.Pod
 	priority int32
@@ -231,7 +230,7 @@ type candidate struct {
 }
 
 // eligible is kube-scheduler's PodEligibleToPreemptOthers.
-func (e *evaluator) eligible(d *framework.Diagnosis) (bool, string) {
+func (e *evaluator) eligible(d fwk.NodeToStatus) (bool, string) {
 	pod := e.pod
 	if p := pod.Spec.PreemptionPolicy; p != nil && *p == v1.PreemptNever {
 		return false, "not eligible due to preemptionPolicy=Never."
@@ -701,9 +700,9 @@ func (e *evaluator) earliestStart(victims []*v1.Pod) time.Time {
 // callExtenders lets the extenders that support preemption narrow the
 // candidates, as kube-scheduler does. The result is sorted by node name.
 func (e *evaluator) callExtenders(ctx context.Context, cs []*candidate) ([]*candidate, *fwk.Status) {
-	var exts []framework.PreemptionExtender
+	var exts []fwk.PreemptionExtender
 	for _, ext := range e.fw.Extenders() {
-		if pe, ok := ext.(framework.PreemptionExtender); ok && pe.SupportsPreemption() && pe.IsInterested(e.pod) {
+		if pe, ok := ext.(fwk.PreemptionExtender); ok && pe.SupportsPreemption() && pe.IsInterested(e.pod) {
 			exts = append(exts, pe)
 		}
 	}

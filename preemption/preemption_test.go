@@ -251,7 +251,7 @@ func fullCluster(n int) ([]*v1.Node, []*v1.Pod) {
 // preemptWith schedules a 3-CPU pod of priority 1000 with NodeResourcesFit
 // and a DefaultPreemption of args, a framework seeded with seed and of
 // that parallelism, and returns the preemption decided.
-func preemptWith(t *testing.T, args *configv1.DefaultPreemptionArgs, seed uint64, parallelism int, nodes []*v1.Node, pods []*v1.Pod) *framework.Preemption {
+func preemptWith(t *testing.T, args *configv1.DefaultPreemptionArgs, seed uint64, parallelism int, nodes []*v1.Node, pods []*v1.Pod) *fwk.Preemption {
 	t.Helper()
 	pl, err := preemption.NewDefaultPreemption(args)
 	if err != nil {
@@ -410,9 +410,9 @@ func TestACancelledContextStopsPreemption(t *testing.T) {
 
 func TestOutsideAFrameworkPostFilterIsAnError(t *testing.T) {
 	var pl preemption.DefaultPreemption
-	s := pl.PostFilter(context.Background(), fwk.NewCycleState(nil), pod("p", "", "1", 1, t0), &framework.FitError{})
-	if s.Code() != fwk.Error || !strings.Contains(s.Message(), "framework") {
-		t.Errorf("status %v, want an Error naming the missing framework", s)
+	r, s := pl.PostFilter(context.Background(), fwk.NewCycleState(nil), pod("p", "", "1", 1, t0), &framework.Diagnosis{})
+	if s.Code() != fwk.Error || !strings.Contains(s.Message(), "framework") || r != nil {
+		t.Errorf("PostFilter = %v, %v; want no result and an Error naming the missing framework", r, s)
 	}
 }
 

@@ -179,7 +179,7 @@ type placeConfig struct {
 	queueOrder   bool
 	firstFit     bool
 	preempt      bool
-	onPreemption func(i int, p *framework.Preemption)
+	onPreemption func(i int, p *fwk.Preemption)
 	afterEach    func(i int, res *framework.Result, err error)
 }
 
@@ -255,7 +255,7 @@ func (c *Cluster) PlaceAll(ctx context.Context, pods []*v1.Pod, opts ...PlaceOpt
 		case cfg.firstFit:
 			res, err = c.placeFirstFit(ctx, pods[i])
 		case cfg.preempt:
-			var p *framework.Preemption
+			var p *fwk.Preemption
 			res, p, err = c.PlacePreempting(ctx, pods[i])
 			if p != nil && cfg.onPreemption != nil {
 				cfg.onPreemption(i, p)

@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 )
 
 // PlacePreempting places pod as [Cluster.Place] does and, when no node
@@ -22,7 +23,7 @@ import (
 // make returns Place's FitError and no preemption; a pod that still fits
 // nowhere after the evictions returns the second cycle's error with the
 // preemption, whose victims are gone.
-func (c *Cluster) PlacePreempting(ctx context.Context, pod *v1.Pod) (*framework.Result, *framework.Preemption, error) {
+func (c *Cluster) PlacePreempting(ctx context.Context, pod *v1.Pod) (*framework.Result, *fwk.Preemption, error) {
 	res, err := c.Place(ctx, pod)
 	var fitErr *framework.FitError
 	if !errors.As(err, &fitErr) || fitErr.Preemption == nil {
@@ -47,7 +48,7 @@ func (c *Cluster) PlacePreempting(ctx context.Context, pod *v1.Pod) (*framework.
 // the pod's position in the list and each preemption acted on, before
 // AfterEach's call for that pod. First fit ([FirstFit]) does not preempt,
 // as cluster-autoscaler's does not.
-func Preempt(fn func(i int, p *framework.Preemption)) PlaceOption {
+func Preempt(fn func(i int, p *fwk.Preemption)) PlaceOption {
 	return func(c *placeConfig) error {
 		c.preempt = true
 		c.onPreemption = fn

@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/sim"
 )
 
@@ -91,7 +92,7 @@ func TestPlaceAllPreemptsWhenAsked(t *testing.T) {
 			var victims, calls []string
 			opts := []sim.PlaceOption{sim.AfterEach(func(i int, _ *framework.Result, _ error) { calls = append(calls, "placed "+pods[i].Name) })}
 			if tc.preempt {
-				opts = append(opts, sim.Preempt(func(i int, p *framework.Preemption) {
+				opts = append(opts, sim.Preempt(func(i int, p *fwk.Preemption) {
 					calls = append(calls, "preempted for "+pods[i].Name)
 					for _, v := range p.Victims {
 						victims = append(victims, v.Name)

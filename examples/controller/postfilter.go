@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubesched/kubesched/filter"
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 )
 
 // kubesched changes nothing in the cluster: when no node fits a pod, its
@@ -26,7 +27,7 @@ const preemptionParallelism = 16
 
 // victimsToDelete returns the victims of p that need an API call: those
 // whose deletion has not started. Nil when p is nil.
-func victimsToDelete(p *framework.Preemption) []*v1.Pod {
+func victimsToDelete(p *fwk.Preemption) []*v1.Pod {
 	if p == nil {
 		return nil
 	}

@@ -308,33 +308,33 @@ func TestPreemptEvictsVictimsAndClearsLowerNominations(t *testing.T) {
 	tests := []struct {
 		name        string
 		objs        []runtime.Object
-		preemption  *framework.Preemption
+		preemption  *fwk.Preemption
 		wantDeleted []string
 		wantKept    []string
 	}{
 		{
 			name:        "each victim is marked with DisruptionTarget, then deleted",
 			objs:        []runtime.Object{boundPod("low-1", "1", "full"), boundPod("low-2", "1", "full")},
-			preemption:  &framework.Preemption{NominatedNodeName: "full", Victims: []*v1.Pod{boundPod("low-1", "1", "full"), boundPod("low-2", "1", "full")}},
+			preemption:  &fwk.Preemption{NominatedNodeName: "full", Victims: []*v1.Pod{boundPod("low-1", "1", "full"), boundPod("low-2", "1", "full")}},
 			wantDeleted: []string{"low-1", "low-2"},
 		},
 		{
 			name:        "a victim already gone is no error",
 			objs:        []runtime.Object{boundPod("low-1", "1", "full")},
-			preemption:  &framework.Preemption{NominatedNodeName: "full", Victims: []*v1.Pod{boundPod("gone", "1", "full"), boundPod("low-1", "1", "full")}},
+			preemption:  &fwk.Preemption{NominatedNodeName: "full", Victims: []*v1.Pod{boundPod("gone", "1", "full"), boundPod("low-1", "1", "full")}},
 			wantDeleted: []string{"low-1"},
 		},
 		{
 			name:        "a victim already terminating gets no API call",
 			objs:        []runtime.Object{terminating, boundPod("low-1", "1", "full")},
-			preemption:  &framework.Preemption{NominatedNodeName: "full", Victims: []*v1.Pod{terminating, boundPod("low-1", "1", "full")}},
+			preemption:  &fwk.Preemption{NominatedNodeName: "full", Victims: []*v1.Pod{terminating, boundPod("low-1", "1", "full")}},
 			wantDeleted: []string{"low-1"},
 			wantKept:    []string{"terminating"},
 		},
 		{
 			name: "a lower-priority pod nominated to the node loses its nomination",
 			objs: []runtime.Object{boundPod("low-1", "1", "full"), nominated},
-			preemption: &framework.Preemption{
+			preemption: &fwk.Preemption{
 				NominatedNodeName:  "full",
 				Victims:            []*v1.Pod{boundPod("low-1", "1", "full")},
 				NominationsToClear: []*v1.Pod{nominated},

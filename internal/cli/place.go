@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 	"github.com/kubesched/kubesched/loader"
 	"github.com/kubesched/kubesched/sim"
 )
@@ -71,7 +72,7 @@ func place(ctx context.Context, st *state, o *options, whatif bool, stdout, stde
 	// Preemptions acted on, by the pod's position.
 	preempted := map[int]*preemptionReport{}
 	if o.preempt {
-		opts = append(opts, sim.Preempt(func(i int, p *framework.Preemption) {
+		opts = append(opts, sim.Preempt(func(i int, p *fwk.Preemption) {
 			preempted[i] = preemptionOf(&framework.FitError{Preemption: p})
 			rep.Evicted += len(p.Victims)
 		}))

@@ -186,7 +186,7 @@ func unitOf(name v1.ResourceName) string {
 }
 
 // verdictOf turns a plugin's verdict into its report.
-func verdictOf(plugin string, s *fwk.Status, details []framework.Detail) verdictReport {
+func verdictOf(plugin string, s *fwk.Status, details []fwk.Detail) verdictReport {
 	v := verdictReport{Plugin: plugin, Verdict: "pass"}
 	switch {
 	case s.IsSuccess():
@@ -427,7 +427,7 @@ func closeNodes(e *framework.Explanation, n int) []closeNode {
 				continue
 			}
 			var details []string
-			var short []framework.Shortfall
+			var short []fwk.Shortfall
 			for _, d := range f.Details {
 				details = append(details, d.Message)
 				if d.Shortfall != nil {
@@ -447,7 +447,7 @@ func closeNodes(e *framework.Explanation, n int) []closeNode {
 // obstacle says in one phrase what a rejecting plugin found on a node:
 // the resources it lacks and by how much, else its details, else its
 // reasons.
-func obstacle(plugin string, details []string, short []framework.Shortfall, reasons []string) string {
+func obstacle(plugin string, details []string, short []fwk.Shortfall, reasons []string) string {
 	switch {
 	case len(short) > 0:
 		parts := make([]string, len(short))

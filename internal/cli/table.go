@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/kubesched/kubesched/framework"
+	"github.com/kubesched/kubesched/fwk"
 )
 
 // ClosestWhy says, for a pod that fits nowhere, what stands in the way
@@ -28,9 +28,9 @@ func (r *podReport) ClosestWhy() []closeNode {
 			if f.Verdict != "reject" {
 				continue
 			}
-			short := make([]framework.Shortfall, len(f.Shortfalls))
+			short := make([]fwk.Shortfall, len(f.Shortfalls))
 			for i, sf := range f.Shortfalls {
-				short[i] = framework.Shortfall{Resource: sf.Resource, Requested: sf.Requested, Allocatable: sf.Allocatable, Used: sf.Used}
+				short[i] = fwk.Shortfall{Resource: sf.Resource, Requested: sf.Requested, Allocatable: sf.Allocatable, Used: sf.Used}
 			}
 			c.Reasons = append(c.Reasons, obstacle(f.Plugin, f.Details, short, f.Reasons))
 		}

@@ -1,4 +1,4 @@
-package framework
+package fwk
 
 import (
 	"testing"
