@@ -207,13 +207,16 @@ func (c *clusterObjects) install(ctx context.Context, objs []runtime.Object) err
 	}
 	// The fake watchers hold few events (watch.DefaultChanSize) and panic
 	// when full: after every batch of writes, let the informers catch up
-	// with what the tracker holds.
-	written := 0
-	settle := func() error {
-		if written++; written%watchBatch != 0 {
+	// with the batch. Checking the batch alone keeps install linear in
+	// the number of objects; the full comparison comes at the end.
+	var batch []objectKey
+	settle := func(key objectKey) error {
+		if batch = append(batch, key); len(batch) < watchBatch {
 			return nil
 		}
-		return c.waitForInformers(ctx, c.installed)
+		err := c.waitForBatch(ctx, batch)
+		batch = batch[:0]
+		return err
 	}
 	if c.installed == nil {
 		c.installed = map[objectKey]runtime.Object{}
@@ -239,7 +242,7 @@ func (c *clusterObjects) install(ctx context.Context, objs []runtime.Object) err
 			}
 			delete(c.installed, key)
 			n++
-			if err := settle(); err != nil {
+			if err := settle(key); err != nil {
 				return n, err
 			}
 		}
@@ -267,7 +270,7 @@ func (c *clusterObjects) install(ctx context.Context, objs []runtime.Object) err
 			}
 			c.installed[key] = copied
 			n++
-			if err := settle(); err != nil {
+			if err := settle(key); err != nil {
 				return n, err
 			}
 		}
@@ -333,6 +336,52 @@ func (c *clusterObjects) waitForInformers(ctx context.Context, want map[objectKe
 		case <-time.After(200 * time.Microsecond):
 		}
 	}
+}
+
+// waitForBatch polls the informers' caches until each of keys is listed
+// as installed says (or not listed, for a key installed no longer
+// holds), or fails after [informerTimeout].
+func (c *clusterObjects) waitForBatch(ctx context.Context, keys []objectKey) error {
+	ctx, cancel := context.WithTimeout(ctx, informerTimeout)
+	defer cancel()
+	for {
+		diff := c.batchDiff(keys)
+		if diff == "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("informers did not catch up with a batch of writes: %s", diff)
+		case <-time.After(200 * time.Microsecond):
+		}
+	}
+}
+
+// batchDiff describes the first of keys the informers do not list as
+// installed says, or returns "" when there is none.
+func (c *clusterObjects) batchDiff(keys []objectKey) string {
+	for _, key := range keys {
+		storeKey := key.name
+		if key.namespace != "" {
+			storeKey = key.namespace + "/" + key.name
+		}
+		item, listed, err := c.stores[key.kind].GetByKey(storeKey)
+		if err != nil {
+			return err.Error()
+		}
+		want, installed := c.installed[key]
+		switch {
+		case listed && !installed:
+			return fmt.Sprintf("%s %s is still listed", key.kind.Kind, storeKey)
+		case !listed && installed:
+			return fmt.Sprintf("%s %s is not listed yet", key.kind.Kind, storeKey)
+		case listed:
+			if obj, ok := item.(runtime.Object); !ok || !sameObject(obj, want) {
+				return fmt.Sprintf("%s %s is listed with old contents", key.kind.Kind, storeKey)
+			}
+		}
+	}
+	return ""
 }
 
 // informerDiff describes the first difference between the informers'
