@@ -323,35 +323,30 @@ func sameObject(a, b runtime.Object) bool {
 // watches, until they hold exactly want, or fails after
 // [informerTimeout].
 func (c *clusterObjects) waitForInformers(ctx context.Context, want map[objectKey]runtime.Object) error {
-	ctx, cancel := context.WithTimeout(ctx, informerTimeout)
-	defer cancel()
-	for {
-		diff := c.informerDiff(want)
-		if diff == "" {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("informers did not catch up with the scenario's objects: %s", diff)
-		case <-time.After(200 * time.Microsecond):
-		}
-	}
+	return pollInformers(ctx, "the scenario's objects", func() string { return c.informerDiff(want) })
 }
 
 // waitForBatch polls the informers' caches until each of keys is listed
 // as installed says (or not listed, for a key installed no longer
 // holds), or fails after [informerTimeout].
 func (c *clusterObjects) waitForBatch(ctx context.Context, keys []objectKey) error {
+	return pollInformers(ctx, "a batch of writes", func() string { return c.batchDiff(keys) })
+}
+
+// pollInformers calls diff until it returns "", or fails after
+// [informerTimeout] with the last difference, saying what the informers
+// did not catch up with.
+func pollInformers(ctx context.Context, what string, diff func() string) error {
 	ctx, cancel := context.WithTimeout(ctx, informerTimeout)
 	defer cancel()
 	for {
-		diff := c.batchDiff(keys)
-		if diff == "" {
+		d := diff()
+		if d == "" {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("informers did not catch up with a batch of writes: %s", diff)
+			return fmt.Errorf("informers did not catch up with %s: %s", what, d)
 		case <-time.After(200 * time.Microsecond):
 		}
 	}
