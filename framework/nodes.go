@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"sync/atomic"
 
 	"github.com/kubesched/kubesched/internal/cycle"
 	"github.com/kubesched/kubesched/internal/parallel"
@@ -157,7 +158,7 @@ func (f *Framework) indexSlice(nodes []*nodeinfo.NodeInfo) (*sliceIndex, error) 
 	// Read first: a change from now on is one the next call sees.
 	generation := nodeinfo.LatestGeneration()
 	last := f.index.Load()
-	samePointers := last != nil && slices.Equal(last.nodes, nodes)
+	samePointers := last != nil && f.samePointers(last.nodes, nodes)
 	if samePointers && last.generation == generation {
 		return last, nil
 	}
@@ -187,6 +188,31 @@ func (f *Framework) indexSlice(nodes []*nodeinfo.NodeInfo) (*sliceIndex, error) 
 	}
 	f.index.Store(x)
 	return x, nil
+}
+
+// samePointers reports whether a and b hold the same pointers. A list of
+// tens of thousands of nodes is compared on the workers: the comparison
+// reads both lists from memory, and is most of a cycle for a pod pinned
+// to one node.
+func (f *Framework) samePointers(a, b []*nodeinfo.NodeInfo) bool {
+	// Below this, the goroutines cost more than the reads they share.
+	const perWorker = 1 << 14
+	if len(a) != len(b) {
+		return false
+	}
+	workers := max(1, min(f.parallelism, runtime.GOMAXPROCS(0), len(a)/perWorker))
+	if workers == 1 {
+		return slices.Equal(a, b)
+	}
+	var differ atomic.Bool
+	parallel.Chunks(context.Background(), workers, workers, func(start, end int) {
+		n := len(a)
+		lo, hi := start*n/workers, end*n/workers
+		if !differ.Load() && !slices.Equal(a[lo:hi], b[lo:hi]) {
+			differ.Store(true)
+		}
+	})
+	return !differ.Load()
 }
 
 // fingerprint identifies a node list by its NodeInfos' generations, which
