@@ -423,7 +423,7 @@ func checkChanges(snap *Snapshot, versions []version) error {
 	for k, v := range versions {
 		changed, ok := snap.ChangedSince(v.generation)
 		if !ok {
-			if k == len(versions)-1 && len(snap.log) > 0 && snap.log[len(snap.log)-1].from == v.generation {
+			if u := snap.d.Updates; k == len(versions)-1 && len(u) > 0 && u[len(u)-1].From == v.generation {
 				return fmt.Errorf("ChangedSince(%d), the version before the last update, cannot tell", v.generation)
 			}
 			continue

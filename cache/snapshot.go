@@ -3,6 +3,7 @@ package cache
 import (
 	"slices"
 
+	"github.com/kubesched/kubesched/internal/changelog"
 	"github.com/kubesched/kubesched/nodeinfo"
 )
 
@@ -18,14 +19,18 @@ import (
 // snapshots for as long as their nodes do not change: never modify one;
 // clone it (NodeInfo.Clone) to try changes out.
 type Snapshot struct {
+	// changeLog gives the framework the nodes' generations and the
+	// positions changed by in-place updates (ChangedSince,
+	// Generations), reading d.
+	changeLog
+	// d holds the snapshot's generation, its nodes' generations beside
+	// them, and the log of its in-place updates (Cache.UpdateSnapshot)
+	// since the node list was made, bounded by maxLogged positions.
+	d     *changelog.Data
 	nodes []*nodeinfo.NodeInfo
-	// gens[i] is nodes[i].Generation, kept beside them (see Generations).
-	gens []int64
 	// index maps node names to positions in nodes. Snapshots with the
 	// same node list share it.
 	index map[string]int
-	// generation is the highest NodeInfo generation the snapshot has seen.
-	generation int64
 	// withAffinity and withRequiredAnti are the nodes holding pods with
 	// pod affinity terms, and with required anti-affinity terms;
 	// affinityAt and antiAt their positions in nodes.
@@ -35,85 +40,21 @@ type Snapshot struct {
 	// itself, rather than sharing them with the snapshot before it: only
 	// then may an in-place update write to them.
 	ownAffinity, ownAnti bool
-	// log lists the in-place updates (Cache.UpdateSnapshot) since the
-	// node list was made, oldest first, for ChangedSince; bounded by
-	// maxLogged positions. Their positions follow one another in logAt,
-	// so that the updates since one of them are one run of it.
-	log   []update
-	logAt []int32
 }
 
-// update is one in-place update of a snapshot: the nodes at positions
-// logAt[start:] up to the next update's start changed since its
-// generation was from.
-type update struct {
-	from  int64
-	start int
+// changeLog is the embedded log, unexported so that its methods serve
+// the framework without being part of Snapshot's documented API.
+type changeLog = changelog.Log
+
+// newSnapshot returns an empty snapshot of generation generation.
+func newSnapshot(generation int64) *Snapshot {
+	d := &changelog.Data{Generation: generation}
+	return &Snapshot{changeLog: changelog.Of(d), d: d}
 }
 
 // maxLogged bounds a snapshot's log: past about this many positions a
 // pass over every node costs no more than reading the log.
 func maxLogged(nodes int) int { return max(64, nodes/16) }
-
-// ChangedSince returns the positions of the nodes that changed since
-// the snapshot's generation was generation, and true; the positions
-// come in no particular order and may repeat. It returns false when it
-// cannot tell, because generation is older than the updates it keeps
-// (see [Cache.UpdateSnapshot]). Only a snapshot updated in place
-// changes: for any other, ChangedSince(s.Generation()) is empty.
-//
-// A plugin that keeps per-node results from one cycle to the next reads
-// it through fwk.cycle.Hooks.ChangedNodes and looks again at these
-// nodes alone instead of comparing every node's generation. Do not
-// modify the slice.
-func (s *Snapshot) ChangedSince(generation int64) ([]int32, bool) {
-	if s == nil {
-		return nil, false
-	}
-	if generation == s.generation {
-		return nil, true
-	}
-	if len(s.log) == 0 || generation > s.generation {
-		return nil, false
-	}
-	for i := len(s.log) - 1; i >= 0; i-- {
-		if s.log[i].from <= generation {
-			end := len(s.logAt)
-			return s.logAt[s.log[i].start:end:end], true
-		}
-	}
-	return nil, false
-}
-
-// logUpdate records in s's log the update from generation from of the
-// positions changed, dropping the oldest updates to keep it within
-// maxLogged. The log is s's own (only a snapshot updated in place has
-// one), so it grows in place; its positions move down to the start of
-// logAt once most of them were dropped.
-func (s *Snapshot) logUpdate(from int64, changed []int) {
-	limit := maxLogged(len(s.nodes))
-	if len(changed) > limit {
-		// This update alone is larger: callers pass over every node.
-		s.log, s.logAt = s.log[:0], s.logAt[:0]
-		return
-	}
-	s.log = append(s.log, update{from: from, start: len(s.logAt)})
-	for _, i := range changed {
-		s.logAt = append(s.logAt, int32(i))
-	}
-	drop := 0
-	for len(s.logAt)-s.log[drop].start > limit {
-		drop++
-	}
-	s.log = s.log[drop:]
-	if base := s.log[0].start; base > len(s.logAt)/2 {
-		n := copy(s.logAt, s.logAt[base:])
-		s.logAt = s.logAt[:n]
-		for k := range s.log {
-			s.log[k].start -= base
-		}
-	}
-}
 
 // NodesWithPodAffinity returns the nodes holding a pod with pod affinity
 // or anti-affinity terms, in Nodes order. With
@@ -265,22 +206,10 @@ func (s *Snapshot) merge(list []*nodeinfo.NodeInfo, at []int32, changed []int, h
 // framework compares it to tell an updated snapshot from the one it
 // indexed.
 func (s *Snapshot) Generation() int64 {
-	if s == nil {
+	if s == nil || s.d == nil {
 		return 0
 	}
-	return s.generation
-}
-
-// Generations returns the Generation of each node of Nodes, in order, so
-// that a framework and its plugins can tell which nodes changed since
-// they last looked without reading every NodeInfo: on a large cluster
-// that read is a memory access per node. The slice is the snapshot's
-// own, updated with Nodes by [Cache.UpdateSnapshot]: do not modify it.
-func (s *Snapshot) Generations() []int64 {
-	if s == nil {
-		return nil
-	}
-	return s.gens
+	return s.d.Generation
 }
 
 // Nodes returns the nodes, in scheduling order. The slice is the
@@ -373,18 +302,18 @@ func (c *Cache) snapshot(reuse *Snapshot) *Snapshot {
 	if front := c.recent.Front(); front != nil {
 		newest = front.Value.(*nodeItem).info.Generation()
 	}
-	if prev != nil && !c.membershipChanged && newest <= prev.generation {
+	if prev != nil && !c.membershipChanged && newest <= prev.Generation() {
 		return prev
 	}
-	s := &Snapshot{generation: newest}
+	s := newSnapshot(newest)
 	if prev != nil {
 		// A removed node may have been the newest.
-		s.generation = max(newest, prev.generation)
+		s.d.Generation = max(newest, prev.Generation())
 	}
 	if prev == nil || c.membershipChanged {
 		names := c.tree.list()
 		s.nodes = make([]*nodeinfo.NodeInfo, len(names))
-		s.gens = make([]int64, len(names))
+		s.d.Gens = make([]int64, len(names))
 		s.index = make(map[string]int, len(names))
 		for i, name := range names {
 			s.index[name] = i
@@ -394,15 +323,15 @@ func (c *Cache) snapshot(reuse *Snapshot) *Snapshot {
 			} else {
 				s.nodes[i] = c.images.snapshotOf(info)
 			}
-			s.gens[i] = s.nodes[i].Generation()
+			s.d.Gens[i] = s.nodes[i].Generation()
 		}
 		s.listAffinity(prev, nil, nil, false)
 	} else {
 		inPlace := reuse == prev
 		if inPlace {
-			s.nodes, s.gens = prev.nodes, prev.gens
+			s.nodes, s.d.Gens = prev.nodes, prev.d.Gens
 		} else {
-			s.nodes, s.gens = slices.Clone(prev.nodes), slices.Clone(prev.gens)
+			s.nodes, s.d.Gens = slices.Clone(prev.nodes), slices.Clone(prev.d.Gens)
 		}
 		s.index = prev.index
 		changed := []int{} // not nil: only these nodes changed
@@ -411,20 +340,20 @@ func (c *Cache) snapshot(reuse *Snapshot) *Snapshot {
 		// first, newest first.
 		for e := c.recent.Front(); e != nil; e = e.Next() {
 			item := e.Value.(*nodeItem)
-			if item.info.Generation() <= prev.generation {
+			if item.info.Generation() <= prev.Generation() {
 				break
 			}
 			if i, ok := s.index[item.name]; ok {
 				olds = append(olds, s.nodes[i])
 				s.nodes[i] = c.images.snapshotOf(item.info)
-				s.gens[i] = s.nodes[i].Generation()
+				s.d.Gens[i] = s.nodes[i].Generation()
 				changed = append(changed, i)
 			}
 		}
 		s.listAffinity(prev, changed, olds, inPlace)
 		if inPlace {
-			s.log, s.logAt = prev.log, prev.logAt
-			s.logUpdate(prev.generation, changed)
+			s.d.Updates, s.d.At = prev.d.Updates, prev.d.At
+			s.d.Record(prev.Generation(), changed, maxLogged(len(s.nodes)))
 			*prev = *s
 			s = prev
 		}

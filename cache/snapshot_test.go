@@ -266,3 +266,11 @@ func TestChangedSinceNamesExactlyTheNodesOfTheLatestUpdates(t *testing.T) {
 		}
 	}
 }
+
+// The framework finds a snapshot's change log and generations by these
+// methods, which the embedded change log gives it.
+var _ interface {
+	ChangedSince(generation int64) ([]int32, bool)
+	Generations() []int64
+	Generation() int64
+} = (*Snapshot)(nil)

@@ -24,7 +24,7 @@ import (
 // a method Generations() []int64 returning them in Nodes order (the same
 // slice each call, changing only with the nodes, as cache.Snapshot's):
 // then a cycle tells which nodes changed since it last looked without
-// reading every NodeInfo (see [cycle.Hooks.NodeGenerations]).
+// reading every NodeInfo.
 type NodeSnapshot interface {
 	// Nodes returns every node, in the order the search walks them. Every
 	// call returns the same slice, and neither it nor the NodeInfos it
